@@ -1,0 +1,21 @@
+// Package autograd is Wick's reverse-mode differentiation engine.
+//
+// It knows nothing about tensors. Every differentiable operation in package
+// tensor records a Node on the tape: the operation's name, the nodes of the
+// inputs it depends on, and a Backward closure that reads the output's
+// gradient and accumulates the inputs' gradients. Run orders the recorded
+// graph topologically and calls the closures in reverse order, then releases
+// the graph so that its memory can be reclaimed (a second Run through the same
+// nodes panics, as in PyTorch).
+//
+// Recording is on by default and can be switched off for a function with
+// NoGrad, which is what inference code and optimizers use:
+//
+//	autograd.NoGrad(func() {
+//		logits := model.Forward(idx) // nothing is recorded
+//		_ = logits
+//	})
+//
+// The recorded graph of a tensor can be inspected: DOT renders it as Graphviz
+// text and SVG draws it directly, so that a notebook shows what the tape holds.
+package autograd

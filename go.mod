@@ -1,0 +1,3 @@
+module github.com/wickml/wick
+
+go 1.26

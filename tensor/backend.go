@@ -1,0 +1,222 @@
+package tensor
+
+import "fmt"
+
+// Storage is a flat buffer of elements owned by a backend. Tensors view
+// storages through a Layout; several tensors may share one storage.
+type Storage interface {
+	Device() Device
+	DType() DType
+	Len() int
+}
+
+// UnaryOp names an elementwise function of one tensor (and scalar
+// parameters) that every backend implements.
+type UnaryOp int
+
+// The elementwise functions of one argument. Scalar parameters come in
+// UnaryParams: A for AddScalar/MulScalar/DivScalar/PowScalar/comparisons,
+// A and B for Clamp (min, max).
+const (
+	OpNeg UnaryOp = iota
+	OpExp
+	OpLog
+	OpSqrt
+	OpRsqrt
+	OpAbs
+	OpTanh
+	OpSigmoid
+	OpReLU
+	OpGELU     // exact: x·Φ(x)
+	OpGELUTanh // tanh approximation
+	OpSin
+	OpCos
+	OpAddScalar // x + A
+	OpMulScalar // x · A
+	OpDivScalar // x / A
+	OpRSubScalar
+	OpPowScalar // x ^ A
+	OpClamp     // min(max(x, A), B)
+	OpSign
+	OpSquare
+)
+
+var unaryNames = [...]string{"Neg", "Exp", "Log", "Sqrt", "Rsqrt", "Abs", "Tanh", "Sigmoid", "ReLU", "GELU", "GELUTanh", "Sin", "Cos", "AddScalar", "MulScalar", "DivScalar", "RSubScalar", "PowScalar", "Clamp", "Sign", "Square"}
+
+func (op UnaryOp) String() string { return unaryNames[op] }
+
+// UnaryParams are the scalar parameters of a UnaryOp.
+type UnaryParams struct{ A, B float32 }
+
+// BinaryOp names an elementwise function of two tensors.
+type BinaryOp int
+
+// The elementwise functions of two arguments. Comparisons produce 1 or 0.
+const (
+	OpAdd BinaryOp = iota
+	OpSub
+	OpMul
+	OpDiv
+	OpPow
+	OpMaximum
+	OpMinimum
+	OpEq
+	OpNe
+	OpLt
+	OpLe
+	OpGt
+	OpGe
+)
+
+var binaryNames = [...]string{"Add", "Sub", "Mul", "Div", "Pow", "Maximum", "Minimum", "Eq", "Ne", "Lt", "Le", "Gt", "Ge"}
+
+func (op BinaryOp) String() string { return binaryNames[op] }
+
+func (op BinaryOp) isComparison() bool { return op >= OpEq }
+
+// ReduceOp names a reduction along one dimension.
+type ReduceOp int
+
+// The reductions. ArgMax writes Int64 indices (the first maximum).
+const (
+	ReduceSum ReduceOp = iota
+	ReduceMax
+	ReduceMin
+	ReduceArgMax
+	ReduceArgMin
+	ReduceLogSumExp
+)
+
+// Backend is the set of primitive kernels that a device implements. Every
+// higher operation of package tensor (and every derivative) is composed from
+// these. Each kernel receives storages and, where inputs may be strided, their
+// layouts; destinations are contiguous unless a Layout is given for them.
+// Kernels may assume that the tensor package has checked shapes and dtypes.
+//
+// The CPU backend (always present) is the readable reference; the CUDA
+// backend (package cuda, build tag cuda) implements the same set.
+type Backend interface {
+	// Device is the device whose storages this backend owns.
+	Device() Device
+	// Alloc returns a zero-filled storage of n elements.
+	Alloc(dt DType, n int) Storage
+	// FromFloat32s and FromInt64s copy host data into a new storage.
+	FromFloat32s(data []float32) Storage
+	FromInt64s(data []int64) Storage
+	// Float32s and Int64s copy the elements of a view to the host in
+	// row-major order.
+	Float32s(s Storage, l Layout) []float32
+	Int64s(s Storage, l Layout) []int64
+
+	// Copy copies src (layout sl) into dst (layout dl); shapes are equal.
+	// If the dtypes differ, values are converted (float→int truncates).
+	Copy(dst Storage, dl Layout, src Storage, sl Layout)
+	// Fill sets every element of the view to v.
+	Fill(dst Storage, dl Layout, v float64)
+	// Unary writes op(src) into the contiguous dst.
+	Unary(op UnaryOp, p UnaryParams, dst, src Storage, sl Layout)
+	// UnaryGrad writes g·op'(x) into dst, where y = op(x); all contiguous
+	// with n elements.
+	UnaryGrad(op UnaryOp, p UnaryParams, dst, g, x, y Storage, n int)
+	// Binary writes op(a, b) into the contiguous dst; al and bl have the
+	// output's shape (broadcast dimensions have stride 0).
+	Binary(op BinaryOp, dst, a Storage, al Layout, b Storage, bl Layout)
+	// Where writes cond ? a : b into dst (cond is nonzero-true);
+	// all layouts have the output's shape.
+	Where(dst, cond Storage, cl Layout, a Storage, al Layout, b Storage, bl Layout)
+	// Reduce reduces src along dim into the contiguous dst, whose shape is
+	// sl's with dim removed.
+	Reduce(op ReduceOp, dst, src Storage, sl Layout, dim int)
+	// MatMul writes a @ b into the contiguous dst. al is [..., m, k] and
+	// bl is [..., k, n] with the same batch shape (strides may be 0 or
+	// transposed); dst is [..., m, n].
+	MatMul(dst, a Storage, al Layout, b Storage, bl Layout)
+	// Softmax writes softmax (or log-softmax) of each contiguous row.
+	Softmax(dst, src Storage, rows, cols int, log bool)
+	// SoftmaxGrad writes the input gradient of (log-)softmax given the
+	// output y and its gradient g.
+	SoftmaxGrad(dst, g, y Storage, rows, cols int, log bool)
+	// LayerNorm normalises each contiguous row of x, scales by w and
+	// shifts by b (either may be nil), and saves each row's mean and
+	// reciprocal standard deviation.
+	LayerNorm(dst, mean, rstd, x, w, b Storage, rows, cols int, eps float32)
+	// LayerNormGrad writes dx and adds into dw, db (nil if not wanted).
+	LayerNormGrad(dx, dw, db, g, x, mean, rstd, w Storage, rows, cols int)
+	// Gather copies rows idx[i] of the contiguous [*, rowLen] src into row i
+	// of dst.
+	Gather(dst, src, idx Storage, n, rowLen int)
+	// ScatterAdd adds row i of src into row idx[i] of dst.
+	ScatterAdd(dst, idx, src Storage, n, rowLen int)
+	// CrossEntropy writes each row's loss (0 for ignored rows) for logits
+	// [rows, cols] and Int64 targets.
+	CrossEntropy(loss, logits, targets Storage, rows, cols int, ignore int64)
+	// CrossEntropyGrad writes scale·(softmax(logits) - onehot(target)) for
+	// each row (zero rows for ignored targets).
+	CrossEntropyGrad(dst, logits, targets Storage, rows, cols int, ignore int64, scale float32)
+	// AdamW updates param and its moment estimates m, v in place from grad
+	// (n contiguous elements) with PyTorch's AdamW rule.
+	AdamW(param, grad, m, v Storage, n int, c AdamWStep)
+}
+
+// AdamWStep are the scalars of one AdamW update (PyTorch's rule):
+//
+//	p ← p·(1 − lr·wd)
+//	m ← β1·m + (1−β1)·g;  v ← β2·v + (1−β2)·g²
+//	p ← p − lr/(1−β1^t) · m / (√v/√(1−β2^t) + eps)
+type AdamWStep struct {
+	LR, Beta1, Beta2, Eps, WeightDecay float64
+	Step                               int
+}
+
+var backends = map[DeviceKind]func(index int) (Backend, error){
+	KindCPU: func(int) (Backend, error) { return cpu, nil },
+}
+
+// RegisterBackend makes the backend constructor available for devices of
+// kind. Package cuda calls it from init in builds with the cuda tag.
+func RegisterBackend(kind DeviceKind, open func(index int) (Backend, error)) {
+	backends[kind] = open
+}
+
+var openBackends = map[Device]Backend{CPU: cpu}
+
+// BackendFor returns the backend of dev, or an error when the device is not
+// available (no GPU build, no such device).
+func BackendFor(dev Device) (Backend, error) {
+	if b, ok := openBackends[dev]; ok {
+		return b, nil
+	}
+	open, ok := backends[dev.Kind]
+	if !ok {
+		return nil, fmt.Errorf("tensor: device %s is not available: this binary was built without GPU support (rebuild with -tags cuda on a machine with the NVIDIA driver)", dev)
+	}
+	b, err := open(dev.Index)
+	if err != nil {
+		return nil, fmt.Errorf("tensor: device %s: %w", dev, err)
+	}
+	openBackends[dev] = b
+	return b, nil
+}
+
+func mustBackend(op string, dev Device) Backend {
+	b, err := BackendFor(dev)
+	if err != nil {
+		panicf(op, "%v", err)
+	}
+	return b
+}
+
+var defaultDevice = CPU
+
+// SetDefaultDevice sets the device on which creation functions allocate.
+// It returns an error if the device is not available.
+func SetDefaultDevice(dev Device) error {
+	if _, err := BackendFor(dev); err != nil {
+		return err
+	}
+	defaultDevice = dev
+	return nil
+}
+
+// DefaultDevice returns the device on which creation functions allocate.
+func DefaultDevice() Device { return defaultDevice }

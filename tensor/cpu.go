@@ -1,0 +1,225 @@
+package tensor
+
+import (
+	"runtime"
+	"sync"
+)
+
+// cpuStorage is host memory: exactly one of f and i is set.
+type cpuStorage struct {
+	f []float32
+	i []int64
+}
+
+func (s *cpuStorage) Device() Device { return CPU }
+func (s *cpuStorage) DType() DType {
+	if s.i != nil {
+		return Int64
+	}
+	return Float32
+}
+func (s *cpuStorage) Len() int {
+	if s.i != nil {
+		return len(s.i)
+	}
+	return len(s.f)
+}
+
+// cpuBackend is the pure-Go reference backend.
+type cpuBackend struct{}
+
+var cpu Backend = cpuBackend{}
+
+var _ Backend = cpuBackend{}
+
+func (cpuBackend) Device() Device { return CPU }
+
+func (cpuBackend) Alloc(dt DType, n int) Storage {
+	if dt == Int64 {
+		return &cpuStorage{i: make([]int64, n)}
+	}
+	return &cpuStorage{f: make([]float32, n)}
+}
+
+func (cpuBackend) FromFloat32s(data []float32) Storage {
+	return &cpuStorage{f: append(make([]float32, 0, len(data)), data...)}
+}
+
+func (cpuBackend) FromInt64s(data []int64) Storage {
+	return &cpuStorage{i: append(make([]int64, 0, len(data)), data...)}
+}
+
+func fs(s Storage) []float32 { return s.(*cpuStorage).f }
+func is(s Storage) []int64   { return s.(*cpuStorage).i }
+
+func (b cpuBackend) Float32s(s Storage, l Layout) []float32 {
+	out := make([]float32, l.Numel())
+	b.Copy(&cpuStorage{f: out}, contiguousLayout(l.Shape), s, l)
+	return out
+}
+
+func (b cpuBackend) Int64s(s Storage, l Layout) []int64 {
+	out := make([]int64, l.Numel())
+	if len(out) == 0 {
+		return out
+	}
+	b.Copy(&cpuStorage{i: out}, contiguousLayout(l.Shape), s, l)
+	return out
+}
+
+func (cpuBackend) Copy(dst Storage, dl Layout, src Storage, sl Layout) {
+	d, s := dst.(*cpuStorage), src.(*cpuStorage)
+	p := newPlan(dl.Shape, []int{dl.Offset, sl.Offset}, dl.Strides, sl.Strides)
+	switch {
+	case d.f != nil && s.f != nil:
+		p.run(func(o []int, n int) {
+			dd, ds, ss := d.f[o[0]:], p.inner[0], p.inner[1]
+			sv := s.f[o[1]:]
+			if ds == 1 && ss == 1 {
+				copy(dd[:n], sv[:n])
+				return
+			}
+			for k := range n {
+				dd[k*ds] = sv[k*ss]
+			}
+		})
+	case d.i != nil && s.i != nil:
+		p.run(func(o []int, n int) {
+			for k := range n {
+				d.i[o[0]+k*p.inner[0]] = s.i[o[1]+k*p.inner[1]]
+			}
+		})
+	case d.f != nil:
+		p.run(func(o []int, n int) {
+			for k := range n {
+				d.f[o[0]+k*p.inner[0]] = float32(s.i[o[1]+k*p.inner[1]])
+			}
+		})
+	default:
+		p.run(func(o []int, n int) {
+			for k := range n {
+				d.i[o[0]+k*p.inner[0]] = int64(s.f[o[1]+k*p.inner[1]])
+			}
+		})
+	}
+}
+
+func (cpuBackend) Fill(dst Storage, dl Layout, v float64) {
+	d := dst.(*cpuStorage)
+	p := newPlan(dl.Shape, []int{dl.Offset}, dl.Strides)
+	p.run(func(o []int, n int) {
+		st := p.inner[0]
+		if d.f != nil {
+			f := float32(v)
+			for k := range n {
+				d.f[o[0]+k*st] = f
+			}
+			return
+		}
+		for k := range n {
+			d.i[o[0]+k*st] = int64(v)
+		}
+	})
+}
+
+// plan iterates over the elements of a shape for several operands at once,
+// in row-major order of the shape, one contiguous run (a "row" of the
+// collapsed shape) or part of one at a time. Large iterations are split
+// across goroutines.
+type plan struct {
+	shape   []int   // collapsed shape
+	strides [][]int // per operand, collapsed
+	offs    []int   // per operand base offsets
+	inner   []int   // per operand stride of the last collapsed dim
+	n       int     // length of the last collapsed dim
+	total   int
+}
+
+func newPlan(shape []int, offs []int, strides ...[]int) *plan {
+	cs, cst := collapse(shape, strides...)
+	p := &plan{shape: cs, strides: cst, offs: offs, n: cs[len(cs)-1], total: numel(shape)}
+	p.inner = make([]int, len(strides))
+	for j := range strides {
+		p.inner[j] = cst[j][len(cs)-1]
+	}
+	return p
+}
+
+// grain is the number of elements below which work is not split.
+const grain = 1 << 15
+
+// run calls fn(offsets, n) for consecutive runs of n elements; offsets[j]
+// is operand j's offset of the run's first element. fn may be called from
+// several goroutines at once for disjoint runs.
+func (p *plan) run(fn func(offs []int, n int)) {
+	if p.total == 0 {
+		return
+	}
+	parallelFor(p.total, grain, func(lo, hi int) {
+		outer := len(p.shape) - 1
+		idx := make([]int, outer)
+		offs := make([]int, len(p.offs))
+		r, c := lo/p.n, lo%p.n
+		for d := outer - 1; d >= 0; d-- {
+			idx[d] = r % p.shape[d]
+			r /= p.shape[d]
+		}
+		for j := range offs {
+			o := p.offs[j] + c*p.inner[j]
+			for d := range outer {
+				o += idx[d] * p.strides[j][d]
+			}
+			offs[j] = o
+		}
+		for pos := lo; pos < hi; {
+			cnt := min(p.n-c, hi-pos)
+			fn(offs, cnt)
+			pos += cnt
+			if pos >= hi {
+				break
+			}
+			// advance to the start of the next row
+			for j := range offs {
+				offs[j] -= c * p.inner[j]
+			}
+			c = 0
+			for d := outer - 1; d >= 0; d-- {
+				idx[d]++
+				for j := range offs {
+					offs[j] += p.strides[j][d]
+				}
+				if idx[d] < p.shape[d] {
+					break
+				}
+				for j := range offs {
+					offs[j] -= idx[d] * p.strides[j][d]
+				}
+				idx[d] = 0
+			}
+		}
+	})
+}
+
+// workers is the number of goroutines large operations are split across.
+var workers = runtime.GOMAXPROCS(0)
+
+// parallelFor splits [0, n) into at most workers chunks of at least minChunk
+// and runs fn on each, concurrently when there is more than one.
+func parallelFor(n, minChunk int, fn func(lo, hi int)) {
+	parts := min(workers, n/max(minChunk, 1))
+	if parts <= 1 {
+		fn(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	chunk := (n + parts - 1) / parts
+	for lo := chunk; lo < n; lo += chunk {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			fn(lo, hi)
+		}(lo, min(lo+chunk, n))
+	}
+	fn(0, min(chunk, n))
+	wg.Wait()
+}

@@ -1,0 +1,82 @@
+package tensor
+
+import "github.com/wickml/wick/internal/blas"
+
+// matOperand describes one 2-D matrix of a batched operand for sgemm: its
+// storage slice start, leading dimension and whether it is transposed.
+func matOperand(l Layout) (trans bool, ld int, ok bool) {
+	nd := len(l.Shape)
+	rs, cs := l.Strides[nd-2], l.Strides[nd-1]
+	rows, cols := l.Shape[nd-2], l.Shape[nd-1]
+	switch {
+	case cs == 1 || cols == 1:
+		return false, max(rs, cols, 1), rs >= cols || rows == 1
+	case rs == 1 || rows == 1:
+		return true, max(cs, rows, 1), cs >= rows || cols == 1
+	}
+	return false, 0, false
+}
+
+func (b cpuBackend) MatMul(dst, a Storage, al Layout, bs Storage, bl Layout) {
+	nd := len(al.Shape)
+	m, k, n := al.Shape[nd-2], al.Shape[nd-1], bl.Shape[nd-1]
+	// operands whose matrices are not unit-stride in either direction are
+	// copied to contiguous first
+	if _, _, ok := matOperand(al); !ok {
+		a = b.contiguousCopy(a, al)
+		al = contiguousLayout(al.Shape)
+	}
+	if _, _, ok := matOperand(bl); !ok {
+		bs = b.contiguousCopy(bs, bl)
+		bl = contiguousLayout(bl.Shape)
+	}
+	ta, lda, _ := matOperand(al)
+	tb, ldb, _ := matOperand(bl)
+	af, bf, d := fs(a), fs(bs), fs(dst)
+	batchShape := al.Shape[:nd-2]
+	nb := numel(batchShape)
+	aoff := batchOffsets(batchShape, al.Strides[:nd-2], al.Offset)
+	boff := batchOffsets(batchShape, bl.Strides[:nd-2], bl.Offset)
+	one := func(i, threads int) {
+		blas.Sgemm(ta, tb, m, n, k, af[aoff[i]:], lda, bf[boff[i]:], ldb, d[i*m*n:], n, false, threads)
+	}
+	if nb > 1 && m*n*k < 1<<21 {
+		parallelFor(nb, 1, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				one(i, 1)
+			}
+		})
+		return
+	}
+	for i := range nb {
+		one(i, 0)
+	}
+}
+
+func (b cpuBackend) contiguousCopy(s Storage, l Layout) Storage {
+	out := b.Alloc(s.DType(), l.Numel())
+	b.Copy(out, contiguousLayout(l.Shape), s, l)
+	return out
+}
+
+// batchOffsets lists the storage offset of each matrix of a batch, in
+// row-major order of the batch shape.
+func batchOffsets(shape, strides []int, off int) []int {
+	out := make([]int, 0, numel(shape))
+	idx := make([]int, len(shape))
+	for range numel(shape) {
+		o := off
+		for d := range idx {
+			o += idx[d] * strides[d]
+		}
+		out = append(out, o)
+		for d := len(idx) - 1; d >= 0; d-- {
+			idx[d]++
+			if idx[d] < shape[d] {
+				break
+			}
+			idx[d] = 0
+		}
+	}
+	return out
+}

@@ -1,0 +1,82 @@
+package tensor
+
+import "math"
+
+func (cpuBackend) Reduce(op ReduceOp, dst, src Storage, sl Layout, dim int) {
+	s := fs(src)
+	outShape := append(cloneInts(sl.Shape[:dim]), sl.Shape[dim+1:]...)
+	outStrides := append(cloneInts(sl.Strides[:dim]), sl.Strides[dim+1:]...)
+	n, st := sl.Shape[dim], sl.Strides[dim]
+	pl := newPlan(outShape, []int{0, sl.Offset}, ContiguousStrides(outShape), outStrides)
+	if op == ReduceArgMax || op == ReduceArgMin {
+		d := is(dst)
+		pl.run(func(o []int, cnt int) {
+			for k := range cnt {
+				base := o[1] + k*pl.inner[1]
+				best, bi := s[base], 0
+				for j := 1; j < n; j++ {
+					v := s[base+j*st]
+					if best != best {
+						break
+					}
+					if (op == ReduceArgMax && (v > best || v != v)) || (op == ReduceArgMin && (v < best || v != v)) {
+						best, bi = v, j
+					}
+				}
+				d[o[0]+k] = int64(bi)
+			}
+		})
+		return
+	}
+	d := fs(dst)
+	pl.run(func(o []int, cnt int) {
+		for k := range cnt {
+			d[o[0]+k] = reduceLine(op, s, o[1]+k*pl.inner[1], st, n)
+		}
+	})
+}
+
+// reduceLine reduces n elements of s starting at base with stride st.
+// Sums accumulate in float64.
+func reduceLine(op ReduceOp, s []float32, base, st, n int) float32 {
+	switch op {
+	case ReduceSum:
+		var acc float64
+		for j := range n {
+			acc += float64(s[base+j*st])
+		}
+		return float32(acc)
+	case ReduceMax, ReduceMin:
+		if n == 0 {
+			return float32(math.NaN())
+		}
+		best := s[base]
+		for j := 1; j < n; j++ {
+			v := s[base+j*st]
+			if v != v {
+				return v
+			}
+			if (op == ReduceMax && v > best) || (op == ReduceMin && v < best) {
+				best = v
+			}
+		}
+		return best
+	case ReduceLogSumExp:
+		if n == 0 {
+			return float32(math.Inf(-1))
+		}
+		m := float64(s[base])
+		for j := 1; j < n; j++ {
+			m = math.Max(m, float64(s[base+j*st]))
+		}
+		if math.IsInf(m, 0) {
+			return float32(m)
+		}
+		var acc float64
+		for j := range n {
+			acc += math.Exp(float64(s[base+j*st]) - m)
+		}
+		return float32(m + math.Log(acc))
+	}
+	panic("tensor: unknown reduction")
+}

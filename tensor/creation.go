@@ -1,0 +1,173 @@
+package tensor
+
+import "slices"
+
+func checkShape(op string, shape []int) {
+	for _, d := range shape {
+		if d < 0 {
+			panicf(op, "negative dimension in shape %v", shape)
+		}
+	}
+}
+
+func defaultBackend(op string) Backend { return mustBackend(op, defaultDevice) }
+
+// New returns a Float32 tensor on the default device holding a copy of data
+// with the given shape (a 1-D shape when none is given).
+func New(data []float32, shape ...int) *Tensor {
+	if len(shape) == 0 {
+		shape = []int{len(data)}
+	}
+	checkShape("New", shape)
+	if numel(shape) != len(data) {
+		panicf("New", "shape %v needs %d elements, got %d", shape, numel(shape), len(data))
+	}
+	b := defaultBackend("New")
+	return newTensor(b, b.FromFloat32s(data), contiguousLayout(shape))
+}
+
+// Scalar returns a 0-d Float32 tensor holding v.
+func Scalar(v float32) *Tensor { return New([]float32{v}, []int{}...) }
+
+// FromInts returns an Int64 tensor holding a copy of data with the given
+// shape (1-D when none is given).
+func FromInts(data []int, shape ...int) *Tensor {
+	if len(shape) == 0 {
+		shape = []int{len(data)}
+	}
+	checkShape("FromInts", shape)
+	if numel(shape) != len(data) {
+		panicf("FromInts", "shape %v needs %d elements, got %d", shape, numel(shape), len(data))
+	}
+	v := make([]int64, len(data))
+	for i, x := range data {
+		v[i] = int64(x)
+	}
+	b := defaultBackend("FromInts")
+	return newTensor(b, b.FromInt64s(v), contiguousLayout(shape))
+}
+
+// Zeros returns a Float32 tensor of zeros.
+func Zeros(shape ...int) *Tensor {
+	checkShape("Zeros", shape)
+	return empty(defaultBackend("Zeros"), Float32, shape)
+}
+
+// Ones returns a Float32 tensor of ones.
+func Ones(shape ...int) *Tensor { return Full(1, shape...) }
+
+// Full returns a Float32 tensor with every element set to v.
+func Full(v float32, shape ...int) *Tensor {
+	checkShape("Full", shape)
+	t := empty(defaultBackend("Full"), Float32, shape)
+	if v != 0 {
+		t.backend.Fill(t.storage, t.layout, float64(v))
+	}
+	return t
+}
+
+// ZerosLike returns zeros with t's shape, dtype and device.
+func ZerosLike(t *Tensor) *Tensor { return empty(t.backend, t.DType(), t.layout.Shape) }
+
+// OnesLike returns ones with t's shape, dtype and device.
+func OnesLike(t *Tensor) *Tensor { return FullLike(t, 1) }
+
+// FullLike returns a tensor with t's shape, dtype and device filled with v.
+func FullLike(t *Tensor, v float32) *Tensor {
+	out := empty(t.backend, t.DType(), t.layout.Shape)
+	out.backend.Fill(out.storage, out.layout, float64(v))
+	return out
+}
+
+// Arange returns the Float32 values start, start+step, ... below end
+// (like torch.arange with float arguments).
+func Arange(start, end, step float32) *Tensor {
+	if step == 0 || (end-start)*step < 0 && end != start {
+		panicf("Arange", "invalid range start=%v end=%v step=%v", start, end, step)
+	}
+	n := 0
+	if (end-start)/step > 0 {
+		n = int(float64(end-start)/float64(step) + 0.999999999)
+	}
+	data := make([]float32, n)
+	for i := range data {
+		data[i] = start + float32(i)*step
+	}
+	return New(data, n)
+}
+
+// ArangeInt returns the Int64 values 0, 1, ..., n-1.
+func ArangeInt(n int) *Tensor {
+	data := make([]int, n)
+	for i := range data {
+		data[i] = i
+	}
+	return FromInts(data, n)
+}
+
+// Eye returns the n×n identity matrix.
+func Eye(n int) *Tensor {
+	data := make([]float32, n*n)
+	for i := range n {
+		data[i*n+i] = 1
+	}
+	return New(data, n, n)
+}
+
+// Clone returns a contiguous copy of t with its own storage. The copy is
+// recorded, so gradients flow back to t.
+func (t *Tensor) Clone() *Tensor {
+	out := empty(t.backend, t.DType(), t.layout.Shape)
+	t.backend.Copy(out.storage, out.layout, t.storage, t.layout)
+	record("Clone", out, []*Tensor{t}, func(g *Tensor) { t.accumulate(g) })
+	return out
+}
+
+// Contiguous returns t if it is already contiguous, else a contiguous copy.
+func (t *Tensor) Contiguous() *Tensor {
+	if t.IsContiguous() {
+		return t
+	}
+	return t.Clone()
+}
+
+// Float returns t converted to Float32 (t itself if it already is).
+func (t *Tensor) Float() *Tensor {
+	if t.DType() == Float32 {
+		return t
+	}
+	out := empty(t.backend, Float32, t.layout.Shape)
+	t.backend.Copy(out.storage, out.layout, t.storage, t.layout)
+	return out
+}
+
+// Long returns t converted to Int64, truncating toward zero (t itself if it
+// already is Int64).
+func (t *Tensor) Long() *Tensor {
+	if t.DType() == Int64 {
+		return t
+	}
+	out := empty(t.backend, Int64, t.layout.Shape)
+	t.backend.Copy(out.storage, out.layout, t.storage, t.layout)
+	return out
+}
+
+// CopyFrom copies src's elements into t in place (shapes must match; src is
+// converted to t's dtype and device). It is not recorded: use it for
+// parameter updates and loading, inside autograd.NoGrad when t requires a
+// gradient.
+func (t *Tensor) CopyFrom(src *Tensor) {
+	if !slices.Equal(t.layout.Shape, src.layout.Shape) {
+		panicf("CopyFrom", "source shape %v does not match destination shape %v", src.layout.Shape, t.layout.Shape)
+	}
+	if src.Device() != t.Device() {
+		src = src.To(t.Device())
+	}
+	t.backend.Copy(t.storage, t.layout, src.storage, src.layout)
+}
+
+// Fill_ sets every element of t to v in place (not recorded).
+func (t *Tensor) Fill_(v float32) *Tensor {
+	t.backend.Fill(t.storage, t.layout, float64(v))
+	return t
+}

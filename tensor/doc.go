@@ -1,0 +1,35 @@
+// Package tensor provides Wick's eager n-dimensional arrays with autograd.
+//
+// A Tensor holds Float32 (or Int64, for indices) elements on a device,
+// viewed through a Layout (shape, strides, offset) over a Storage that views
+// share. Every operation runs immediately on the tensor's backend. When an
+// input requires a gradient, the operation also records itself on the
+// autograd tape with its derivative, so that Backward can compute gradients:
+//
+//	tensor.ManualSeed(1337)
+//	x := tensor.Randn(4, 8)
+//	w := tensor.Randn(8, 2).RequiresGrad()
+//	loss := x.MatMul(w).ReLU().Mean()
+//	loss.Backward()
+//	fmt.Println(w.Grad())
+//
+// Operations follow PyTorch's semantics: NumPy broadcasting, negative
+// dimensions counted from the end, views that share storage (Reshape, View,
+// Permute, Transpose, Slice, Narrow, Select, Expand, Squeeze, Unsqueeze,
+// Flatten), reductions with or without kept dimensions (Sum and SumKeepDim,
+// ...), torch.matmul's batching rules, and gradients that accumulate across
+// Backward calls until ZeroGrad.
+//
+// Operations called with arguments that cannot be right (mismatched shapes,
+// a dimension out of range, a float operation on Int64 indices) panic with
+// an *Error naming the operation and the shapes; Catch turns such panics into
+// errors.
+//
+// # Backends
+//
+// Each device has a Backend: a short list of primitive kernels (see
+// backend.go) from which every operation and derivative is composed. The
+// CPU backend, pure Go, is always present and is the reference. The CUDA
+// backend lives in package cuda and registers itself in builds with the cuda
+// tag.
+package tensor

@@ -1,0 +1,71 @@
+package tensor
+
+import "fmt"
+
+// DType is the element type of a tensor.
+type DType int
+
+const (
+	// Float32 is the type of all floating-point tensors and the only type
+	// that arithmetic and autograd accept.
+	Float32 DType = iota
+	// Int64 holds indices: embedding lookups, targets and ArgMax results.
+	Int64
+)
+
+// String returns "float32" or "int64", as PyTorch spells them.
+func (d DType) String() string {
+	switch d {
+	case Float32:
+		return "float32"
+	case Int64:
+		return "int64"
+	}
+	return fmt.Sprintf("DType(%d)", int(d))
+}
+
+// DeviceKind is the kind of processor a tensor lives on.
+type DeviceKind int
+
+const (
+	// KindCPU is the host processor.
+	KindCPU DeviceKind = iota
+	// KindCUDA is an NVIDIA GPU.
+	KindCUDA
+)
+
+// Device names where a tensor's storage lives and where its operations run.
+type Device struct {
+	Kind  DeviceKind
+	Index int
+}
+
+// CPU is the host device, the default.
+var CPU = Device{Kind: KindCPU}
+
+// CUDA returns the i-th NVIDIA GPU. Operations on it need a build with the
+// cuda tag; see package cuda.
+func CUDA(i int) Device { return Device{Kind: KindCUDA, Index: i} }
+
+// String returns "cpu" or "cuda:N".
+func (d Device) String() string {
+	if d.Kind == KindCUDA {
+		return fmt.Sprintf("cuda:%d", d.Index)
+	}
+	return "cpu"
+}
+
+// ParseDevice parses "cpu", "cuda" or "cuda:N".
+func ParseDevice(s string) (Device, error) {
+	switch s {
+	case "cpu":
+		return CPU, nil
+	case "cuda":
+		return CUDA(0), nil
+	}
+	var i int
+	if n, err := fmt.Sscanf(s, "cuda:%d", &i); err == nil && n == 1 && i >= 0 && s == fmt.Sprintf("cuda:%d", i) {
+		return CUDA(i), nil
+	}
+	return Device{}, fmt.Errorf("unknown device %q (want cpu, cuda or cuda:N)", s)
+}

@@ -1,0 +1,180 @@
+package tensor
+
+import (
+	"fmt"
+
+	"github.com/wickml/wick/autograd"
+)
+
+// RequiresGrad marks a leaf tensor as needing a gradient: operations on it
+// are recorded, and Backward accumulates into its Grad. It returns t.
+func (t *Tensor) RequiresGrad() *Tensor {
+	if t.DType() != Float32 {
+		panicf("RequiresGrad", "only float32 tensors can require gradients, got %s", t.DType())
+	}
+	if t.node != nil && !t.node.IsLeaf() {
+		return t
+	}
+	t.requiresGrad = true
+	if t.node == nil {
+		t.node = autograd.NewLeaf(shapeString(t.layout.Shape))
+	}
+	return t
+}
+
+// SetRequiresGrad sets or clears a leaf's gradient requirement.
+func (t *Tensor) SetRequiresGrad(on bool) *Tensor {
+	if on {
+		return t.RequiresGrad()
+	}
+	if t.node != nil && !t.node.IsLeaf() {
+		panicf("SetRequiresGrad", "can only change the gradient requirement of leaf tensors; use Detach on a result")
+	}
+	t.requiresGrad = false
+	t.node = nil
+	return t
+}
+
+// IsRequiringGrad reports whether t requires a gradient (a leaf marked with
+// RequiresGrad, or the recorded result of an operation on one).
+func (t *Tensor) IsRequiringGrad() bool { return t.requiresGrad }
+
+// IsLeaf reports whether t was created by the user rather than recorded as
+// the result of a differentiable operation.
+func (t *Tensor) IsLeaf() bool { return t.node == nil || t.node.IsLeaf() }
+
+// Grad returns the gradient accumulated into a leaf by Backward, or nil.
+func (t *Tensor) Grad() *Tensor { return t.grad }
+
+// SetGrad replaces the accumulated gradient (nil clears it).
+func (t *Tensor) SetGrad(g *Tensor) {
+	if g != nil && !equalInts(g.layout.Shape, t.layout.Shape) {
+		panicf("SetGrad", "gradient shape %v does not match tensor shape %v", g.layout.Shape, t.layout.Shape)
+	}
+	t.grad = g
+}
+
+// ZeroGrad clears the accumulated gradient (like PyTorch's set_to_none).
+func (t *Tensor) ZeroGrad() { t.grad = nil }
+
+// Detach returns a tensor sharing t's storage that is not recorded and does
+// not require a gradient.
+func (t *Tensor) Detach() *Tensor {
+	return newTensor(t.backend, t.storage, t.Layout())
+}
+
+// GradFn returns the recorded node that produced t, or nil for leaves and
+// tensors produced without recording.
+func (t *Tensor) GradFn() *autograd.Node {
+	if t.node == nil || t.node.IsLeaf() {
+		return nil
+	}
+	return t.node
+}
+
+// Node returns t's node on the tape (the producing operation, or the leaf
+// node of a tensor that requires a gradient), or nil.
+func (t *Tensor) Node() *autograd.Node { return t.node }
+
+// Backward computes the gradient of the one-element tensor t with respect
+// to every leaf that requires a gradient, accumulating into their Grad.
+// The recorded graph is released afterwards.
+func (t *Tensor) Backward() {
+	if t.Numel() != 1 {
+		panicf("Backward", "grad can be implicitly created only for scalar outputs; got shape %v (use BackwardWith)", t.layout.Shape)
+	}
+	t.BackwardWith(OnesLike(t))
+}
+
+// BackwardWith runs the backward pass seeded with grad, which must have t's
+// shape.
+func (t *Tensor) BackwardWith(grad *Tensor) {
+	if !t.requiresGrad {
+		panicf("Backward", "tensor of shape %v does not require grad and has no grad_fn", t.layout.Shape)
+	}
+	if !equalInts(grad.layout.Shape, t.layout.Shape) {
+		panicf("Backward", "gradient shape %v does not match tensor shape %v", grad.layout.Shape, t.layout.Shape)
+	}
+	if t.node.IsLeaf() {
+		autograd.NoGrad(func() { t.accumulate(grad) })
+		return
+	}
+	if t.node.Released() {
+		panicf("Backward", "trying to backward through the graph a second time; the graph was released by the first Backward")
+	}
+	t.gradBuf = grad.Detach()
+	autograd.Run(t.node)
+}
+
+// record attaches the result out to the tape when recording is on and any
+// input requires a gradient. backward receives out's gradient and must call
+// accumulate on the inputs it differentiates; it runs with recording off.
+func record(op string, out *Tensor, inputs []*Tensor, backward func(g *Tensor)) {
+	if !autograd.Enabled() {
+		return
+	}
+	var nodes []*autograd.Node
+	for _, in := range inputs {
+		if in != nil && in.requiresGrad {
+			nodes = append(nodes, in.node)
+		}
+	}
+	if len(nodes) == 0 {
+		return
+	}
+	out.requiresGrad = true
+	out.name = op
+	out.node = autograd.NewNode(op, shapeString(out.layout.Shape), nodes, func() {
+		g := out.gradBuf
+		out.gradBuf = nil
+		if g == nil {
+			return
+		}
+		autograd.NoGrad(func() { backward(g) })
+	})
+}
+
+// accumulate adds a gradient flowing into t (summing away broadcast
+// dimensions). It does nothing if t does not require a gradient.
+func (t *Tensor) accumulate(g *Tensor) {
+	if !t.requiresGrad || g == nil {
+		return
+	}
+	if !equalInts(g.layout.Shape, t.layout.Shape) {
+		g = g.sumTo(t.layout.Shape)
+	}
+	if t.node.IsLeaf() {
+		if t.grad == nil {
+			t.grad = g.Clone()
+			return
+		}
+		t.grad = t.grad.Add(g)
+		return
+	}
+	if t.gradBuf == nil {
+		t.gradBuf = g
+		return
+	}
+	t.gradBuf = t.gradBuf.Add(g)
+}
+
+// sumTo sums t over the dimensions that were broadcast to reach its shape
+// from shape.
+func (t *Tensor) sumTo(shape []int) *Tensor {
+	nd := t.Dim()
+	if len(shape) > nd {
+		panic(fmt.Sprintf("tensor: sumTo: cannot reduce %v to %v", t.layout.Shape, shape))
+	}
+	var dims []int
+	lead := nd - len(shape)
+	for d := range nd {
+		if d < lead || (shape[d-lead] == 1 && t.layout.Shape[d] != 1) {
+			dims = append(dims, d)
+		}
+	}
+	out := t
+	if len(dims) > 0 {
+		out = t.SumKeepDim(dims...)
+	}
+	return out.Reshape(shape...)
+}

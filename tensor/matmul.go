@@ -1,0 +1,69 @@
+package tensor
+
+// MatMul returns the matrix product with torch.matmul's rules: 1-D·1-D is a
+// dot product (0-d), a 1-D left operand is a row vector and a 1-D right
+// operand a column vector (the added dimension is removed again), and for
+// N-D operands the last two dims are multiplied while the batch dims
+// broadcast.
+func (t *Tensor) MatMul(o *Tensor) *Tensor {
+	sameDevice("MatMul", t, o)
+	mustFloat("MatMul", t, o)
+	if t.Dim() == 0 || o.Dim() == 0 {
+		panicf("MatMul", "both arguments need at least 1 dimension, got shapes %v and %v", t.layout.Shape, o.layout.Shape)
+	}
+	a, b := t, o
+	if a.Dim() == 1 {
+		a = a.Unsqueeze(0)
+	}
+	if b.Dim() == 1 {
+		b = b.Unsqueeze(-1)
+	}
+	var out *Tensor
+	if a.Dim() > 2 && b.Dim() == 2 {
+		// fold the batch dims of a into its rows: one large product
+		// instead of many small ones, and a weight gradient without a
+		// batch of partial products to sum
+		lead := a.layout.Shape[:a.Dim()-1]
+		rows := a.Reshape(-1, a.layout.Shape[a.Dim()-1])
+		out = matmul(rows, b, t.layout.Shape, o.layout.Shape).View(append(cloneInts(lead), b.layout.Shape[1])...)
+	} else {
+		out = matmul(a, b, t.layout.Shape, o.layout.Shape)
+	}
+	switch {
+	case t.Dim() == 1 && o.Dim() == 1:
+		return out.Reshape()
+	case t.Dim() == 1:
+		return out.Squeeze(-2)
+	case o.Dim() == 1:
+		return out.Squeeze(-1)
+	}
+	return out
+}
+
+// matmul multiplies operands of at least two dims with broadcast batch
+// dims. origA and origB are the user's shapes, for messages.
+func matmul(a, b *Tensor, origA, origB []int) *Tensor {
+	na, nb := a.Dim(), b.Dim()
+	m, k := a.layout.Shape[na-2], a.layout.Shape[na-1]
+	k2, n := b.layout.Shape[nb-2], b.layout.Shape[nb-1]
+	if k != k2 {
+		panicf("MatMul", "shapes %v and %v are not compatible (inner dims %d != %d)", origA, origB, k, k2)
+	}
+	batch, ok := BroadcastShapes(a.layout.Shape[:na-2], b.layout.Shape[:nb-2])
+	if !ok {
+		panicf("MatMul", "batch dims of shapes %v and %v cannot be broadcast together", origA, origB)
+	}
+	al, _ := a.layout.broadcastTo(append(cloneInts(batch), m, k))
+	bl, _ := b.layout.broadcastTo(append(cloneInts(batch), k, n))
+	out := empty(a.backend, Float32, append(cloneInts(batch), m, n))
+	a.backend.MatMul(out.storage, a.storage, al, b.storage, bl)
+	record("MatMul", out, []*Tensor{a, b}, func(g *Tensor) {
+		if a.requiresGrad {
+			a.accumulate(matmul(g, b.Detach().Transpose(-1, -2), g.layout.Shape, b.layout.Shape))
+		}
+		if b.requiresGrad {
+			b.accumulate(matmul(a.Detach().Transpose(-1, -2), g, a.layout.Shape, g.layout.Shape))
+		}
+	})
+	return out
+}

@@ -1,0 +1,5 @@
+package tensor
+
+import "github.com/wickml/wick/autograd"
+
+func withoutGrad(f func()) { autograd.NoGrad(f) }

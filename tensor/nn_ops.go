@@ -1,0 +1,380 @@
+package tensor
+
+import "math"
+
+// lastDimOp moves dim to the end (contiguous), runs f on [rows, cols] and
+// moves the result back. f returns a contiguous result of the same shape.
+func (t *Tensor) moveToLast(dim int) (*Tensor, func(*Tensor) *Tensor) {
+	d := normDim("Softmax", dim, max(t.Dim(), 1))
+	if t.Dim() == 0 || d == t.Dim()-1 {
+		return t.Contiguous(), func(x *Tensor) *Tensor { return x }
+	}
+	moved := t.Transpose(d, -1).Contiguous()
+	return moved, func(x *Tensor) *Tensor { return x.Transpose(d, -1) }
+}
+
+func (t *Tensor) softmax(dim int, log bool) *Tensor {
+	name := "Softmax"
+	if log {
+		name = "LogSoftmax"
+	}
+	mustFloat(name, t)
+	if t.Dim() > 0 {
+		normDim(name, dim, t.Dim())
+	}
+	x, back := t.moveToLast(dim)
+	cols := 1
+	if x.Dim() > 0 {
+		cols = x.layout.Shape[x.Dim()-1]
+	}
+	rows := x.Numel() / max(cols, 1)
+	y := empty(t.backend, Float32, x.layout.Shape)
+	if x.Numel() > 0 {
+		t.backend.Softmax(y.storage, x.storage, rows, cols, log)
+	}
+	record(name, y, []*Tensor{x}, func(g *Tensor) {
+		g = g.Contiguous()
+		dx := empty(t.backend, Float32, x.layout.Shape)
+		t.backend.SoftmaxGrad(dx.storage, g.storage, y.storage, rows, cols, log)
+		x.accumulate(dx)
+	})
+	return back(y)
+}
+
+// Softmax returns exp(t) normalised to sum to 1 along dim.
+func (t *Tensor) Softmax(dim int) *Tensor { return t.softmax(dim, false) }
+
+// LogSoftmax returns log(Softmax(dim)), computed stably.
+func (t *Tensor) LogSoftmax(dim int) *Tensor { return t.softmax(dim, true) }
+
+// LayerNorm normalises over the last dimension (biased variance, like
+// torch.nn.functional.layer_norm with normalized_shape = [C]) and applies
+// the elementwise affine weight and bias, either of which may be nil.
+func (t *Tensor) LayerNorm(weight, bias *Tensor, eps float32) *Tensor {
+	mustFloat("LayerNorm", t)
+	if t.Dim() == 0 {
+		panicf("LayerNorm", "expected at least 1 dimension, got a 0-d tensor")
+	}
+	cols := t.layout.Shape[t.Dim()-1]
+	for _, p := range []*Tensor{weight, bias} {
+		if p != nil {
+			mustFloat("LayerNorm", p)
+			sameDevice("LayerNorm", t, p)
+			if !equalInts(p.layout.Shape, []int{cols}) {
+				panicf("LayerNorm", "weight and bias must have shape [%d] for input %v, got %v", cols, t.layout.Shape, p.layout.Shape)
+			}
+		}
+	}
+	rows := t.Numel() / max(cols, 1)
+	x := t.Contiguous()
+	w, b := contiguousOrNil(weight), contiguousOrNil(bias)
+	y := empty(t.backend, Float32, t.layout.Shape)
+	mean := empty(t.backend, Float32, []int{rows})
+	rstd := empty(t.backend, Float32, []int{rows})
+	t.backend.LayerNorm(y.storage, mean.storage, rstd.storage, x.storage, storageOrNil(w), storageOrNil(b), rows, cols, eps)
+	record("LayerNorm", y, []*Tensor{x, weight, bias}, func(g *Tensor) {
+		g = g.Contiguous()
+		var dx, dw, db *Tensor
+		if x.requiresGrad {
+			dx = empty(t.backend, Float32, x.layout.Shape)
+		}
+		if weight != nil && weight.requiresGrad {
+			dw = empty(t.backend, Float32, []int{cols})
+		}
+		if bias != nil && bias.requiresGrad {
+			db = empty(t.backend, Float32, []int{cols})
+		}
+		t.backend.LayerNormGrad(storageOrNil(dx), storageOrNil(dw), storageOrNil(db), g.storage, x.storage, mean.storage, rstd.storage, storageOrNil(w), rows, cols)
+		x.accumulate(dx)
+		if weight != nil {
+			weight.accumulate(dw)
+		}
+		if bias != nil {
+			bias.accumulate(db)
+		}
+	})
+	return y
+}
+
+func contiguousOrNil(t *Tensor) *Tensor {
+	if t == nil {
+		return nil
+	}
+	return t.Contiguous()
+}
+
+func storageOrNil(t *Tensor) Storage {
+	if t == nil {
+		return nil
+	}
+	return t.storage
+}
+
+// Dropout zeroes each element with probability p and scales the rest by
+// 1/(1−p) when training is set; otherwise it returns t. The mask comes from
+// the global generator.
+func (t *Tensor) Dropout(p float32, training bool) *Tensor {
+	mustFloat("Dropout", t)
+	if p < 0 || p > 1 {
+		panicf("Dropout", "probability has to be between 0 and 1, but got %v", p)
+	}
+	if !training || p == 0 {
+		return t
+	}
+	if p == 1 {
+		return t.Mul(ZerosLike(t))
+	}
+	data := make([]float32, t.Numel())
+	scale := 1 / (1 - p)
+	for i := range data {
+		if global.Float64() >= float64(p) {
+			data[i] = scale
+		}
+	}
+	mask := newTensor(t.backend, t.backend.FromFloat32s(data), contiguousLayout(t.layout.Shape))
+	return t.Mul(mask)
+}
+
+// IndexSelect returns the entries of t at the Int64 indices idx (1-D) along
+// dim.
+func (t *Tensor) IndexSelect(dim int, idx *Tensor) *Tensor {
+	d := normDim("IndexSelect", dim, t.Dim())
+	if idx.Dim() > 1 {
+		panicf("IndexSelect", "index must be 1-D, got shape %v", idx.layout.Shape)
+	}
+	moved := t.Transpose(0, d)
+	out := Embedding(moved, idx.Reshape(-1))
+	return out.Transpose(0, d)
+}
+
+// Embedding looks up rows of weight ([num, dim...]) at the Int64 indices idx
+// of any shape; the result has shape idx.shape + weight.shape[1:]. Its
+// gradient adds into the selected rows.
+func Embedding(weight, idx *Tensor) *Tensor {
+	mustFloat("Embedding", weight)
+	sameDevice("Embedding", weight, idx)
+	if idx.DType() != Int64 {
+		panicf("Embedding", "indices must be an int64 tensor, got %s", idx.DType())
+	}
+	if weight.Dim() < 1 {
+		panicf("Embedding", "weight must have at least 1 dimension, got shape %v", weight.layout.Shape)
+	}
+	num := weight.layout.Shape[0]
+	rowShape := weight.layout.Shape[1:]
+	rowLen := numel(rowShape)
+	ix := idx.Contiguous()
+	for _, v := range ix.Ints() {
+		if v < 0 || v >= num {
+			panicf("Embedding", "index %d is out of range for %d entries (weight shape %v)", v, num, weight.layout.Shape)
+		}
+	}
+	w := weight.Contiguous()
+	n := ix.Numel()
+	out := empty(weight.backend, Float32, append(idx.Shape(), rowShape...))
+	if n > 0 && rowLen > 0 {
+		weight.backend.Gather(out.storage, w.storage, ix.storage, n, rowLen)
+	}
+	record("Embedding", out, []*Tensor{w}, func(g *Tensor) {
+		g = g.Contiguous()
+		dw := ZerosLike(w)
+		if n > 0 && rowLen > 0 {
+			weight.backend.ScatterAdd(dw.storage, ix.storage, g.storage, n, rowLen)
+		}
+		w.accumulate(dw)
+	})
+	return out
+}
+
+// NoIgnoreIndex is the ignore index that ignores nothing.
+const NoIgnoreIndex = math.MinInt64
+
+// CrossEntropy returns the mean negative log-likelihood of the Int64
+// targets under softmax(logits): logits are [N, C] (or [..., C] with
+// targets [...]). It matches torch.nn.functional.cross_entropy.
+func CrossEntropy(logits, targets *Tensor) *Tensor {
+	return CrossEntropyIgnore(logits, targets, NoIgnoreIndex)
+}
+
+// CrossEntropyIgnore is CrossEntropy that skips the rows whose target is
+// ignoreIndex (PyTorch's ignore_index, -100 by default there; nanoGPT uses
+// -1); the mean is over the remaining rows (NaN if none remain, as in
+// PyTorch).
+func CrossEntropyIgnore(logits, targets *Tensor, ignoreIndex int) *Tensor {
+	mustFloat("CrossEntropy", logits)
+	sameDevice("CrossEntropy", logits, targets)
+	if targets.DType() != Int64 {
+		panicf("CrossEntropy", "targets must be an int64 tensor, got %s%v", targets.DType(), targets.layout.Shape)
+	}
+	if logits.Dim() < 1 || !equalInts(logits.layout.Shape[:logits.Dim()-1], targets.layout.Shape) {
+		panicf("CrossEntropy", "logits of shape %v need targets of shape %v, got %v", logits.layout.Shape, logits.layout.Shape[:max(logits.Dim()-1, 0)], targets.layout.Shape)
+	}
+	cols := logits.layout.Shape[logits.Dim()-1]
+	x := logits.Reshape(-1, cols).Contiguous()
+	tg := targets.Reshape(-1).Contiguous()
+	rows := x.layout.Shape[0]
+	count := 0
+	for _, v := range tg.Ints() {
+		if v == ignoreIndex {
+			continue
+		}
+		if v < 0 || v >= cols {
+			panicf("CrossEntropy", "target %d is out of bounds for %d classes", v, cols)
+		}
+		count++
+	}
+	ign := int64(ignoreIndex)
+	perRow := empty(logits.backend, Float32, []int{rows})
+	if rows > 0 {
+		logits.backend.CrossEntropy(perRow.storage, x.storage, tg.storage, rows, cols, ign)
+	}
+	var loss *Tensor
+	withoutGrad(func() { loss = perRow.Sum().DivScalar(float32(count)) })
+	record("CrossEntropy", loss, []*Tensor{x}, func(g *Tensor) {
+		scale := g.Item() / float32(count)
+		dx := empty(logits.backend, Float32, x.layout.Shape)
+		logits.backend.CrossEntropyGrad(dx.storage, x.storage, tg.storage, rows, cols, ign, scale)
+		x.accumulate(dx)
+	})
+	return loss
+}
+
+// triMask returns the 0/1 mask of the lower (or upper) triangle with
+// diagonal offset k for the last two dims of shape.
+func triMask(t *Tensor, k int, lower bool) *Tensor {
+	nd := t.Dim()
+	rows, cols := t.layout.Shape[nd-2], t.layout.Shape[nd-1]
+	data := make([]float32, rows*cols)
+	for i := range rows {
+		for j := range cols {
+			if (lower && j-i <= k) || (!lower && j-i >= k) {
+				data[i*cols+j] = 1
+			}
+		}
+	}
+	return newTensor(t.backend, t.backend.FromFloat32s(data), contiguousLayout([]int{rows, cols}))
+}
+
+// Tril keeps the elements on and below the k-th diagonal of the last two
+// dims and zeroes the rest.
+func (t *Tensor) Tril(k int) *Tensor {
+	if t.Dim() < 2 {
+		panicf("Tril", "input tensor must have at least 2 dimensions, got shape %v", t.layout.Shape)
+	}
+	return Where(triMask(t, k, true), t, scalarLike(t, 0))
+}
+
+// Triu keeps the elements on and above the k-th diagonal of the last two
+// dims and zeroes the rest.
+func (t *Tensor) Triu(k int) *Tensor {
+	if t.Dim() < 2 {
+		panicf("Triu", "input tensor must have at least 2 dimensions, got shape %v", t.layout.Shape)
+	}
+	return Where(triMask(t, k, false), t, scalarLike(t, 0))
+}
+
+// Cat concatenates tensors along dim; all other dims must match.
+func Cat(ts []*Tensor, dim int) *Tensor {
+	if len(ts) == 0 {
+		panicf("Cat", "expected a non-empty list of tensors")
+	}
+	first := ts[0]
+	d := normDim("Cat", dim, first.Dim())
+	shape := first.Shape()
+	total := 0
+	for i, u := range ts {
+		sameDevice("Cat", first, u)
+		if u.DType() != first.DType() {
+			panicf("Cat", "expected all tensors to have dtype %s, tensor %d has %s", first.DType(), i, u.DType())
+		}
+		if u.Dim() != first.Dim() {
+			panicf("Cat", "tensor %d has shape %v, expected %d dims like %v", i, u.layout.Shape, first.Dim(), first.layout.Shape)
+		}
+		for j := range shape {
+			if j != d && u.layout.Shape[j] != shape[j] {
+				panicf("Cat", "sizes of tensors must match except in dimension %d: got %v and %v", d, first.layout.Shape, u.layout.Shape)
+			}
+		}
+		total += u.layout.Shape[d]
+	}
+	shape[d] = total
+	out := empty(first.backend, first.DType(), shape)
+	off := 0
+	for _, u := range ts {
+		n := u.layout.Shape[d]
+		first.backend.Copy(out.storage, out.narrowView(d, off, n).layout, u.storage, u.layout)
+		off += n
+	}
+	record("Cat", out, ts, func(g *Tensor) {
+		off := 0
+		for _, u := range ts {
+			n := u.layout.Shape[d]
+			if u.requiresGrad {
+				u.accumulate(g.narrowView(d, off, n))
+			}
+			off += n
+		}
+	})
+	return out
+}
+
+// Stack joins tensors of equal shape along a new dim.
+func Stack(ts []*Tensor, dim int) *Tensor {
+	if len(ts) == 0 {
+		panicf("Stack", "expected a non-empty list of tensors")
+	}
+	d := normDim("Stack", dim, ts[0].Dim()+1)
+	us := make([]*Tensor, len(ts))
+	for i, u := range ts {
+		if !equalInts(u.layout.Shape, ts[0].layout.Shape) {
+			panicf("Stack", "stack expects each tensor to be equal size, but got %v at entry 0 and %v at entry %d", ts[0].layout.Shape, u.layout.Shape, i)
+		}
+		us[i] = u.Unsqueeze(d)
+	}
+	return Cat(us, d)
+}
+
+// Split cuts t along dim into pieces of size (the last may be smaller),
+// as views.
+func (t *Tensor) Split(size, dim int) []*Tensor {
+	d := normDim("Split", dim, t.Dim())
+	if size <= 0 {
+		panicf("Split", "split size must be positive, got %d", size)
+	}
+	n := t.layout.Shape[d]
+	var out []*Tensor
+	for s := 0; s < n; s += size {
+		out = append(out, t.Narrow(d, s, min(size, n-s)))
+	}
+	if n == 0 {
+		out = append(out, t)
+	}
+	return out
+}
+
+// Chunk cuts t along dim into n nearly equal views (like torch.chunk).
+func (t *Tensor) Chunk(n, dim int) []*Tensor {
+	if n <= 0 {
+		panicf("Chunk", "number of chunks must be positive, got %d", n)
+	}
+	d := normDim("Chunk", dim, t.Dim())
+	size := (t.layout.Shape[d] + n - 1) / n
+	return t.Split(max(size, 1), d)
+}
+
+// ScaledDotProductAttention computes softmax(q·kᵀ/√d + mask)·v over the
+// last two dims of q [..., T, d], k [..., S, d] and v [..., S, dv]; with
+// causal set, position i attends only to positions ≤ i (PyTorch's
+// is_causal=True).
+func ScaledDotProductAttention(q, k, v *Tensor, causal bool) *Tensor {
+	if q.Dim() < 2 || k.Dim() < 2 || v.Dim() < 2 {
+		panicf("ScaledDotProductAttention", "expected q, k, v with at least 2 dims, got %v, %v, %v", q.layout.Shape, k.layout.Shape, v.layout.Shape)
+	}
+	d := q.layout.Shape[q.Dim()-1]
+	scale := float32(1 / math.Sqrt(float64(d)))
+	att := q.MatMul(k.Transpose(-2, -1)).MulScalar(scale)
+	if causal {
+		// mask out j > i: the strict upper triangle
+		att = att.MaskedFill(triMask(att, 1, false), float32(math.Inf(-1)))
+	}
+	return att.Softmax(-1).MatMul(v)
+}

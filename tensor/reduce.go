@@ -1,0 +1,217 @@
+package tensor
+
+import "slices"
+
+// reduceDims normalises dims (all dims when empty) and returns them sorted
+// and unique.
+func (t *Tensor) reduceDims(op string, dims []int) []int {
+	if len(dims) == 0 {
+		all := make([]int, t.Dim())
+		for i := range all {
+			all[i] = i
+		}
+		return all
+	}
+	out := make([]int, 0, len(dims))
+	for _, d := range dims {
+		d = normDim(op, d, t.Dim())
+		if slices.Contains(out, d) {
+			panicf(op, "dim %d appears multiple times in the list of dims", d)
+		}
+		out = append(out, d)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// reduceRaw applies a primitive reduction over dims (keeping them as size
+// 1), without recording.
+func (t *Tensor) reduceRaw(op ReduceOp, dims []int) *Tensor {
+	cur := t
+	for _, d := range dims {
+		shape := cur.Shape()
+		shape[d] = 1
+		dt := Float32
+		if op == ReduceArgMax || op == ReduceArgMin {
+			dt = Int64
+		}
+		out := empty(t.backend, dt, shape)
+		if cur.layout.Shape[d] == 0 && op != ReduceSum && op != ReduceLogSumExp {
+			panicf("Reduce", "cannot reduce over a zero-size dimension %d of shape %v", d, cur.layout.Shape)
+		}
+		t.backend.Reduce(op, out.storage, cur.storage, cur.layout, d)
+		cur = out
+	}
+	if len(dims) == 0 {
+		withoutGrad(func() { cur = t.Clone() })
+	}
+	return cur
+}
+
+// squeezeDims removes the (size-1) dims from a keepDim result.
+func squeezeDims(t *Tensor, dims []int, keep bool) *Tensor {
+	if keep {
+		return t
+	}
+	shape := []int{}
+	for i, d := range t.layout.Shape {
+		if !slices.Contains(dims, i) {
+			shape = append(shape, d)
+		}
+	}
+	return t.Reshape(shape...)
+}
+
+func (t *Tensor) sum(dims []int, keep bool) *Tensor {
+	mustFloat("Sum", t)
+	ds := t.reduceDims("Sum", dims)
+	out := t.reduceRaw(ReduceSum, ds)
+	record("Sum", out, []*Tensor{t}, func(g *Tensor) { t.accumulate(g.broadcastTo(t.layout.Shape)) })
+	return squeezeDims(out, ds, keep)
+}
+
+// Sum returns the sum over the given dims (which are removed), or over all
+// elements as a 0-d tensor when none are given.
+func (t *Tensor) Sum(dims ...int) *Tensor { return t.sum(dims, false) }
+
+// SumKeepDim is Sum keeping the reduced dims with size 1.
+func (t *Tensor) SumKeepDim(dims ...int) *Tensor { return t.sum(dims, true) }
+
+func (t *Tensor) mean(dims []int, keep bool) *Tensor {
+	mustFloat("Mean", t)
+	ds := t.reduceDims("Mean", dims)
+	n := 1
+	for _, d := range ds {
+		n *= t.layout.Shape[d]
+	}
+	return t.sum(dims, keep).DivScalar(float32(n)).renamed("Mean")
+}
+
+// renamed gives a composed result the name of the user-facing operation,
+// for printing and graph display.
+func (t *Tensor) renamed(op string) *Tensor {
+	if t.GradFn() != nil {
+		t.name = op
+		t.node.Op = op
+	}
+	return t
+}
+
+// Mean returns the mean over the given dims, or over all elements.
+func (t *Tensor) Mean(dims ...int) *Tensor { return t.mean(dims, false) }
+
+// MeanKeepDim is Mean keeping the reduced dims with size 1.
+func (t *Tensor) MeanKeepDim(dims ...int) *Tensor { return t.mean(dims, true) }
+
+// extreme implements Max and Min: the gradient is shared equally among the
+// elements equal to the extreme (PyTorch's amax/amin rule).
+func (t *Tensor) extreme(op ReduceOp, name string, dims []int, keep bool) *Tensor {
+	mustFloat(name, t)
+	ds := t.reduceDims(name, dims)
+	out := t.reduceRaw(op, ds)
+	record(name, out, []*Tensor{t}, func(g *Tensor) {
+		mask := t.Eq(out)
+		count := mask.SumKeepDim(ds...)
+		t.accumulate(mask.Mul(g.Div(count)))
+	})
+	return squeezeDims(out, ds, keep)
+}
+
+// Max returns the maximum over the given dims, or over all elements.
+func (t *Tensor) Max(dims ...int) *Tensor { return t.extreme(ReduceMax, "Max", dims, false) }
+
+// MaxKeepDim is Max keeping the reduced dims with size 1.
+func (t *Tensor) MaxKeepDim(dims ...int) *Tensor { return t.extreme(ReduceMax, "Max", dims, true) }
+
+// Min returns the minimum over the given dims, or over all elements.
+func (t *Tensor) Min(dims ...int) *Tensor { return t.extreme(ReduceMin, "Min", dims, false) }
+
+// MinKeepDim is Min keeping the reduced dims with size 1.
+func (t *Tensor) MinKeepDim(dims ...int) *Tensor { return t.extreme(ReduceMin, "Min", dims, true) }
+
+func (t *Tensor) argExtreme(op ReduceOp, name string, dim []int, keep bool) *Tensor {
+	mustFloat(name, t)
+	if len(dim) > 1 {
+		panicf(name, "expected at most one dim, got %v", dim)
+	}
+	if len(dim) == 0 {
+		return t.Reshape(-1).argExtreme(op, name, []int{0}, false).Reshape()
+	}
+	d := normDim(name, dim[0], t.Dim())
+	return squeezeDims(t.reduceRaw(op, []int{d}), []int{d}, keep)
+}
+
+// ArgMax returns the Int64 index of the first maximum along dim, or of the
+// flattened tensor when no dim is given.
+func (t *Tensor) ArgMax(dim ...int) *Tensor { return t.argExtreme(ReduceArgMax, "ArgMax", dim, false) }
+
+// ArgMaxKeepDim is ArgMax keeping dim with size 1.
+func (t *Tensor) ArgMaxKeepDim(dim int) *Tensor {
+	return t.argExtreme(ReduceArgMax, "ArgMax", []int{dim}, true)
+}
+
+// ArgMin returns the Int64 index of the first minimum along dim.
+func (t *Tensor) ArgMin(dim ...int) *Tensor { return t.argExtreme(ReduceArgMin, "ArgMin", dim, false) }
+
+func (t *Tensor) variance(dims []int, keep bool) *Tensor {
+	mustFloat("Var", t)
+	ds := t.reduceDims("Var", dims)
+	n := 1
+	for _, d := range ds {
+		n *= t.layout.Shape[d]
+	}
+	centered := t.Sub(t.MeanKeepDim(ds...))
+	return centered.Mul(centered).sum(ds, keep).DivScalar(float32(n - 1))
+}
+
+// Var returns the unbiased variance (divisor N−1, torch.var's default) over
+// the given dims, or over all elements.
+func (t *Tensor) Var(dims ...int) *Tensor { return t.variance(dims, false) }
+
+// VarKeepDim is Var keeping the reduced dims with size 1.
+func (t *Tensor) VarKeepDim(dims ...int) *Tensor { return t.variance(dims, true) }
+
+func (t *Tensor) logSumExp(dims []int, keep bool) *Tensor {
+	mustFloat("LogSumExp", t)
+	ds := t.reduceDims("LogSumExp", dims)
+	var out *Tensor
+	if len(ds) == 1 {
+		out = t.reduceRaw(ReduceLogSumExp, ds)
+	} else {
+		// several dims: move them last, flatten, reduce once
+		out = t.reduceMany(ds)
+	}
+	record("LogSumExp", out, []*Tensor{t}, func(g *Tensor) {
+		t.accumulate(g.Mul(t.Sub(out).Exp()))
+	})
+	return squeezeDims(out, ds, keep)
+}
+
+// reduceMany computes logsumexp over several dims (keepdim).
+func (t *Tensor) reduceMany(ds []int) *Tensor {
+	var perm, keptShape []int
+	for i := range t.Dim() {
+		if !slices.Contains(ds, i) {
+			perm = append(perm, i)
+		}
+	}
+	perm = append(perm, ds...)
+	keptShape = t.Shape()
+	for _, d := range ds {
+		keptShape[d] = 1
+	}
+	var out *Tensor
+	withoutGrad(func() {
+		p := t.Detach().Permute(perm...).Contiguous()
+		flat := p.Reshape(append(p.Shape()[:t.Dim()-len(ds)], -1)...)
+		out = flat.reduceRaw(ReduceLogSumExp, []int{flat.Dim() - 1}).Reshape(keptShape...)
+	})
+	return out
+}
+
+// LogSumExp returns log Σ exp over the given dims (stable), or over all
+// elements.
+func (t *Tensor) LogSumExp(dims ...int) *Tensor { return t.logSumExp(dims, false) }
+
+// LogSumExpKeepDim is LogSumExp keeping the reduced dims with size 1.
+func (t *Tensor) LogSumExpKeepDim(dims ...int) *Tensor { return t.logSumExp(dims, true) }
