@@ -107,11 +107,13 @@ func unaryGradFunc(op UnaryOp, p UnaryParams) func(g, x, y float32) float32 {
 	case OpSigmoid:
 		return func(g, x, y float32) float32 { return g * (1 - y) * y }
 	case OpReLU:
+		// PyTorch's threshold_backward: zero where y <= 0 (so a NaN input
+		// passes the gradient through)
 		return func(g, x, y float32) float32 {
-			if y > 0 {
-				return g
+			if y <= 0 {
+				return 0
 			}
-			return 0
+			return g
 		}
 	case OpGELU:
 		return func(g, x, y float32) float32 {

@@ -1,6 +1,9 @@
 package tensor
 
-import "github.com/wickml/wick/internal/blas"
+import (
+	"github.com/wickml/wick/internal/blas"
+	"github.com/wickml/wick/internal/parallel"
+)
 
 // matOperand describes one 2-D matrix of a batched operand for sgemm: its
 // storage slice start, leading dimension and whether it is transposed.
@@ -40,8 +43,10 @@ func (b cpuBackend) MatMul(dst, a Storage, al Layout, bs Storage, bl Layout) {
 	one := func(i, threads int) {
 		blas.Sgemm(ta, tb, m, n, k, af[aoff[i]:], lda, bf[boff[i]:], ldb, d[i*m*n:], n, false, threads)
 	}
+	// small products (attention's per-head ones): one whole product per
+	// task on the shared pool; large ones are split inside Sgemm instead
 	if nb > 1 && m*n*k < 1<<21 {
-		parallelFor(nb, 1, func(lo, hi int) {
+		parallel.For(nb, 1, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				one(i, 1)
 			}

@@ -102,13 +102,25 @@ func (cpuBackend) LayerNorm(dst, mean, rstd, x, w, b Storage, rows, cols int, ep
 }
 
 func (cpuBackend) LayerNormGrad(dx, dw, db, g, x, mean, rstd, w Storage, rows, cols int) {
-	gs, xs, ms, rs, ws := fs(g), fs(x), fs(mean), fs(rstd), optF(w)
+	gs, xs, rs, ws := fs(g), fs(x), fs(rstd), optF(w)
+	// The saved mean is float32: when |mean| ≫ std its rounding error
+	// dominates x − mean, so recompute the means in float64 (one pass over x).
+	ms := make([]float64, rows)
+	parallelFor(rows, max(1, grain/max(cols, 1)), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			var sum float64
+			for _, v := range xs[r*cols : (r+1)*cols] {
+				sum += float64(v)
+			}
+			ms[r] = sum / float64(max(cols, 1))
+		}
+	})
 	if dx != nil {
 		dxs := fs(dx)
 		parallelFor(rows, max(1, grain/max(cols, 1)), func(lo, hi int) {
 			for r := lo; r < hi; r++ {
 				gr, xr, dr := gs[r*cols:(r+1)*cols], xs[r*cols:(r+1)*cols], dxs[r*cols:(r+1)*cols]
-				mu, rsd := float64(ms[r]), float64(rs[r])
+				mu, rsd := ms[r], float64(rs[r])
 				// dxhat = g·w; dx = rstd·(dxhat − mean(dxhat) − xhat·mean(dxhat·xhat))
 				var s1, s2 float64
 				for j := range gr {
@@ -141,7 +153,7 @@ func (cpuBackend) LayerNormGrad(dx, dw, db, g, x, mean, rstd, w Storage, rows, c
 		accW := make([]float64, hi-lo)
 		accB := make([]float64, hi-lo)
 		for r := range rows {
-			mu, rsd := float64(ms[r]), float64(rs[r])
+			mu, rsd := ms[r], float64(rs[r])
 			gr, xr := gs[r*cols+lo:r*cols+hi], xs[r*cols+lo:r*cols+hi]
 			for j := range gr {
 				accW[j] += float64(gr[j]) * (float64(xr[j]) - mu) * rsd

@@ -1,6 +1,10 @@
 package tensor
 
-import "slices"
+import (
+	"math"
+	"slices"
+	"strconv"
+)
 
 func checkShape(op string, shape []int) {
 	for _, d := range shape {
@@ -27,7 +31,10 @@ func New(data []float32, shape ...int) *Tensor {
 }
 
 // Scalar returns a 0-d Float32 tensor holding v.
-func Scalar(v float32) *Tensor { return New([]float32{v}, []int{}...) }
+func Scalar(v float32) *Tensor {
+	b := defaultBackend("Scalar")
+	return newTensor(b, b.FromFloat32s([]float32{v}), contiguousLayout([]int{}))
+}
 
 // FromInts returns an Int64 tensor holding a copy of data with the given
 // shape (1-D when none is given).
@@ -80,20 +87,31 @@ func FullLike(t *Tensor, v float32) *Tensor {
 }
 
 // Arange returns the Float32 values start, start+step, ... below end
-// (like torch.arange with float arguments).
+// (like torch.arange with float arguments). The length and the values are
+// computed in float64 from the shortest decimal form of each argument, the
+// numbers a PyTorch user types, so Arange(0, 0.3, 0.1) has 3 elements as
+// torch.arange(0, 0.3, 0.1) does (float32(0.3)/float32(0.1) is above 3).
 func Arange(start, end, step float32) *Tensor {
 	if step == 0 || (end-start)*step < 0 && end != start {
 		panicf("Arange", "invalid range start=%v end=%v step=%v", start, end, step)
 	}
-	n := 0
-	if (end-start)/step > 0 {
-		n = int(float64(end-start)/float64(step) + 0.999999999)
-	}
+	s, e, st := decimal64(start), decimal64(end), decimal64(step)
+	n := max(int(math.Ceil((e-s)/st)), 0)
 	data := make([]float32, n)
 	for i := range data {
-		data[i] = start + float32(i)*step
+		data[i] = float32(s + float64(i)*st)
 	}
 	return New(data, n)
+}
+
+// decimal64 returns the float64 nearest to the shortest decimal that
+// identifies the float32 x (0.1 for float32(0.1)).
+func decimal64(x float32) float64 {
+	v, err := strconv.ParseFloat(strconv.FormatFloat(float64(x), 'g', -1, 32), 64)
+	if err != nil {
+		return float64(x)
+	}
+	return v
 }
 
 // ArangeInt returns the Int64 values 0, 1, ..., n-1.
@@ -126,6 +144,17 @@ func (t *Tensor) Clone() *Tensor {
 // Contiguous returns t if it is already contiguous, else a contiguous copy.
 func (t *Tensor) Contiguous() *Tensor {
 	if t.IsContiguous() {
+		return t
+	}
+	return t.Clone()
+}
+
+// dense returns t if its elements are storage[0:Numel()] in row-major order,
+// else a contiguous copy (recorded like Clone). Kernels that take a bare
+// Storage without a Layout need this: a contiguous view may still start at
+// a nonzero offset (a slice along dim 0, Select, a Cat gradient piece).
+func (t *Tensor) dense() *Tensor {
+	if t.IsContiguous() && t.layout.Offset == 0 {
 		return t
 	}
 	return t.Clone()

@@ -6,8 +6,8 @@ func (t *Tensor) unary(op UnaryOp, p UnaryParams) *Tensor {
 	out := empty(t.backend, Float32, t.layout.Shape)
 	t.backend.Unary(op, p, out.storage, t.storage, t.layout)
 	record(op.String(), out, []*Tensor{t}, func(g *Tensor) {
-		x := t.Detach().Contiguous()
-		g = g.Contiguous()
+		x := t.Detach().dense()
+		g = g.dense()
 		dx := empty(t.backend, Float32, t.layout.Shape)
 		t.backend.UnaryGrad(op, p, dx.storage, g.storage, x.storage, out.storage, t.Numel())
 		t.accumulate(dx)
@@ -168,8 +168,9 @@ func (t *Tensor) Pow(o *Tensor) *Tensor {
 	var out *Tensor
 	out = binary(OpPow, t, o, func(g *Tensor) (ga, gb *Tensor) {
 		if t.requiresGrad {
-			// b·a^(b−1), zero where b == 0
-			ga = g.Mul(o).Mul(t.Pow(o.SubScalar(1))).Mul(o.Ne(ZerosLike(o)))
+			// b·a^(b−1), zero where b == 0 (also at a == 0, where
+			// a^(b−1) is infinite: PyTorch's rule)
+			ga = Where(o.Ne(ZerosLike(o)), g.Mul(o).Mul(t.Pow(o.SubScalar(1))), scalarLike(g, 0))
 		}
 		if o.requiresGrad {
 			// aᵇ·log a, zero where a == 0 and b ≥ 0
@@ -181,26 +182,28 @@ func (t *Tensor) Pow(o *Tensor) *Tensor {
 	return out
 }
 
-// minMaxGrads splits g between a and b for Maximum/Minimum: the winner gets
-// it, ties share it equally (PyTorch's rule).
-func minMaxGrads(a, b, g *Tensor, aWins *Tensor) (*Tensor, *Tensor) {
+// minMaxGrads splits g between a and b for Maximum/Minimum with PyTorch's
+// rule: ties share it equally, and each side gets all of it except where it
+// loses (so where either is NaN, both get it). aLoses and bLoses are 0/1.
+func minMaxGrads(a, b, g *Tensor, aLoses, bLoses *Tensor) (*Tensor, *Tensor) {
 	tie := a.Eq(b)
 	half := g.MulScalar(0.5)
-	ga := Where(tie, half, g.Mul(aWins))
-	gb := Where(tie, half, g.Mul(aWins.RSubScalar(1)))
+	zero := scalarLike(g, 0)
+	ga := Where(tie, half, Where(aLoses, zero, g))
+	gb := Where(tie, half, Where(bLoses, zero, g))
 	return ga, gb
 }
 
 // Maximum returns the elementwise maximum with broadcasting (NaN
 // propagates).
 func (t *Tensor) Maximum(o *Tensor) *Tensor {
-	return binary(OpMaximum, t, o, func(g *Tensor) (*Tensor, *Tensor) { return minMaxGrads(t, o, g, t.Gt(o)) })
+	return binary(OpMaximum, t, o, func(g *Tensor) (*Tensor, *Tensor) { return minMaxGrads(t, o, g, t.Lt(o), t.Gt(o)) })
 }
 
 // Minimum returns the elementwise minimum with broadcasting (NaN
 // propagates).
 func (t *Tensor) Minimum(o *Tensor) *Tensor {
-	return binary(OpMinimum, t, o, func(g *Tensor) (*Tensor, *Tensor) { return minMaxGrads(t, o, g, t.Lt(o)) })
+	return binary(OpMinimum, t, o, func(g *Tensor) (*Tensor, *Tensor) { return minMaxGrads(t, o, g, t.Gt(o), t.Lt(o)) })
 }
 
 // Eq returns 1 where a == b and 0 elsewhere (Float32, not differentiable).

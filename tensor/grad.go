@@ -102,6 +102,11 @@ func (t *Tensor) BackwardWith(grad *Tensor) {
 	if t.node.Released() {
 		panicf("Backward", "trying to backward through the graph a second time; the graph was released by the first Backward")
 	}
+	for _, n := range autograd.Order(t.node) {
+		if n.Released() {
+			panicf("Backward", "trying to backward through the graph a second time: the %s node (output shape %s) was released by an earlier Backward; recompute the forward pass", n.Op, n.Label)
+		}
+	}
 	t.gradBuf = grad.Detach()
 	autograd.Run(t.node)
 }

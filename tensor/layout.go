@@ -141,6 +141,19 @@ func normDim(op string, dim, ndim int) int {
 	return d
 }
 
+// normDimOf is normDim for a dimension of a tensor of the given shape; its
+// panic message names the shape.
+func normDimOf(op string, dim int, shape []int) int {
+	nd := len(shape)
+	if dim < -nd || dim >= nd {
+		if nd == 0 {
+			panicf(op, "dimension %d out of range: the tensor is 0-d (shape [])", dim)
+		}
+		panicf(op, "dimension %d out of range (expected to be in range of [%d, %d]) for a tensor of shape %v", dim, -nd, nd-1, shape)
+	}
+	return normDim(op, dim, nd)
+}
+
 // collapse merges adjacent dimensions that are contiguous with each other in
 // every one of the given stride sets, and drops size-1 dimensions. It
 // returns the reduced shape and strides (at least one dimension).

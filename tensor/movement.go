@@ -106,10 +106,10 @@ func (t *Tensor) Flatten(startEnd ...int) *Tensor {
 	}
 	start, end := 0, t.Dim()-1
 	if len(startEnd) > 0 {
-		start = normDim("Flatten", startEnd[0], t.Dim())
+		start = normDimOf("Flatten", startEnd[0], t.layout.Shape)
 	}
 	if len(startEnd) > 1 {
-		end = normDim("Flatten", startEnd[1], t.Dim())
+		end = normDimOf("Flatten", startEnd[1], t.layout.Shape)
 	}
 	if start > end {
 		panicf("Flatten", "start dim %d comes after end dim %d", start, end)
@@ -131,7 +131,7 @@ func (t *Tensor) Permute(dims ...int) *Tensor {
 	l := Layout{Shape: make([]int, nd), Strides: make([]int, nd), Offset: t.layout.Offset}
 	inv := make([]int, nd)
 	for i, d := range dims {
-		d = normDim("Permute", d, nd)
+		d = normDimOf("Permute", d, t.layout.Shape)
 		if seen[d] {
 			panicf("Permute", "repeated dim %d in %v", d, dims)
 		}
@@ -148,7 +148,7 @@ func (t *Tensor) Transpose(d0, d1 int) *Tensor {
 	if nd == 0 {
 		return t
 	}
-	a, b := normDim("Transpose", d0, nd), normDim("Transpose", d1, nd)
+	a, b := normDimOf("Transpose", d0, t.layout.Shape), normDimOf("Transpose", d1, t.layout.Shape)
 	perm := make([]int, nd)
 	for i := range perm {
 		perm[i] = i
@@ -169,7 +169,7 @@ func (t *Tensor) T() *Tensor {
 // Slice returns elements start..end-1 along dim, sharing storage. Negative
 // bounds count from the end and bounds are clamped, as in Python slicing.
 func (t *Tensor) Slice(dim, start, end int) *Tensor {
-	d := normDim("Slice", dim, t.Dim())
+	d := normDimOf("Slice", dim, t.layout.Shape)
 	n := t.layout.Shape[d]
 	clamp := func(i int) int {
 		if i < 0 {
@@ -187,7 +187,7 @@ func (t *Tensor) Slice(dim, start, end int) *Tensor {
 // Narrow returns length elements along dim starting at start, sharing
 // storage. Unlike Slice it panics when the range is out of bounds.
 func (t *Tensor) Narrow(dim, start, length int) *Tensor {
-	d := normDim("Narrow", dim, t.Dim())
+	d := normDimOf("Narrow", dim, t.layout.Shape)
 	n := t.layout.Shape[d]
 	if start < 0 {
 		start += n
@@ -219,7 +219,7 @@ func (t *Tensor) narrowView(d, start, length int) *Tensor {
 
 // Select returns the slice at index i along dim, with dim removed.
 func (t *Tensor) Select(dim, i int) *Tensor {
-	d := normDim("Select", dim, t.Dim())
+	d := normDimOf("Select", dim, t.layout.Shape)
 	n := t.layout.Shape[d]
 	if i < -n || i >= n {
 		panicf("Select", "index %d is out of range for dimension %d with size %d (shape %v)", i, dim, n, t.layout.Shape)
@@ -281,7 +281,7 @@ func (t *Tensor) Squeeze(dims ...int) *Tensor {
 		}
 	}
 	for _, d := range dims {
-		d = normDim("Squeeze", d, t.Dim())
+		d = normDimOf("Squeeze", d, t.layout.Shape)
 		drop[d] = t.layout.Shape[d] == 1
 	}
 	var ns []int

@@ -7,9 +7,9 @@ import "math"
 func (t *Tensor) moveToLast(dim int) (*Tensor, func(*Tensor) *Tensor) {
 	d := normDim("Softmax", dim, max(t.Dim(), 1))
 	if t.Dim() == 0 || d == t.Dim()-1 {
-		return t.Contiguous(), func(x *Tensor) *Tensor { return x }
+		return t.dense(), func(x *Tensor) *Tensor { return x }
 	}
-	moved := t.Transpose(d, -1).Contiguous()
+	moved := t.Transpose(d, -1).dense()
 	return moved, func(x *Tensor) *Tensor { return x.Transpose(d, -1) }
 }
 
@@ -20,7 +20,7 @@ func (t *Tensor) softmax(dim int, log bool) *Tensor {
 	}
 	mustFloat(name, t)
 	if t.Dim() > 0 {
-		normDim(name, dim, t.Dim())
+		normDimOf(name, dim, t.layout.Shape)
 	}
 	x, back := t.moveToLast(dim)
 	cols := 1
@@ -33,7 +33,7 @@ func (t *Tensor) softmax(dim int, log bool) *Tensor {
 		t.backend.Softmax(y.storage, x.storage, rows, cols, log)
 	}
 	record(name, y, []*Tensor{x}, func(g *Tensor) {
-		g = g.Contiguous()
+		g = g.dense()
 		dx := empty(t.backend, Float32, x.layout.Shape)
 		t.backend.SoftmaxGrad(dx.storage, g.storage, y.storage, rows, cols, log)
 		x.accumulate(dx)
@@ -66,14 +66,14 @@ func (t *Tensor) LayerNorm(weight, bias *Tensor, eps float32) *Tensor {
 		}
 	}
 	rows := t.Numel() / max(cols, 1)
-	x := t.Contiguous()
+	x := t.dense()
 	w, b := contiguousOrNil(weight), contiguousOrNil(bias)
 	y := empty(t.backend, Float32, t.layout.Shape)
 	mean := empty(t.backend, Float32, []int{rows})
 	rstd := empty(t.backend, Float32, []int{rows})
 	t.backend.LayerNorm(y.storage, mean.storage, rstd.storage, x.storage, storageOrNil(w), storageOrNil(b), rows, cols, eps)
 	record("LayerNorm", y, []*Tensor{x, weight, bias}, func(g *Tensor) {
-		g = g.Contiguous()
+		g = g.dense()
 		var dx, dw, db *Tensor
 		if x.requiresGrad {
 			dx = empty(t.backend, Float32, x.layout.Shape)
@@ -100,7 +100,7 @@ func contiguousOrNil(t *Tensor) *Tensor {
 	if t == nil {
 		return nil
 	}
-	return t.Contiguous()
+	return t.dense()
 }
 
 func storageOrNil(t *Tensor) Storage {
@@ -138,7 +138,7 @@ func (t *Tensor) Dropout(p float32, training bool) *Tensor {
 // IndexSelect returns the entries of t at the Int64 indices idx (1-D) along
 // dim.
 func (t *Tensor) IndexSelect(dim int, idx *Tensor) *Tensor {
-	d := normDim("IndexSelect", dim, t.Dim())
+	d := normDimOf("IndexSelect", dim, t.layout.Shape)
 	if idx.Dim() > 1 {
 		panicf("IndexSelect", "index must be 1-D, got shape %v", idx.layout.Shape)
 	}
@@ -162,20 +162,20 @@ func Embedding(weight, idx *Tensor) *Tensor {
 	num := weight.layout.Shape[0]
 	rowShape := weight.layout.Shape[1:]
 	rowLen := numel(rowShape)
-	ix := idx.Contiguous()
+	ix := idx.dense()
 	for _, v := range ix.Ints() {
 		if v < 0 || v >= num {
 			panicf("Embedding", "index %d is out of range for %d entries (weight shape %v)", v, num, weight.layout.Shape)
 		}
 	}
-	w := weight.Contiguous()
+	w := weight.dense()
 	n := ix.Numel()
 	out := empty(weight.backend, Float32, append(idx.Shape(), rowShape...))
 	if n > 0 && rowLen > 0 {
 		weight.backend.Gather(out.storage, w.storage, ix.storage, n, rowLen)
 	}
 	record("Embedding", out, []*Tensor{w}, func(g *Tensor) {
-		g = g.Contiguous()
+		g = g.dense()
 		dw := ZerosLike(w)
 		if n > 0 && rowLen > 0 {
 			weight.backend.ScatterAdd(dw.storage, ix.storage, g.storage, n, rowLen)
@@ -209,8 +209,8 @@ func CrossEntropyIgnore(logits, targets *Tensor, ignoreIndex int) *Tensor {
 		panicf("CrossEntropy", "logits of shape %v need targets of shape %v, got %v", logits.layout.Shape, logits.layout.Shape[:max(logits.Dim()-1, 0)], targets.layout.Shape)
 	}
 	cols := logits.layout.Shape[logits.Dim()-1]
-	x := logits.Reshape(-1, cols).Contiguous()
-	tg := targets.Reshape(-1).Contiguous()
+	x := logits.Reshape(-1, cols).dense()
+	tg := targets.Reshape(-1).dense()
 	rows := x.layout.Shape[0]
 	count := 0
 	for _, v := range tg.Ints() {
@@ -278,7 +278,7 @@ func Cat(ts []*Tensor, dim int) *Tensor {
 		panicf("Cat", "expected a non-empty list of tensors")
 	}
 	first := ts[0]
-	d := normDim("Cat", dim, first.Dim())
+	d := normDimOf("Cat", dim, first.layout.Shape)
 	shape := first.Shape()
 	total := 0
 	for i, u := range ts {
@@ -336,7 +336,7 @@ func Stack(ts []*Tensor, dim int) *Tensor {
 // Split cuts t along dim into pieces of size (the last may be smaller),
 // as views.
 func (t *Tensor) Split(size, dim int) []*Tensor {
-	d := normDim("Split", dim, t.Dim())
+	d := normDimOf("Split", dim, t.layout.Shape)
 	if size <= 0 {
 		panicf("Split", "split size must be positive, got %d", size)
 	}
@@ -356,7 +356,7 @@ func (t *Tensor) Chunk(n, dim int) []*Tensor {
 	if n <= 0 {
 		panicf("Chunk", "number of chunks must be positive, got %d", n)
 	}
-	d := normDim("Chunk", dim, t.Dim())
+	d := normDimOf("Chunk", dim, t.layout.Shape)
 	size := (t.layout.Shape[d] + n - 1) / n
 	return t.Split(max(size, 1), d)
 }

@@ -60,7 +60,7 @@ func newFormatter(vals []float64, isInt bool) formatter {
 		}
 		if hi > 0 {
 			if f.intMode {
-				f.sci = hi > 1e8
+				f.sci = hi/lo > 1000 || hi > 1e8 // PyTorch's rule for integral values too
 			} else {
 				f.sci = hi/lo > 1000 || hi > 1e8 || lo < 1e-4
 			}
@@ -206,7 +206,7 @@ func (t *Tensor) formatDim(all []float64, f formatter, d, off, indent int, summa
 		var lines []string
 		var cur []string
 		for _, i := range idx {
-			s := "..."
+			s := " ..." // PyTorch pads the gap in a row
 			if i >= 0 {
 				s = f.format(all[off+i*strides[d]])
 			}
@@ -233,17 +233,22 @@ func (t *Tensor) formatDim(all []float64, f formatter, d, off, indent int, summa
 	return "[" + strings.Join(parts, sep) + "]"
 }
 
-// HTML returns an HTML rendering for notebooks: a table for 0-, 1- and 2-D
-// tensors, and a summary (shape, dtype, device, statistics) for larger ones.
+// HTML returns an HTML rendering for notebooks: a header with shape, dtype,
+// device and grad state, then a table of the values for 0-, 1- and 2-D
+// tensors of at most 400 elements, and for larger ones statistics (min,
+// max, mean, std) followed by the values as String prints them.
 func (t *Tensor) HTML() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "<div class=\"wick-tensor\"><p><b>Tensor</b> shape=%v dtype=%s device=%s", t.layout.Shape, t.DType(), t.Device())
-	if t.requiresGrad {
+	switch {
+	case t.GradFn() != nil:
+		b.WriteString(" grad_fn=" + html.EscapeString("<"+t.name+"Backward0>"))
+	case t.requiresGrad:
 		b.WriteString(" requires_grad")
 	}
 	b.WriteString("</p>")
 	vals := t.Float32s()
-	if t.Dim() <= 2 && t.Numel() <= 400 {
+	if t.Numel() > 0 && t.Dim() <= 2 && t.Numel() <= 400 {
 		rows, cols := 1, len(vals)
 		if t.Dim() == 2 {
 			rows, cols = t.layout.Shape[0], t.layout.Shape[1]
@@ -277,6 +282,8 @@ func (t *Tensor) HTML() string {
 		}
 		std := math.Sqrt(sq / float64(max(len(vals)-1, 1)))
 		fmt.Fprintf(&b, "<table><tr><th>min</th><th>max</th><th>mean</th><th>std</th></tr><tr><td>%.4g</td><td>%.4g</td><td>%.4g</td><td>%.4g</td></tr></table>", lo, hi, mean, std)
+		// The values too, summarised past the print threshold like String.
+		b.WriteString("<pre>" + html.EscapeString(t.String()) + "</pre>")
 	}
 	b.WriteString("</div>")
 	return b.String()

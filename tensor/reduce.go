@@ -14,7 +14,7 @@ func (t *Tensor) reduceDims(op string, dims []int) []int {
 	}
 	out := make([]int, 0, len(dims))
 	for _, d := range dims {
-		d = normDim(op, d, t.Dim())
+		d = normDimOf(op, d, t.layout.Shape)
 		if slices.Contains(out, d) {
 			panicf(op, "dim %d appears multiple times in the list of dims", d)
 		}
@@ -137,7 +137,7 @@ func (t *Tensor) argExtreme(op ReduceOp, name string, dim []int, keep bool) *Ten
 	if len(dim) == 0 {
 		return t.Reshape(-1).argExtreme(op, name, []int{0}, false).Reshape()
 	}
-	d := normDim(name, dim[0], t.Dim())
+	d := normDimOf(name, dim[0], t.layout.Shape)
 	return squeezeDims(t.reduceRaw(op, []int{d}), []int{d}, keep)
 }
 

@@ -56,7 +56,7 @@ func (t *Tensor) Storage() Storage { return t.storage }
 func (t *Tensor) Dim() int { return len(t.layout.Shape) }
 
 // Size returns the size of dimension dim (negative counts from the end).
-func (t *Tensor) Size(dim int) int { return t.layout.Shape[normDim("Size", dim, t.Dim())] }
+func (t *Tensor) Size(dim int) int { return t.layout.Shape[normDimOf("Size", dim, t.layout.Shape)] }
 
 // Numel returns the number of elements.
 func (t *Tensor) Numel() int { return t.layout.Numel() }
@@ -123,7 +123,7 @@ func (t *Tensor) At(idx ...int) float32 {
 	for d, i := range idx {
 		n := t.layout.Shape[d]
 		if i < -n || i >= n {
-			panicf("At", "index %d is out of bounds for dimension %d with size %d", i, d, n)
+			panicf("At", "index %d is out of bounds for dimension %d with size %d (shape %v)", i, d, n, t.layout.Shape)
 		}
 		if i < 0 {
 			i += n
