@@ -1,0 +1,69 @@
+package nn
+
+import (
+	"fmt"
+
+	"github.com/wickml/wick/tensor"
+)
+
+// Dropout zeroes elements with probability P while training and scales the
+// rest by 1/(1−P), like torch.nn.Dropout. In evaluation mode it is the
+// identity. Modules start in training mode, like PyTorch's.
+type Dropout struct {
+	P        float32
+	Training bool
+}
+
+var _ Module = (*Dropout)(nil)
+
+// NewDropout returns a Dropout layer in training mode. It panics unless
+// 0 ≤ p ≤ 1.
+func NewDropout(p float32) *Dropout {
+	if p < 0 || p > 1 {
+		panic(fmt.Sprintf("nn: NewDropout: probability has to be between 0 and 1, got %v", p))
+	}
+	return &Dropout{P: p, Training: true}
+}
+
+// Forward applies dropout to x.
+func (d *Dropout) Forward(x *tensor.Tensor) *tensor.Tensor { return x.Dropout(d.P, d.Training) }
+
+// NamedParameters returns nothing: Dropout has no parameters.
+func (d *Dropout) NamedParameters() []NamedParam { return nil }
+
+// Parameters returns nothing: Dropout has no parameters.
+func (d *Dropout) Parameters() []*tensor.Tensor { return nil }
+
+// Train turns dropout on.
+func (d *Dropout) Train() { d.Training = true }
+
+// Eval turns dropout off.
+func (d *Dropout) Eval() { d.Training = false }
+
+// String prints the layer like PyTorch.
+func (d *Dropout) String() string {
+	return fmt.Sprintf("Dropout(p=%s, inplace=False)", pyFloat(float64(d.P)))
+}
+
+// GELU is the exact Gaussian error linear unit x·Φ(x), like torch.nn.GELU().
+type GELU struct{}
+
+var _ Module = GELU{}
+
+// Forward applies GELU elementwise.
+func (GELU) Forward(x *tensor.Tensor) *tensor.Tensor { return x.GELU() }
+
+// NamedParameters returns nothing: GELU has no parameters.
+func (GELU) NamedParameters() []NamedParam { return nil }
+
+// Parameters returns nothing: GELU has no parameters.
+func (GELU) Parameters() []*tensor.Tensor { return nil }
+
+// Train does nothing.
+func (GELU) Train() {}
+
+// Eval does nothing.
+func (GELU) Eval() {}
+
+// String prints the layer like PyTorch.
+func (GELU) String() string { return "GELU(approximate='none')" }

@@ -1,0 +1,181 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/wickml/wick/tensor"
+)
+
+// CausalSelfAttention is nanoGPT's multi-head masked self-attention: one
+// fused projection c_attn to queries, keys and values, scaled dot-product
+// attention in which each position sees only itself and earlier positions,
+// and an output projection c_proj.
+type CausalSelfAttention struct {
+	CAttn       *Linear // [3·NEmbd, NEmbd]
+	CProj       *Linear // [NEmbd, NEmbd]
+	AttnDropout *Dropout
+	ResidDrop   *Dropout
+	NHead       int
+	NEmbd       int
+}
+
+var _ Module = (*CausalSelfAttention)(nil)
+
+// NewCausalSelfAttention returns the attention layer of cfg (Linear
+// layers initialised like PyTorch's; NewGPT re-initialises them like
+// nanoGPT). It panics if cfg.NEmbd is not a multiple of cfg.NHead.
+func NewCausalSelfAttention(cfg GPTConfig) *CausalSelfAttention {
+	if cfg.NHead <= 0 || cfg.NEmbd%cfg.NHead != 0 {
+		panic(fmt.Sprintf("nn: NewCausalSelfAttention: n_embd %d is not a multiple of n_head %d", cfg.NEmbd, cfg.NHead))
+	}
+	return &CausalSelfAttention{
+		CAttn:       NewLinear(cfg.NEmbd, 3*cfg.NEmbd, cfg.Bias),
+		CProj:       NewLinear(cfg.NEmbd, cfg.NEmbd, cfg.Bias),
+		AttnDropout: NewDropout(cfg.Dropout),
+		ResidDrop:   NewDropout(cfg.Dropout),
+		NHead:       cfg.NHead,
+		NEmbd:       cfg.NEmbd,
+	}
+}
+
+// Forward applies attention to x [B, T, C] and returns [B, T, C].
+func (a *CausalSelfAttention) Forward(x *tensor.Tensor) *tensor.Tensor {
+	if x.Dim() != 3 || x.Size(2) != a.NEmbd {
+		panic(&tensor.Error{Op: "CausalSelfAttention", Msg: fmt.Sprintf("expected input [B, T, %d], got %v", a.NEmbd, x.Shape())})
+	}
+	b, t, c := x.Size(0), x.Size(1), x.Size(2)
+	hs := c / a.NHead
+	if !a.AttnDropout.Training || a.AttnDropout.P == 0 {
+		// one fused operation on the packed projection (no copies of
+		// the heads, no masked scores materialised twice)
+		y := tensor.AttentionQKV(a.CAttn.Forward(x), a.NHead, true)
+		return a.ResidDrop.Forward(a.CProj.Forward(y))
+	}
+	qkv := a.CAttn.Forward(x).Split(c, 2)
+	heads := func(z *tensor.Tensor) *tensor.Tensor { // (B, nh, T, hs)
+		return z.Reshape(b, t, a.NHead, hs).Transpose(1, 2)
+	}
+	q, k, v := heads(qkv[0]), heads(qkv[1]), heads(qkv[2])
+	// the explicit form, so that dropout can act on the weights
+	att := q.MatMul(k.Transpose(-2, -1)).MulScalar(float32(1 / math.Sqrt(float64(hs))))
+	mask := tensor.Ones(t, t).Triu(1)
+	att = att.MaskedFill(mask, float32(math.Inf(-1))).Softmax(-1)
+	y := a.AttnDropout.Forward(att).MatMul(v).Transpose(1, 2).Reshape(b, t, c)
+	return a.ResidDrop.Forward(a.CProj.Forward(y))
+}
+
+// NamedParameters returns c_attn's and c_proj's parameters.
+func (a *CausalSelfAttention) NamedParameters() []NamedParam {
+	return append(prefixed("c_attn", a.CAttn.NamedParameters()), prefixed("c_proj", a.CProj.NamedParameters())...)
+}
+
+// Parameters returns c_attn's and c_proj's parameters.
+func (a *CausalSelfAttention) Parameters() []*tensor.Tensor { return params(a.NamedParameters()) }
+
+// Train turns dropout on.
+func (a *CausalSelfAttention) Train() { a.AttnDropout.Train(); a.ResidDrop.Train() }
+
+// Eval turns dropout off.
+func (a *CausalSelfAttention) Eval() { a.AttnDropout.Eval(); a.ResidDrop.Eval() }
+
+// String prints the module tree.
+func (a *CausalSelfAttention) String() string {
+	return treeString("CausalSelfAttention", NumParams(a), []child{
+		{"c_attn", a.CAttn}, {"c_proj", a.CProj}, {"attn_dropout", a.AttnDropout}, {"resid_dropout", a.ResidDrop},
+	})
+}
+
+// MLP is nanoGPT's feed-forward layer: c_fc to 4·NEmbd, exact GELU, c_proj
+// back to NEmbd, dropout.
+type MLP struct {
+	CFc   *Linear
+	Gelu  GELU
+	CProj *Linear
+	Drop  *Dropout
+}
+
+var _ Module = (*MLP)(nil)
+
+// NewMLP returns the feed-forward layer of cfg.
+func NewMLP(cfg GPTConfig) *MLP {
+	return &MLP{
+		CFc:   NewLinear(cfg.NEmbd, 4*cfg.NEmbd, cfg.Bias),
+		CProj: NewLinear(4*cfg.NEmbd, cfg.NEmbd, cfg.Bias),
+		Drop:  NewDropout(cfg.Dropout),
+	}
+}
+
+// Forward applies the layer to x [..., NEmbd].
+func (m *MLP) Forward(x *tensor.Tensor) *tensor.Tensor {
+	return m.Drop.Forward(m.CProj.Forward(m.Gelu.Forward(m.CFc.Forward(x))))
+}
+
+// NamedParameters returns c_fc's and c_proj's parameters.
+func (m *MLP) NamedParameters() []NamedParam {
+	return append(prefixed("c_fc", m.CFc.NamedParameters()), prefixed("c_proj", m.CProj.NamedParameters())...)
+}
+
+// Parameters returns c_fc's and c_proj's parameters.
+func (m *MLP) Parameters() []*tensor.Tensor { return params(m.NamedParameters()) }
+
+// Train turns dropout on.
+func (m *MLP) Train() { m.Drop.Train() }
+
+// Eval turns dropout off.
+func (m *MLP) Eval() { m.Drop.Eval() }
+
+// String prints the module tree.
+func (m *MLP) String() string {
+	return treeString("MLP", NumParams(m), []child{{"c_fc", m.CFc}, {"gelu", m.Gelu}, {"c_proj", m.CProj}, {"dropout", m.Drop}})
+}
+
+// Block is nanoGPT's pre-LayerNorm transformer block:
+// x + attn(ln_1(x)), then + mlp(ln_2(x)).
+type Block struct {
+	Ln1  *LayerNorm
+	Attn *CausalSelfAttention
+	Ln2  *LayerNorm
+	MLP  *MLP
+}
+
+var _ Module = (*Block)(nil)
+
+// NewBlock returns a transformer block of cfg.
+func NewBlock(cfg GPTConfig) *Block {
+	return &Block{
+		Ln1:  NewLayerNorm(cfg.NEmbd, cfg.Bias),
+		Attn: NewCausalSelfAttention(cfg),
+		Ln2:  NewLayerNorm(cfg.NEmbd, cfg.Bias),
+		MLP:  NewMLP(cfg),
+	}
+}
+
+// Forward applies the block to x [B, T, C].
+func (bl *Block) Forward(x *tensor.Tensor) *tensor.Tensor {
+	x = x.Add(bl.Attn.Forward(bl.Ln1.Forward(x)))
+	return x.Add(bl.MLP.Forward(bl.Ln2.Forward(x)))
+}
+
+// NamedParameters returns ln_1, attn, ln_2 and mlp parameters in that order.
+func (bl *Block) NamedParameters() []NamedParam {
+	var ps []NamedParam
+	ps = append(ps, prefixed("ln_1", bl.Ln1.NamedParameters())...)
+	ps = append(ps, prefixed("attn", bl.Attn.NamedParameters())...)
+	ps = append(ps, prefixed("ln_2", bl.Ln2.NamedParameters())...)
+	return append(ps, prefixed("mlp", bl.MLP.NamedParameters())...)
+}
+
+// Parameters returns the block's parameters in the order of NamedParameters.
+func (bl *Block) Parameters() []*tensor.Tensor { return params(bl.NamedParameters()) }
+
+// Train turns dropout on.
+func (bl *Block) Train() { bl.Attn.Train(); bl.MLP.Train() }
+
+// Eval turns dropout off.
+func (bl *Block) Eval() { bl.Attn.Eval(); bl.MLP.Eval() }
+
+// String prints the module tree.
+func (bl *Block) String() string {
+	return treeString("Block", NumParams(bl), []child{{"ln_1", bl.Ln1}, {"attn", bl.Attn}, {"ln_2", bl.Ln2}, {"mlp", bl.MLP}})
+}

@@ -1,0 +1,157 @@
+package nn
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/wickml/wick/autograd"
+	"github.com/wickml/wick/tensor"
+)
+
+// tiedModule is implemented by modules whose state dict lists a parameter
+// under a second name (GPT's lm_head.weight, which is wte's weight).
+type tiedModule interface {
+	tiedParameters() []NamedParam
+}
+
+// ignoringModule is implemented by modules whose files may hold tensors
+// that carry no weights (nanoGPT's causal-mask buffers).
+type ignoringModule interface {
+	ignoredKey(name string) bool
+}
+
+// StateDictOf returns m's parameters by name, including the second names
+// of tied parameters (like PyTorch's state_dict, so that a strict
+// load_state_dict in PyTorch accepts a file written from it). The tensors
+// are m's own, detached, not copies.
+func StateDictOf(m Module) StateDict {
+	sd := StateDict{}
+	for _, p := range m.NamedParameters() {
+		sd[p.Name] = p.Param.Detach()
+	}
+	if t, ok := m.(tiedModule); ok {
+		for _, p := range t.tiedParameters() {
+			sd[p.Name] = p.Param.Detach()
+		}
+	}
+	return sd
+}
+
+// LoadStateDict copies sd into m's parameters. Every parameter must be
+// present with its shape and dtype Float32; the second names of tied
+// parameters (lm_head.weight) may be present or not, and tensors that the
+// module ignores (nanoGPT's transformer.h.N.attn.bias masks) are skipped;
+// any other name is an error. All problems are reported together, each
+// naming its tensor and wrapping ErrMissingTensor, ErrUnexpectedTensor,
+// ErrShapeMismatch or ErrDTypeMismatch; m is changed only if there are
+// none. Like PyTorch, a tied tensor present under both names takes the
+// value listed last in the state dict (lm_head.weight).
+func LoadStateDict(m Module, sd StateDict) error {
+	var errs []error
+	check := func(p NamedParam, t *tensor.Tensor) {
+		switch {
+		case t.DType() != tensor.Float32:
+			errs = append(errs, fmt.Errorf("tensor %q: %w: file has %s, model needs %s", p.Name, ErrDTypeMismatch, t.DType(), p.Param.DType()))
+		case !slices.Equal(t.Shape(), p.Param.Shape()):
+			errs = append(errs, fmt.Errorf("tensor %q: %w: file has %v, model needs %v", p.Name, ErrShapeMismatch, t.Shape(), p.Param.Shape()))
+		}
+	}
+	known := map[string]bool{}
+	var copies []NamedParam // destination with the source's name
+	for _, p := range m.NamedParameters() {
+		known[p.Name] = true
+		t, ok := sd[p.Name]
+		if !ok {
+			errs = append(errs, fmt.Errorf("tensor %q: %w (model needs shape %v)", p.Name, ErrMissingTensor, p.Param.Shape()))
+			continue
+		}
+		check(p, t)
+		copies = append(copies, p)
+	}
+	if tm, ok := m.(tiedModule); ok {
+		for _, p := range tm.tiedParameters() {
+			known[p.Name] = true
+			if t, ok := sd[p.Name]; ok {
+				check(p, t)
+				copies = append(copies, p)
+			}
+		}
+	}
+	im, _ := m.(ignoringModule)
+	for _, name := range sd.Names() {
+		if !known[name] && (im == nil || !im.ignoredKey(name)) {
+			errs = append(errs, fmt.Errorf("tensor %q: %w: the model has no parameter of that name", name, ErrUnexpectedTensor))
+		}
+	}
+	if len(errs) > 0 {
+		return errorList(errs)
+	}
+	autograd.NoGrad(func() {
+		for _, p := range copies {
+			p.Param.CopyFrom(sd[p.Name])
+		}
+	})
+	return nil
+}
+
+// Save writes m's state dict (StateDictOf) to w in the safetensors format.
+func Save(w io.Writer, m Module) error {
+	return WriteStateDict(w, StateDictOf(m), nil)
+}
+
+// Load reads a safetensors stream into m (see ReadStateDict and
+// LoadStateDict). On error m is unchanged.
+func Load(r io.Reader, m Module) error {
+	if err := load(r, m); err != nil {
+		return fmt.Errorf("nn: load: %w", err)
+	}
+	return nil
+}
+
+func load(r io.Reader, m Module) error {
+	sd, _, err := readStateDict(r)
+	if err != nil {
+		return err
+	}
+	return LoadStateDict(m, sd)
+}
+
+// SaveFile writes m's parameters to path as a safetensors file with
+// PyTorch's names, atomically: path holds either its old contents or the
+// whole new file.
+func SaveFile(path string, m Module) error {
+	return SaveStateDictFile(path, StateDictOf(m), nil)
+}
+
+// LoadFile reads the safetensors file at path into m. A file written by
+// PyTorch from nanoGPT's model loads whether or not it holds the tied
+// lm_head.weight and the attention-mask buffers. On error m is unchanged
+// and the error names the file, the tensor and the problem.
+func LoadFile(path string, m Module) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("nn: load: %w", err)
+	}
+	defer f.Close()
+	if err := load(bufio.NewReaderSize(f, 1<<20), m); err != nil {
+		return fmt.Errorf("nn: load %s: %w", path, err)
+	}
+	return nil
+}
+
+// errorList reports several problems on one line, separated by "; ".
+type errorList []error
+
+func (e errorList) Error() string {
+	s := make([]string, len(e))
+	for i, err := range e {
+		s[i] = err.Error()
+	}
+	return strings.Join(s, "; ")
+}
+
+func (e errorList) Unwrap() []error { return e }

@@ -1,0 +1,38 @@
+// Package nn builds neural networks from package tensor: layers with
+// PyTorch's parameter layouts and initialisation, nanoGPT's GPT, and
+// checkpoints in the safetensors format.
+//
+// # Modules
+//
+// Every layer implements Module: Parameters and NamedParameters (dotted
+// PyTorch names, in the order of PyTorch's named_parameters), Train and
+// Eval. Layers have a Forward method taking and returning tensors, and
+// print their tree with parameter counts like PyTorch's repr.
+//
+//   - Linear (weight [out, in], kaiming-uniform init), Embedding,
+//     LayerNorm (bias optional), Dropout, GELU;
+//   - CausalSelfAttention, MLP and Block: the pieces of nanoGPT's model;
+//   - GPT: nanoGPT's decoder (NewGPT(GPTConfig{...})), with Forward
+//     (logits), Loss (cross-entropy, ignore index -1) and Generate.
+//
+// GPT's parameters carry nanoGPT's names (transformer.wte.weight,
+// transformer.h.0.attn.c_attn.weight, …, lm_head.weight tied to wte), so
+// weights move both ways between Wick and PyTorch.
+//
+// # Checkpoints
+//
+// SaveFile and LoadFile (and Save and Load on streams) write and read a
+// module's parameters as a safetensors file: an 8-byte little-endian
+// header length, a JSON header giving each tensor's dtype (F32 or I64),
+// shape and data offsets, then the raw little-endian data. Writes are
+// atomic. Loading validates the whole file against the module before
+// copying anything, so a bad file leaves the module unchanged and returns
+// an error naming the tensor and the problem (see ErrTruncated and its
+// siblings). Files written by PyTorch for nanoGPT's model load whether or
+// not they hold the tied lm_head.weight and the causal-mask buffers.
+//
+// The lower-level StateDict, WriteStateDict, ReadStateDict,
+// SaveStateDictFile and LoadStateDictFile handle any set of named tensors
+// plus string metadata, for checkpoints that also hold optimizer and RNG
+// state; WriteFileAtomic writes any file atomically.
+package nn

@@ -1,0 +1,50 @@
+package nn
+
+import (
+	"fmt"
+
+	"github.com/wickml/wick/tensor"
+)
+
+// Embedding is a lookup table of Num vectors of size Dim, like
+// torch.nn.Embedding. Weight is [Num, Dim].
+type Embedding struct {
+	Weight *tensor.Tensor
+	Num    int
+	Dim    int
+}
+
+var _ Module = (*Embedding)(nil)
+
+// NewEmbedding returns an embedding table initialised like PyTorch
+// (standard normal), from the global generator. It panics if num or dim is
+// not positive.
+func NewEmbedding(num, dim int) *Embedding {
+	if num <= 0 || dim <= 0 {
+		panic(fmt.Sprintf("nn: NewEmbedding: sizes must be positive, got num=%d dim=%d", num, dim))
+	}
+	return &Embedding{Weight: tensor.Zeros(num, dim).NormalInit(0, 1).RequiresGrad(), Num: num, Dim: dim}
+}
+
+// Forward looks up the rows at the Int64 indices idx (any shape) and
+// returns idx.shape + [Dim].
+func (e *Embedding) Forward(idx *tensor.Tensor) *tensor.Tensor {
+	return tensor.Embedding(e.Weight, idx)
+}
+
+// NamedParameters returns the weight.
+func (e *Embedding) NamedParameters() []NamedParam { return []NamedParam{{"weight", e.Weight}} }
+
+// Parameters returns the weight.
+func (e *Embedding) Parameters() []*tensor.Tensor { return []*tensor.Tensor{e.Weight} }
+
+// Train does nothing: Embedding behaves the same in both modes.
+func (e *Embedding) Train() {}
+
+// Eval does nothing: Embedding behaves the same in both modes.
+func (e *Embedding) Eval() {}
+
+// String prints the layer like PyTorch.
+func (e *Embedding) String() string {
+	return leafString(fmt.Sprintf("Embedding(%d, %d)", e.Num, e.Dim), e.Num*e.Dim)
+}

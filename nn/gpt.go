@@ -1,0 +1,270 @@
+package nn
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/wickml/wick/autograd"
+	"github.com/wickml/wick/tensor"
+)
+
+// GPTConfig describes a GPT model, with nanoGPT's GPTConfig fields.
+type GPTConfig struct {
+	VocabSize int     // number of tokens (nanoGPT: vocab_size)
+	BlockSize int     // longest context (block_size)
+	NLayer    int     // transformer blocks (n_layer)
+	NHead     int     // attention heads (n_head)
+	NEmbd     int     // embedding width (n_embd), a multiple of NHead
+	Dropout   float32 // dropout probability while training (dropout)
+	Bias      bool    // biases in Linear and LayerNorm layers (bias)
+}
+
+// Validate reports what is wrong with c, or nil.
+func (c GPTConfig) Validate() error {
+	var errs []error
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"vocab_size", c.VocabSize}, {"block_size", c.BlockSize}, {"n_layer", c.NLayer}, {"n_head", c.NHead}, {"n_embd", c.NEmbd}} {
+		if f.v <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive, got %d", f.name, f.v))
+		}
+	}
+	if c.NHead > 0 && c.NEmbd%c.NHead != 0 {
+		errs = append(errs, fmt.Errorf("n_embd %d must be a multiple of n_head %d", c.NEmbd, c.NHead))
+	}
+	if c.Dropout < 0 || c.Dropout >= 1 || c.Dropout != c.Dropout {
+		errs = append(errs, fmt.Errorf("dropout must be in [0, 1), got %v", c.Dropout))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("nn: invalid GPTConfig: %w", err)
+	}
+	return nil
+}
+
+// GPT is nanoGPT's decoder-only transformer: token and position embeddings,
+// NLayer pre-LayerNorm blocks, a final LayerNorm and a language-model head
+// whose weight is the token embedding (weight tying). Parameter names,
+// shapes and order are nanoGPT's, so weights move both ways through
+// SaveFile and LoadFile.
+type GPT struct {
+	Config GPTConfig
+	Wte    *Embedding // transformer.wte
+	Wpe    *Embedding // transformer.wpe
+	Drop   *Dropout   // transformer.drop
+	H      []*Block   // transformer.h
+	LnF    *LayerNorm // transformer.ln_f
+	LmHead *Linear    // lm_head; its Weight is Wte.Weight
+}
+
+var _ Module = (*GPT)(nil)
+
+// NewGPT returns a GPT initialised like nanoGPT: Linear and Embedding
+// weights normal with std 0.02, the residual projections (c_proj.weight)
+// with std 0.02/√(2·NLayer), biases zero, LayerNorm weights one. Random
+// numbers come from the global generator (tensor.ManualSeed). The model
+// starts in training mode. NewGPT panics if cfg is invalid (see Validate).
+func NewGPT(cfg GPTConfig) *GPT {
+	if err := cfg.Validate(); err != nil {
+		panic(err.Error())
+	}
+	g := &GPT{
+		Config: cfg,
+		Wte:    NewEmbedding(cfg.VocabSize, cfg.NEmbd),
+		Wpe:    NewEmbedding(cfg.BlockSize, cfg.NEmbd),
+		Drop:   NewDropout(cfg.Dropout),
+		LnF:    NewLayerNorm(cfg.NEmbd, cfg.Bias),
+	}
+	for range cfg.NLayer {
+		g.H = append(g.H, NewBlock(cfg))
+	}
+	g.LmHead = &Linear{Weight: g.Wte.Weight, In: cfg.NEmbd, Out: cfg.VocabSize}
+	autograd.NoGrad(func() {
+		projStd := 0.02 / math.Sqrt(2*float64(cfg.NLayer))
+		for _, p := range g.NamedParameters() {
+			switch {
+			case strings.HasSuffix(p.Name, "c_proj.weight"):
+				p.Param.NormalInit(0, projStd)
+			case strings.Contains(p.Name, ".ln_") && strings.HasSuffix(p.Name, ".weight"):
+				p.Param.Fill_(1)
+			case strings.HasSuffix(p.Name, ".bias"):
+				p.Param.Fill_(0)
+			default: // Linear and Embedding weights
+				p.Param.NormalInit(0, 0.02)
+			}
+		}
+	})
+	return g
+}
+
+// hidden returns the final-LayerNorm output [B, T, C] for idx [B, T].
+func (g *GPT) hidden(idx *tensor.Tensor) *tensor.Tensor {
+	if idx.Dim() != 2 || idx.DType() != tensor.Int64 {
+		panic(&tensor.Error{Op: "GPT.Forward", Msg: fmt.Sprintf("expected int64 token indices [B, T], got %s tensor of shape %v", idx.DType(), idx.Shape())})
+	}
+	t := idx.Size(1)
+	if t > g.Config.BlockSize {
+		panic(&tensor.Error{Op: "GPT.Forward", Msg: fmt.Sprintf("cannot forward sequence of length %d, block size is only %d", t, g.Config.BlockSize)})
+	}
+	pos := tensor.ArangeInt(t).To(idx.Device())
+	x := g.Drop.Forward(g.Wte.Forward(idx).Add(g.Wpe.Forward(pos)))
+	for _, b := range g.H {
+		x = b.Forward(x)
+	}
+	return g.LnF.Forward(x)
+}
+
+// Forward returns the logits [B, T, VocabSize] for the Int64 tokens idx
+// [B, T] (T ≤ BlockSize). Unlike nanoGPT's forward without targets, it
+// returns the logits of every position.
+func (g *GPT) Forward(idx *tensor.Tensor) *tensor.Tensor {
+	return g.LmHead.Forward(g.hidden(idx))
+}
+
+// ForwardLoss returns the logits [B, T, VocabSize] and the mean
+// cross-entropy against targets [B, T] (positions with target -1 are
+// ignored), like nanoGPT's forward(idx, targets).
+func (g *GPT) ForwardLoss(idx, targets *tensor.Tensor) (logits, loss *tensor.Tensor) {
+	logits = g.Forward(idx)
+	v := logits.Size(-1)
+	loss = tensor.CrossEntropyIgnore(logits.Reshape(-1, v), targets.Reshape(-1), -1)
+	return logits, loss
+}
+
+// Loss returns the mean cross-entropy of the next-token predictions for idx
+// [B, T] against targets [B, T], ignoring targets equal to -1.
+func (g *GPT) Loss(idx, targets *tensor.Tensor) *tensor.Tensor {
+	_, loss := g.ForwardLoss(idx, targets)
+	return loss
+}
+
+// Generate extends each row of idx [B, T] by maxNew tokens, like nanoGPT's
+// generate: the context is cropped to the last BlockSize tokens, the
+// last position's logits are divided by temperature, restricted to the topK
+// most likely tokens when topK > 0, and a token is drawn with
+// tensor.Multinomial. It records nothing on the tape. Call Eval first to
+// switch dropout off, as nanoGPT's sample.py does. It returns [B, T+maxNew].
+func (g *GPT) Generate(idx *tensor.Tensor, maxNew int, temperature float32, topK int) *tensor.Tensor {
+	if temperature <= 0 {
+		panic(&tensor.Error{Op: "GPT.Generate", Msg: fmt.Sprintf("temperature must be positive, got %v", temperature)})
+	}
+	autograd.NoGrad(func() {
+		for range maxNew {
+			cond := idx
+			if t := idx.Size(1); t > g.Config.BlockSize {
+				cond = idx.Slice(1, t-g.Config.BlockSize, t)
+			}
+			h := g.hidden(cond)
+			h = h.Slice(1, h.Size(1)-1, h.Size(1)) // [B, 1, C]
+			logits := g.LmHead.Forward(h).Reshape(idx.Size(0), -1).DivScalar(temperature)
+			if topK > 0 && topK < logits.Size(1) {
+				logits = keepTopK(logits, topK)
+			}
+			next := tensor.Multinomial(logits.Softmax(-1)).Reshape(-1, 1).To(idx.Device())
+			idx = tensor.Cat([]*tensor.Tensor{idx, next}, 1)
+		}
+	})
+	return idx
+}
+
+// keepTopK sets every logit below the k-th largest of its row to -Inf
+// (ties with the k-th are kept, as in nanoGPT).
+func keepTopK(logits *tensor.Tensor, k int) *tensor.Tensor {
+	rows, n := logits.Size(0), logits.Size(1)
+	vals := logits.Float32s()
+	sorted := make([]float32, n)
+	for r := range rows {
+		row := vals[r*n : (r+1)*n]
+		copy(sorted, row)
+		sort.Slice(sorted, func(i, j int) bool { return sorted[i] > sorted[j] })
+		kth := sorted[k-1]
+		for j, v := range row {
+			if v < kth {
+				row[j] = float32(math.Inf(-1))
+			}
+		}
+	}
+	return tensor.New(vals, rows, n).To(logits.Device())
+}
+
+// NamedParameters returns the parameters with nanoGPT's names in the order
+// of its named_parameters: transformer.wte.weight, transformer.wpe.weight,
+// transformer.h.0.ln_1.weight, …, transformer.ln_f.weight (and .bias).
+// lm_head.weight is the same tensor as transformer.wte.weight and is not
+// listed again.
+func (g *GPT) NamedParameters() []NamedParam {
+	var ps []NamedParam
+	ps = append(ps, prefixed("transformer.wte", g.Wte.NamedParameters())...)
+	ps = append(ps, prefixed("transformer.wpe", g.Wpe.NamedParameters())...)
+	for i, b := range g.H {
+		ps = append(ps, prefixed(fmt.Sprintf("transformer.h.%d", i), b.NamedParameters())...)
+	}
+	return append(ps, prefixed("transformer.ln_f", g.LnF.NamedParameters())...)
+}
+
+// Parameters returns the parameters in the order of NamedParameters.
+func (g *GPT) Parameters() []*tensor.Tensor { return params(g.NamedParameters()) }
+
+// Train switches dropout on.
+func (g *GPT) Train() {
+	g.Drop.Train()
+	for _, b := range g.H {
+		b.Train()
+	}
+}
+
+// Eval switches dropout off.
+func (g *GPT) Eval() {
+	g.Drop.Eval()
+	for _, b := range g.H {
+		b.Eval()
+	}
+}
+
+// tiedParameters implements tiedModule: lm_head.weight is wte's weight.
+func (g *GPT) tiedParameters() []NamedParam {
+	return []NamedParam{{"lm_head.weight", g.LmHead.Weight}}
+}
+
+var maskBuffer = regexp.MustCompile(`^transformer\.h\.[0-9]+\.attn\.bias$`)
+
+// ignoredKey implements ignoringModule: nanoGPT's causal-mask buffers
+// (transformer.h.N.attn.bias, present without flash attention) carry no
+// weights.
+func (g *GPT) ignoredKey(name string) bool { return maskBuffer.MatchString(name) }
+
+// String prints the module tree like PyTorch's repr of nanoGPT's model,
+// with parameter counts.
+func (g *GPT) String() string {
+	blocks := make([]child, len(g.H))
+	for i, b := range g.H {
+		blocks[i] = child{fmt.Sprint(i), b}
+	}
+	nBlocks := 0
+	for _, b := range g.H {
+		nBlocks += NumParams(b)
+	}
+	transformer := stringFunc(func() string {
+		return treeString("ModuleDict", NumParams(g), []child{
+			{"wte", g.Wte}, {"wpe", g.Wpe}, {"drop", g.Drop},
+			{"h", stringFunc(func() string { return treeString("ModuleList", nBlocks, blocks) })},
+			{"ln_f", g.LnF},
+		})
+	})
+	lmHead := stringFunc(func() string {
+		return fmt.Sprintf("Linear(in_features=%d, out_features=%d, bias=False)  # tied to transformer.wte.weight", g.LmHead.In, g.LmHead.Out)
+	})
+	return treeString("GPT", NumParams(g), []child{{"transformer", transformer}, {"lm_head", lmHead}})
+}
+
+// HTML returns a table of the parameters (name, shape, count) for
+// notebooks.
+func (g *GPT) HTML() string { return ParamsHTML(g) }
+
+type stringFunc func() string
+
+func (f stringFunc) String() string { return f() }

@@ -1,0 +1,70 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/wickml/wick/tensor"
+)
+
+// Linear applies y = x·Wᵀ + b, like torch.nn.Linear. Weight has PyTorch's
+// layout [out, in]; Bias is [out] or nil.
+type Linear struct {
+	Weight *tensor.Tensor
+	Bias   *tensor.Tensor
+	In     int
+	Out    int
+}
+
+var _ Module = (*Linear)(nil)
+
+// NewLinear returns a Linear layer from in to out features, initialised like
+// PyTorch (kaiming-uniform: weight and bias uniform in ±1/√in), from the
+// global generator. NewLinear panics if in or out is not positive.
+func NewLinear(in, out int, bias bool) *Linear {
+	if in <= 0 || out <= 0 {
+		panic(fmt.Sprintf("nn: NewLinear: in and out features must be positive, got in=%d out=%d", in, out))
+	}
+	bound := 1 / math.Sqrt(float64(in))
+	l := &Linear{In: in, Out: out}
+	l.Weight = tensor.Zeros(out, in).UniformInit(-bound, bound).RequiresGrad()
+	if bias {
+		l.Bias = tensor.Zeros(out).UniformInit(-bound, bound).RequiresGrad()
+	}
+	return l
+}
+
+// Forward applies the layer to x [..., in] and returns [..., out].
+func (l *Linear) Forward(x *tensor.Tensor) *tensor.Tensor {
+	if x.Dim() == 0 || x.Size(-1) != l.In {
+		panic(&tensor.Error{Op: "Linear", Msg: fmt.Sprintf("input of shape %v does not end in in_features=%d", x.Shape(), l.In)})
+	}
+	y := x.MatMul(l.Weight.T())
+	if l.Bias != nil {
+		y = y.Add(l.Bias)
+	}
+	return y
+}
+
+// NamedParameters returns weight and (if present) bias.
+func (l *Linear) NamedParameters() []NamedParam {
+	ps := []NamedParam{{"weight", l.Weight}}
+	if l.Bias != nil {
+		ps = append(ps, NamedParam{"bias", l.Bias})
+	}
+	return ps
+}
+
+// Parameters returns weight and (if present) bias.
+func (l *Linear) Parameters() []*tensor.Tensor { return params(l.NamedParameters()) }
+
+// Train does nothing: Linear behaves the same in both modes.
+func (l *Linear) Train() {}
+
+// Eval does nothing: Linear behaves the same in both modes.
+func (l *Linear) Eval() {}
+
+// String prints the layer like PyTorch.
+func (l *Linear) String() string {
+	return leafString(fmt.Sprintf("Linear(in_features=%d, out_features=%d, bias=%s)", l.In, l.Out, pyBool(l.Bias != nil)), NumParams(l))
+}

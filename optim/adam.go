@@ -1,0 +1,192 @@
+package optim
+
+import (
+	"fmt"
+
+	"github.com/wickml/wick/tensor"
+)
+
+// AdamWConfig holds the hyperparameters of Adam and AdamW, with PyTorch's
+// names. Zero Beta1, Beta2 and Eps mean PyTorch's defaults (0.9, 0.999,
+// 1e-8); WeightDecay is used as given (for AdamW, the decoupled decay;
+// for Adam, the L2 penalty added to the gradient). With parameter groups,
+// each group's WeightDecay replaces it.
+type AdamWConfig struct {
+	LR          float64
+	Beta1       float64
+	Beta2       float64
+	Eps         float64
+	WeightDecay float64
+}
+
+// AdamConfig is the configuration of Adam; see AdamWConfig.
+type AdamConfig = AdamWConfig
+
+func (c AdamWConfig) withDefaults() AdamWConfig {
+	if c.Beta1 == 0 {
+		c.Beta1 = 0.9
+	}
+	if c.Beta2 == 0 {
+		c.Beta2 = 0.999
+	}
+	if c.Eps == 0 {
+		c.Eps = 1e-8
+	}
+	return c
+}
+
+func (c AdamWConfig) check(name string) {
+	if c.Beta1 < 0 || c.Beta1 >= 1 || c.Beta2 < 0 || c.Beta2 >= 1 {
+		panic(fmt.Sprintf("optim: %s: betas must be in [0, 1), got (%v, %v)", name, c.Beta1, c.Beta2))
+	}
+	if c.Eps < 0 || c.WeightDecay < 0 {
+		panic(fmt.Sprintf("optim: %s: eps and weight decay must not be negative, got %v and %v", name, c.Eps, c.WeightDecay))
+	}
+}
+
+type adamState struct {
+	step int
+	m, v *tensor.Tensor // exp_avg, exp_avg_sq
+}
+
+// AdamW is the Adam optimizer with decoupled weight decay
+// (torch.optim.AdamW), with PyTorch 1.13's single-tensor update: for each
+// parameter with a gradient g, at step t,
+//
+//	p ← p·(1 − lr·wd)
+//	m ← β1·m + (1−β1)·g;  v ← β2·v + (1−β2)·g²
+//	p ← p − lr/(1−β1^t) · m / (√v/√(1−β2^t) + eps)
+//
+// The update runs as one fused kernel of the parameter's device.
+type AdamW struct {
+	groups
+	cfg   AdamWConfig
+	decay bool // decoupled (AdamW) rather than L2 (Adam)
+	state map[*tensor.Tensor]*adamState
+}
+
+var _ Optimizer = (*AdamW)(nil)
+
+// NewAdamW returns an AdamW optimizer over params, all with cfg's weight
+// decay. It panics on invalid hyperparameters or repeated parameters.
+func NewAdamW(params []*tensor.Tensor, cfg AdamWConfig) *AdamW {
+	return NewAdamWGroups([]ParamGroup{{Params: params, WeightDecay: cfg.WeightDecay}}, cfg)
+}
+
+// NewAdamWGroups returns an AdamW optimizer over parameter groups, each
+// with its own weight decay (see DecayGroups); cfg.WeightDecay is not used.
+func NewAdamWGroups(gs []ParamGroup, cfg AdamWConfig) *AdamW {
+	cfg = cfg.withDefaults()
+	cfg.check("AdamW")
+	return &AdamW{groups: newGroups("AdamW", gs, cfg.LR), cfg: cfg, decay: true, state: map[*tensor.Tensor]*adamState{}}
+}
+
+// Adam is torch.optim.Adam: AdamW's update with the weight decay added to
+// the gradient (g ← g + wd·p) instead of decoupled.
+type Adam struct{ AdamW }
+
+// NewAdam returns an Adam optimizer over params with cfg's weight decay.
+func NewAdam(params []*tensor.Tensor, cfg AdamConfig) *Adam {
+	return NewAdamGroups([]ParamGroup{{Params: params, WeightDecay: cfg.WeightDecay}}, cfg)
+}
+
+// NewAdamGroups returns an Adam optimizer over parameter groups, each with
+// its own weight decay; cfg.WeightDecay is not used.
+func NewAdamGroups(gs []ParamGroup, cfg AdamConfig) *Adam {
+	cfg = cfg.withDefaults()
+	cfg.check("Adam")
+	return &Adam{AdamW{groups: newGroups("Adam", gs, cfg.LR), cfg: cfg, state: map[*tensor.Tensor]*adamState{}}}
+}
+
+// Config returns the hyperparameters (LR is the current learning rate).
+func (o *AdamW) Config() AdamWConfig {
+	c := o.cfg
+	c.LR = o.lr
+	return c
+}
+
+// Step updates every parameter that has a gradient.
+func (o *AdamW) Step() {
+	noGrad(func() {
+		o.each(func(_ int, p *tensor.Tensor, grp *ParamGroup) {
+			g := p.Grad()
+			if g == nil {
+				return
+			}
+			st := o.state[p]
+			if st == nil {
+				st = &adamState{m: tensor.ZerosLike(p), v: tensor.ZerosLike(p)}
+				o.state[p] = st
+			}
+			st.step++
+			c := tensor.AdamWStep{LR: o.lr, Beta1: o.cfg.Beta1, Beta2: o.cfg.Beta2, Eps: o.cfg.Eps, Step: st.step}
+			if o.decay {
+				c.WeightDecay = grp.WeightDecay
+			} else if grp.WeightDecay != 0 {
+				g = g.Add(p.MulScalar(float32(grp.WeightDecay)))
+			}
+			tensor.AdamWUpdate(p, g, st.m, st.v, c)
+		})
+	})
+}
+
+// StateDict returns copies of the state: for the i-th parameter (counting
+// across groups) that has taken a step, "state.i.step" (an Int64 scalar),
+// "state.i.exp_avg" and "state.i.exp_avg_sq".
+func (o *AdamW) StateDict() map[string]*tensor.Tensor {
+	sd := map[string]*tensor.Tensor{}
+	o.each(func(i int, p *tensor.Tensor, _ *ParamGroup) {
+		if st := o.state[p]; st != nil {
+			sd[stateKey(i, "step")] = tensor.FromInts([]int{st.step}, 1).Reshape()
+			sd[stateKey(i, "exp_avg")] = copyOf(st.m)
+			sd[stateKey(i, "exp_avg_sq")] = copyOf(st.v)
+		}
+	})
+	return sd
+}
+
+// LoadStateDict restores state from StateDict. Parameters without entries
+// start fresh, as they would in the saved optimizer.
+func (o *AdamW) LoadStateDict(sd map[string]*tensor.Tensor) error {
+	name := o.name
+	known := map[string]bool{}
+	state := map[*tensor.Tensor]*adamState{}
+	var err error
+	o.each(func(i int, p *tensor.Tensor, _ *ParamGroup) {
+		if err != nil {
+			return
+		}
+		kStep, kM, kV := stateKey(i, "step"), stateKey(i, "exp_avg"), stateKey(i, "exp_avg_sq")
+		_, hasStep := sd[kStep]
+		_, hasM := sd[kM]
+		_, hasV := sd[kV]
+		if !hasStep && !hasM && !hasV {
+			return
+		}
+		known[kStep], known[kM], known[kV] = true, true, true
+		var step int
+		if step, err = stepOf(name, sd, kStep); err != nil {
+			return
+		}
+		if err = checkStateTensor(name, sd, kM, p); err != nil {
+			return
+		}
+		if err = checkStateTensor(name, sd, kV, p); err != nil {
+			return
+		}
+		st := &adamState{step: step, m: tensor.ZerosLike(p), v: tensor.ZerosLike(p)}
+		noGrad(func() {
+			st.m.CopyFrom(sd[kM])
+			st.v.CopyFrom(sd[kV])
+		})
+		state[p] = st
+	})
+	if err != nil {
+		return err
+	}
+	if err := checkKnownKeys(name, sd, known); err != nil {
+		return err
+	}
+	o.state = state
+	return nil
+}

@@ -1,0 +1,55 @@
+package tensor_test
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/wickml/wick/tensor"
+)
+
+// TestAdamWUpdate checks the fused update against the rule written out with
+// float64 arithmetic, and that a strided gradient gives the same result as
+// its contiguous copy.
+func TestAdamWUpdate(t *testing.T) {
+	c := tensor.AdamWStep{LR: 0.01, Beta1: 0.9, Beta2: 0.99, Eps: 1e-8, WeightDecay: 0.1, Step: 3}
+	p0 := []float32{0.5, -1, 2, 0, 3, -0.25}
+	g0 := []float32{0.1, 0.2, -0.3, 0.4, -0.5, 0.6}
+	m0 := []float32{0.01, -0.02, 0.03, 0, 0.05, -0.06}
+	v0 := []float32{0.001, 0.002, 0.003, 0.004, 0.005, 0.006}
+	run := func(grad *tensor.Tensor) (p, m, v *tensor.Tensor) {
+		p, m, v = tensor.New(slices.Clone(p0), 2, 3), tensor.New(slices.Clone(m0), 2, 3), tensor.New(slices.Clone(v0), 2, 3)
+		tensor.AdamWUpdate(p, grad, m, v, c)
+		return p, m, v
+	}
+	p, m, v := run(tensor.New(g0, 2, 3))
+	for i := range p0 {
+		g := float64(g0[i])
+		mm := 0.9*float64(m0[i]) + 0.1*g
+		vv := 0.99*float64(v0[i]) + 0.01*g*g
+		want := float64(p0[i])*(1-0.01*0.1) - 0.01/(1-math.Pow(0.9, 3))*mm/(math.Sqrt(vv)/math.Sqrt(1-math.Pow(0.99, 3))+1e-8)
+		if got := float64(p.Float32s()[i]); math.Abs(got-want) > 1e-6*math.Abs(want)+1e-7 {
+			t.Errorf("param[%d] = %v, want %v", i, got, want)
+		}
+		if got := float64(m.Float32s()[i]); math.Abs(got-mm) > 1e-6 {
+			t.Errorf("m[%d] = %v, want %v", i, got, mm)
+		}
+		if got := float64(v.Float32s()[i]); math.Abs(got-vv) > 1e-6 {
+			t.Errorf("v[%d] = %v, want %v", i, got, vv)
+		}
+	}
+	// the same gradient as a transposed view
+	gt := tensor.New([]float32{0.1, 0.4, 0.2, -0.5, -0.3, 0.6}, 3, 2).T()
+	p2, _, _ := run(gt)
+	if !slices.Equal(p2.Float32s(), p.Float32s()) {
+		t.Errorf("strided gradient gives %v, contiguous %v", p2.Float32s(), p.Float32s())
+	}
+	if err := tensor.Catch(func() { run(tensor.Zeros(3, 2)) }); err == nil {
+		t.Error("no panic for a gradient of the wrong shape")
+	}
+	if err := tensor.Catch(func() {
+		tensor.AdamWUpdate(tensor.Zeros(4, 4).T(), tensor.Zeros(4, 4), tensor.Zeros(4, 4), tensor.Zeros(4, 4), c)
+	}); err == nil {
+		t.Error("no panic for a non-contiguous parameter")
+	}
+}
