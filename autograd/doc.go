@@ -17,5 +17,12 @@
 //	})
 //
 // The recorded graph of a tensor can be inspected: DOT renders it as Graphviz
-// text and SVG draws it directly, so that a notebook shows what the tape holds.
+// text and SVG draws it directly (a layered drawing made in Go, no external
+// tools), so that a notebook shows what the tape holds. A Graph wraps a root
+// node with both methods; tensor's Tensor.Graph returns one, so that the
+// gophernotes cell
+//
+//	loss.Graph()
+//
+// displays the picture. Take it before Backward, which releases the graph.
 package autograd

@@ -1,6 +1,7 @@
 package tensor_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -61,4 +62,18 @@ func TestGraphEmptyAndReleased(t *testing.T) {
 	if s := loss.Graph().SVG(); !strings.Contains(s, "Mean (released)") {
 		t.Errorf("graph after Backward should be marked released:\n%s", s)
 	}
+}
+
+// ExampleTensor_Graph shows the recorded graph of a loss: in a notebook the
+// cell `loss.Graph()` draws it (SVG); DOT gives Graphviz text.
+func ExampleTensor_Graph() {
+	x := tensor.New([]float32{1, 2, 3, 4}, 2, 2)
+	w := tensor.Ones(2, 1).RequiresGrad()
+	loss := x.MatMul(w).Tanh().Sum()
+	g := loss.Graph()
+	fmt.Println(g)
+	fmt.Println(strings.HasPrefix(g.SVG(), "<svg"))
+	// Output:
+	// autograd.Graph(4 ops, 1 leaves, root Sum [])
+	// true
 }

@@ -59,7 +59,7 @@ func TestHTMLGolden(t *testing.T) {
 		name string
 		t    *tensor.Tensor
 	}{
-		{"scalar", tensor.New([]float32{3.5})},
+		{"scalar", tensor.New([]float32{1.5, 2}).Sum()}, // 0-d
 		{"vector", tensor.New([]float32{1, 2.5, -3}, 3)},
 		{"matrix", tensor.New([]float32{1, 2, 3, 4, 5, 6}, 2, 3)},
 		{"ints", tensor.FromInts([]int{3, -1, 40, 7}, 2, 2)},

@@ -1,0 +1,12 @@
+// Package plugintest checks that Wick's public packages stay loadable by
+// gophernotes, the Go Jupyter kernel.
+//
+// gophernotes interprets cells with gomacro, which imports a compiled
+// package by generating a small main package that lists the package's
+// exported names, building it with `go build -buildmode=plugin` and opening
+// the result with plugin.Open. Its tests do exactly that with Wick's public
+// packages, and parse those packages to reject what gomacro cannot import:
+// exported generic declarations and exported uses of unsafe.Pointer.
+//
+// The package has no API; it exists for its tests.
+package plugintest

@@ -1,0 +1,115 @@
+// This file is the kind of source gomacro (gophernotes' interpreter)
+// generates to import packages: a main package whose Packages map lists
+// each package's exported functions and types as reflect values, built with
+// `go build -buildmode=plugin` and opened with plugin.Open. Demo exercises
+// the packages from inside the plugin.
+package main
+
+import (
+	. "reflect"
+	"strings"
+
+	"github.com/wickml/wick/autograd"
+	"github.com/wickml/wick/nn"
+	"github.com/wickml/wick/optim"
+	"github.com/wickml/wick/plot"
+	"github.com/wickml/wick/tensor"
+)
+
+// Package is gomacro's per-package record (reduced to what this test uses).
+type Package = struct {
+	Name  string
+	Binds map[string]Value
+	Types map[string]Type
+}
+
+// Packages maps import paths to their exported symbols, like the file that
+// gomacro generates for `import "github.com/wickml/wick/tensor"`.
+var Packages = map[string]Package{
+	"github.com/wickml/wick/tensor": {
+		Name: "tensor",
+		Binds: map[string]Value{
+			"New":        ValueOf(tensor.New),
+			"Ones":       ValueOf(tensor.Ones),
+			"Arange":     ValueOf(tensor.Arange),
+			"ManualSeed": ValueOf(tensor.ManualSeed),
+			"Randn":      ValueOf(tensor.Randn),
+		},
+		Types: map[string]Type{
+			"Tensor": TypeOf((*tensor.Tensor)(nil)).Elem(),
+		},
+	},
+	"github.com/wickml/wick/autograd": {
+		Name: "autograd",
+		Binds: map[string]Value{
+			"NoGrad": ValueOf(autograd.NoGrad),
+			"DOT":    ValueOf(autograd.DOT),
+		},
+		Types: map[string]Type{
+			"Node":  TypeOf((*autograd.Node)(nil)).Elem(),
+			"Graph": TypeOf((*autograd.Graph)(nil)).Elem(),
+		},
+	},
+	"github.com/wickml/wick/nn": {
+		Name: "nn",
+		Binds: map[string]Value{
+			"NewLinear": ValueOf(nn.NewLinear),
+			"NewGPT":    ValueOf(nn.NewGPT),
+		},
+		Types: map[string]Type{
+			"GPTConfig": TypeOf((*nn.GPTConfig)(nil)).Elem(),
+			"Module":    TypeOf((*nn.Module)(nil)).Elem(),
+		},
+	},
+	"github.com/wickml/wick/optim": {
+		Name: "optim",
+		Binds: map[string]Value{
+			"NewAdamW":     ValueOf(optim.NewAdamW),
+			"ClipGradNorm": ValueOf(optim.ClipGradNorm),
+		},
+		Types: map[string]Type{
+			"AdamWConfig": TypeOf((*optim.AdamWConfig)(nil)).Elem(),
+		},
+	},
+	"github.com/wickml/wick/plot": {
+		Name: "plot",
+		Binds: map[string]Value{
+			"LossCurveSVG": ValueOf(plot.LossCurveSVG),
+		},
+		Types: map[string]Type{
+			"Series": TypeOf((*plot.Series)(nil)).Elem(),
+			"Plot":   TypeOf((*plot.Plot)(nil)).Elem(),
+		},
+	},
+}
+
+// Demo builds a tensor, takes one optimizer step on a linear layer and
+// draws a loss curve and a graph, returning a summary line per step.
+func Demo() string {
+	var out []string
+	x := tensor.New([]float32{1, 2, 3, 4}, 2, 2)
+	out = append(out, x.String())
+
+	tensor.ManualSeed(1)
+	lin := nn.NewLinear(2, 1, true)
+	opt := optim.NewAdamW(lin.Parameters(), optim.AdamWConfig{LR: 0.1})
+	var losses []float64
+	for range 3 {
+		loss := lin.Forward(x).Sub(tensor.Ones(2, 1)).PowScalar(2).Mean()
+		losses = append(losses, float64(loss.Item()))
+		if len(losses) == 1 {
+			out = append(out, loss.Graph().String())
+		}
+		loss.Backward()
+		opt.Step()
+		opt.ZeroGrad()
+	}
+	if losses[2] < losses[0] {
+		out = append(out, "loss decreased")
+	}
+	svg := plot.LossCurveSVG("loss", plot.Series{Name: "train", Y: losses})
+	out = append(out, "svg:"+svg[:4])
+	return strings.Join(out, "\n")
+}
+
+func main() {}

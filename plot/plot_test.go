@@ -1,0 +1,233 @@
+package plot
+
+import (
+	"bytes"
+	"encoding/xml"
+	"flag"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from the golden file (run go test -update after checking the change):\ngot:\n%s\nwant:\n%s", name, got, want)
+	}
+}
+
+func sampleSeries() []Series {
+	return []Series{
+		{Name: "train", X: []float64{0, 10, 20, 30, 40}, Y: []float64{4.2, 3.1, 2.5, 2.2, 2.0}},
+		{Name: "val", X: []float64{0, 20, 40}, Y: []float64{4.3, 2.7, 2.3}},
+	}
+}
+
+func TestLossCurveSVGGolden(t *testing.T) {
+	golden(t, "loss.svg.golden", LossCurveSVG("loss <test>", sampleSeries()...))
+}
+
+func TestSVGIsWellFormedXML(t *testing.T) {
+	s := LossCurveSVG("a & b", sampleSeries()...)
+	d := xml.NewDecoder(strings.NewReader(s))
+	elems := map[string]int{}
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			if err.Error() == "EOF" {
+				break
+			}
+			t.Fatalf("invalid XML: %v", err)
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			elems[se.Name.Local]++
+		}
+	}
+	if elems["svg"] != 1 || elems["polyline"] != 2 {
+		t.Errorf("elements = %v, want one svg and two polylines", elems)
+	}
+	// title, 2 legend names, axis labels and tick labels
+	if elems["text"] < 5 {
+		t.Errorf("only %d text elements", elems["text"])
+	}
+	if !strings.Contains(s, "a &amp; b") {
+		t.Error("title not escaped")
+	}
+}
+
+func TestNiceAxis(t *testing.T) {
+	for _, c := range []struct {
+		lo, hi float64
+		n      int
+		ticks  []float64
+		label  string // label of the second tick
+	}{
+		{0, 2000, 5, []float64{0, 500, 1000, 1500, 2000}, "500"},
+		{1.46, 4.31, 5, []float64{1, 2, 3, 4, 5}, "2"},
+		{2.05, 2.31, 4, []float64{2, 2.1, 2.2, 2.3, 2.4}, "2.1"},
+		{-1, 1, 4, []float64{-1, -0.5, 0, 0.5, 1}, "-0.5"},
+		{3, 3, 4, []float64{2.6, 2.8, 3, 3.2, 3.4}, "2.8"},
+		{0, 0, 4, []float64{-1, -0.5, 0, 0.5, 1}, "-0.5"},
+	} {
+		a := niceAxis(c.lo, c.hi, c.n)
+		if len(a.ticks) != len(c.ticks) {
+			t.Errorf("niceAxis(%v, %v, %d) ticks = %v, want %v", c.lo, c.hi, c.n, a.ticks, c.ticks)
+			continue
+		}
+		for i := range a.ticks {
+			if math.Abs(a.ticks[i]-c.ticks[i]) > 1e-9 {
+				t.Errorf("niceAxis(%v, %v, %d) ticks = %v, want %v", c.lo, c.hi, c.n, a.ticks, c.ticks)
+				break
+			}
+		}
+		if a.lo > c.lo || a.hi < c.hi {
+			t.Errorf("niceAxis(%v, %v) range [%v, %v] does not cover the data", c.lo, c.hi, a.lo, a.hi)
+		}
+		if got := a.label(a.ticks[1]); got != c.label {
+			t.Errorf("niceAxis(%v, %v) label = %q, want %q", c.lo, c.hi, got, c.label)
+		}
+	}
+}
+
+func TestPNG(t *testing.T) {
+	b, err := LossCurvePNG("loss", sampleSeries()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := img.Bounds().Size(); got.X != 1280 || got.Y != 800 {
+		t.Fatalf("size = %v, want 1280x800", got)
+	}
+	// Count pixels in each series colour: both lines are drawn, and
+	// most of the image is white background.
+	counts := map[rgb]int{}
+	for y := range 800 {
+		for x := range 1280 {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			counts[rgb{uint8(r >> 8), uint8(g >> 8), uint8(bl >> 8)}]++
+		}
+	}
+	if counts[white] < 1280*800/2 {
+		t.Errorf("only %d white pixels", counts[white])
+	}
+	for i := range 2 {
+		if counts[palette[i]] < 200 {
+			t.Errorf("series %d colour %v has only %d pixels", i, palette[i], counts[palette[i]])
+		}
+	}
+	if counts[palette[2]] != 0 {
+		t.Errorf("a third series colour appears in a two-series chart")
+	}
+	if counts[black] < 100 {
+		t.Errorf("title and label text missing: %d black pixels", counts[black])
+	}
+}
+
+func TestPlotMethodsAgree(t *testing.T) {
+	p := LossCurve("loss", sampleSeries()...)
+	if p.SVG() != LossCurveSVG("loss", sampleSeries()...) {
+		t.Error("Plot.SVG differs from LossCurveSVG")
+	}
+	b, err := LossCurvePNG("loss", sampleSeries()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(p.PNG(), b) {
+		t.Error("Plot.PNG differs from LossCurvePNG")
+	}
+	small := &Plot{Width: 300, Height: 200, Series: []Series{{Y: []float64{1, 2}}}}
+	img, err := png.Decode(bytes.NewReader(small.PNG()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := img.Bounds().Size(); got.X != 600 || got.Y != 400 {
+		t.Errorf("size = %v, want 600x400", got)
+	}
+	if !strings.Contains(small.SVG(), `width="300" height="200"`) {
+		t.Error("SVG ignores Width/Height")
+	}
+}
+
+func TestNonFiniteBreaksLine(t *testing.T) {
+	s := Series{Y: []float64{3, 2, math.NaN(), 1.5, 1.2, math.Inf(1), 1}}
+	svg := LossCurveSVG("", s)
+	// [3 2] and [1.5 1.2] are lines; the lone [1] is a dot.
+	if n := strings.Count(svg, "<polyline"); n != 2 {
+		t.Errorf("%d polylines, want 2", n)
+	}
+	if strings.Contains(svg, "NaN") || strings.Contains(svg, "Inf") {
+		t.Error("non-finite coordinates in SVG")
+	}
+	// No names: no legend box.
+	if strings.Contains(svg, `stroke="#cccccc"`) {
+		t.Error("legend drawn for unnamed series")
+	}
+}
+
+func TestEmptyChart(t *testing.T) {
+	for _, p := range []*Plot{{}, LossCurve("nothing yet"), LossCurve("empty", Series{Name: "train"})} {
+		if svg := p.SVG(); !strings.HasPrefix(svg, "<svg") || strings.Contains(svg, "NaN") {
+			t.Errorf("bad empty SVG: %.80s", svg)
+		}
+		if _, err := png.Decode(bytes.NewReader(p.PNG())); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestLengthMismatchPanics(t *testing.T) {
+	defer func() {
+		r := recover()
+		if r == nil || !strings.Contains(r.(string), `series 0 ("bad") has 2 x values and 3 y values`) {
+			t.Errorf("recover() = %v", r)
+		}
+	}()
+	LossCurveSVG("x", Series{Name: "bad", X: []float64{1, 2}, Y: []float64{1, 2, 3}})
+}
+
+func TestGlyphs(t *testing.T) {
+	for r := rune(32); r < 127; r++ {
+		if _, ok := glyphs[r]; !ok {
+			t.Errorf("no glyph for %q", r)
+		}
+	}
+	if !reflect.DeepEqual(glyph('é'), glyph('?')) {
+		t.Error("characters outside the font should draw as '?'")
+	}
+	if glyph('g')[8] == 0 || glyph('a')[8] != 0 {
+		t.Error("descender rows wrong")
+	}
+}
+
+func BenchmarkLossCurvePNG(b *testing.B) {
+	y := make([]float64, 5000)
+	for i := range y {
+		y[i] = 4*math.Exp(-float64(i)/800) + 1.5 + 0.1*math.Sin(float64(i))
+	}
+	for b.Loop() {
+		if _, err := LossCurvePNG("bench", Series{Name: "train", Y: y}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
