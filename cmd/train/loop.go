@@ -1,0 +1,271 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"time"
+
+	"github.com/wickml/wick/autograd"
+	"github.com/wickml/wick/internal/data"
+	"github.com/wickml/wick/nn"
+	"github.com/wickml/wick/optim"
+	"github.com/wickml/wick/tensor"
+)
+
+// trainer holds the state of one training run.
+type trainer struct {
+	o          *options
+	model      *nn.GPT
+	opt        *optim.AdamW
+	sched      optim.CosineLR
+	tok        data.Tokenizer
+	train, val *data.Tokens
+	sampler    *data.Sampler
+	info       corpusInfo
+	out        io.Writer
+
+	iter      int      // optimizer steps taken
+	bestVal   *float64 // best validation loss so far
+	lastSaved int      // iteration of the checkpoint in out_dir, -1 if none of this run
+	evalDone  int      // iteration whose evaluation a resumed run's log already holds, or -1
+
+	log *runLog
+	rep *reporter
+}
+
+// loop runs nanoGPT's training loop from t.iter to max_iters: at every
+// eval_interval (and after the last step) it evaluates, logs, redraws the
+// loss curve and saves the checkpoint when the validation loss improved;
+// in between it takes optimizer steps. A cancelled ctx (Ctrl-C) saves a
+// checkpoint of the current state and returns nil.
+func (t *trainer) loop(ctx context.Context) error {
+	o := t.o
+	t.rep.begin(t.iter, o.MaxIters)
+	for {
+		if ctx.Err() != nil {
+			return t.interrupted()
+		}
+		it := t.iter
+		lr := o.LearningRate
+		if o.DecayLR {
+			lr = t.sched.At(it)
+		}
+		t.opt.SetLR(lr)
+		if (it%o.EvalInterval == 0 || it >= o.MaxIters || o.EvalOnly) && (it != t.evalDone || o.EvalOnly) {
+			trainLoss, valLoss, ok := t.evaluate(ctx)
+			if !ok {
+				return t.interrupted()
+			}
+			if err := t.afterEval(it, trainLoss, valLoss); err != nil {
+				return err
+			}
+			if o.EvalOnly {
+				return nil
+			}
+		}
+		if it >= o.MaxIters {
+			break
+		}
+		start := time.Now()
+		loss, norm, err := t.step()
+		if err != nil {
+			return err
+		}
+		dt := time.Since(start).Seconds()
+		t.iter++
+		t.rep.step(it, loss, dt)
+		if it%o.LogInterval == 0 {
+			rec := logRecord{Kind: "train", Iter: it, Loss: &loss, LR: lr, GradNorm: float64(norm),
+				MS: dt * 1000, TokensPerSec: float64(o.BatchSize*o.BlockSize*o.GradAccum) / dt, Time: t.rep.elapsed()}
+			if err := t.log.add(rec); err != nil {
+				return err
+			}
+			t.rep.logStep(rec)
+		}
+	}
+	t.rep.finish()
+	return t.finish()
+}
+
+// step takes one optimizer step over gradient_accumulation_steps
+// micro-batches and returns the mean loss and the gradient norm before
+// clipping. A non-finite loss stops before the weights change.
+func (t *trainer) step() (loss float64, norm float32, err error) {
+	o := t.o
+	for range o.GradAccum {
+		x, y := t.sampler.Next()
+		l := t.model.Loss(tensor.FromInts(x, o.BatchSize, o.BlockSize), tensor.FromInts(y, o.BatchSize, o.BlockSize))
+		v := float64(l.Item())
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0, 0, t.diverged(fmt.Sprintf("training loss is %v at iteration %d", v, t.iter))
+		}
+		loss += v / float64(o.GradAccum)
+		if o.GradAccum > 1 {
+			l = l.DivScalar(float32(o.GradAccum))
+		}
+		l.Backward()
+	}
+	params := t.model.Parameters()
+	if o.GradClip > 0 {
+		norm = optim.ClipGradNorm(params, float32(o.GradClip))
+	}
+	t.opt.Step()
+	t.opt.ZeroGrad()
+	return loss, norm, nil
+}
+
+// evaluate returns the mean loss over eval_iters batches of each split,
+// in eval mode and without recording. Its batches come from generators
+// seeded by --seed alone, so every evaluation sees the same batches and
+// evaluating never disturbs the training batches. ok is false when ctx was
+// cancelled.
+func (t *trainer) evaluate(ctx context.Context) (trainLoss, valLoss float64, ok bool) {
+	o := t.o
+	t.model.Eval()
+	defer t.model.Train()
+	mean := func(tokens *data.Tokens, salt uint64) float64 {
+		s := data.NewSampler(tokens, o.BatchSize, o.BlockSize, tensor.NewGenerator(o.Seed^salt))
+		var sum float64
+		autograd.NoGrad(func() {
+			for range o.EvalIters {
+				if ctx.Err() != nil {
+					return
+				}
+				x, y := s.Next()
+				sum += float64(t.model.Loss(tensor.FromInts(x, o.BatchSize, o.BlockSize), tensor.FromInts(y, o.BatchSize, o.BlockSize)).Item())
+			}
+		})
+		return sum / float64(o.EvalIters)
+	}
+	trainLoss = mean(t.train, saltEvalTrain)
+	valLoss = mean(t.val, saltEvalVal)
+	return trainLoss, valLoss, ctx.Err() == nil
+}
+
+// afterEval logs an evaluation, redraws the loss curve and saves the
+// checkpoint when the validation loss improved (or always_save_checkpoint).
+func (t *trainer) afterEval(it int, trainLoss, valLoss float64) error {
+	for _, v := range []float64{trainLoss, valLoss} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return t.diverged(fmt.Sprintf("evaluation loss is %v at iteration %d", v, it))
+		}
+	}
+	rec := logRecord{Kind: "eval", Iter: it, TrainLoss: &trainLoss, ValLoss: &valLoss,
+		TrainPPL: math.Exp(trainLoss), ValPPL: math.Exp(valLoss), Time: t.rep.elapsed()}
+	improved := t.bestVal == nil || valLoss < *t.bestVal
+	msg := ""
+	if (improved || t.o.AlwaysSave) && it > 0 && !t.o.EvalOnly {
+		if improved {
+			t.bestVal = &valLoss
+		}
+		if err := t.save(); err != nil {
+			return err
+		}
+		msg = ", saved " + t.ckptPath()
+		rec.Saved = true
+	}
+	if !t.o.EvalOnly {
+		if err := t.log.add(rec); err != nil {
+			return err
+		}
+		if err := t.log.plot(t.o.OutDir, t.title()); err != nil {
+			return err
+		}
+	}
+	t.rep.line("step %d: train loss %.4f (ppl %.2f), val loss %.4f (ppl %.2f)%s", it, trainLoss, rec.TrainPPL, valLoss, rec.ValPPL, msg)
+	return nil
+}
+
+// save writes the checkpoint of the current state.
+func (t *trainer) save() error {
+	js, err := t.tok.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	meta := &ckptMeta{Iter: t.iter, BestVal: t.bestVal, Model: t.model.Config, Options: t.o, Tokenizer: js,
+		RNGGlobal: tensor.GlobalGenerator().State(), RNGSampler: t.sampler.Generator().State(), Data: t.info}
+	if err := saveCheckpoint(t.ckptPath(), t.model, t.opt, meta); err != nil {
+		return err
+	}
+	t.lastSaved = t.iter
+	return nil
+}
+
+func (t *trainer) ckptPath() string { return ckptPath(t.o.OutDir) }
+
+// interrupted saves a checkpoint after Ctrl-C and reports it.
+func (t *trainer) interrupted() error {
+	t.rep.finish()
+	if t.o.EvalOnly {
+		fmt.Fprintln(t.out, "interrupted")
+		return nil
+	}
+	if err := t.save(); err != nil {
+		return fmt.Errorf("interrupted, and saving the checkpoint failed: %w", err)
+	}
+	fmt.Fprintf(t.out, "interrupted at iteration %d: saved %s; continue with --resume --out_dir=%s\n", t.iter, t.ckptPath(), t.o.OutDir)
+	return nil
+}
+
+// diverged returns the error of a non-finite loss, saying which checkpoint
+// is kept.
+func (t *trainer) diverged(what string) error {
+	t.rep.finish()
+	kept := "no checkpoint was saved"
+	if t.lastSaved >= 0 {
+		kept = fmt.Sprintf("the last good checkpoint (iteration %d) is kept in %s", t.lastSaved, t.ckptPath())
+	}
+	return fmt.Errorf("%s: training diverged (try a lower --learning_rate); %s", what, kept)
+}
+
+// finish prints the summary and the generated sample, also written to
+// out_dir/sample.txt.
+func (t *trainer) finish() error {
+	if t.bestVal != nil {
+		fmt.Fprintf(t.out, "done: %d iterations, best val loss %.4f, checkpoint %s\n", t.iter, *t.bestVal, t.ckptPath())
+	}
+	if t.o.NumSamples == 0 {
+		return nil
+	}
+	text, err := generate(t.model, t.tok, t.o)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(t.out, "sample (prompt %q, %d tokens, temperature %g, top_k %d):\n%s\n", t.o.Prompt, t.o.NumTokens, t.o.Temperature, t.o.TopK, text)
+	return nn.WriteFileAtomic(filepath.Join(t.o.OutDir, "sample.txt"), func(w io.Writer) error {
+		_, err := io.WriteString(w, text+"\n")
+		return err
+	})
+}
+
+// title is the loss-curve picture's title: corpus, n_layer/n_head/n_embd,
+// block size and tokenizer (ASCII only: the PNG font has no other
+// characters).
+func (t *trainer) title() string {
+	o := t.o
+	return fmt.Sprintf("%s: GPT %d/%d/%d, block %d, %s", filepath.Base(dataName(o)), o.NLayer, o.NHead, o.NEmbd, o.BlockSize, o.Tokenizer)
+}
+
+func dataName(o *options) string {
+	if o.Data == "" {
+		return "Go sources"
+	}
+	return o.Data
+}
+
+// describe prints what the run is about to do.
+func (t *trainer) describe(corpus string, dev tensor.Device, nParams int, resumed bool) {
+	o := t.o
+	fmt.Fprintf(t.out, "data: %s: %d train and %d val tokens, %s tokenizer with %d tokens\n",
+		corpus, t.train.Len(), t.val.Len(), t.tok.Kind(), t.tok.VocabSize())
+	fmt.Fprintf(t.out, "model: n_layer=%d n_head=%d n_embd=%d block_size=%d dropout=%g bias=%v: %.2fM parameters on %s\n",
+		o.NLayer, o.NHead, o.NEmbd, o.BlockSize, o.Dropout, o.Bias, float64(nParams)/1e6, dev)
+	fmt.Fprintf(t.out, "training: %d iterations of %d×%d tokens", o.MaxIters, o.BatchSize*o.GradAccum, o.BlockSize)
+	if resumed {
+		fmt.Fprintf(t.out, ", resuming at iteration %d", t.iter)
+	}
+	fmt.Fprintf(t.out, "; output in %s\n", o.OutDir)
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/wickml/wick/internal/data"
+	"github.com/wickml/wick/nn"
+	"github.com/wickml/wick/tensor"
+)
+
+// runSample is the sample command: it loads out_dir/ckpt.safetensors and
+// prints num_samples generated texts, like nanoGPT's sample.py.
+func runSample(args []string, stdout, stderr io.Writer) error {
+	o := defaultOptions()
+	fs, groups := newFlagSet(o, true)
+	if err := parseFlags(fs, o, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			usage(stdout, fs, groups, true)
+		}
+		return err
+	}
+	if err := o.validateSample(); err != nil {
+		return err
+	}
+	dev, err := resolveDevice(o.Device)
+	if err != nil {
+		return err
+	}
+	if err := tensor.SetDefaultDevice(dev); err != nil {
+		return err
+	}
+	path := ckptPath(o.OutDir)
+	sd, meta, err := readCheckpoint(path)
+	if err != nil {
+		return err
+	}
+	tok, err := data.UnmarshalTokenizer(meta.Tokenizer)
+	if err != nil {
+		return fmt.Errorf("checkpoint %s is corrupt: %v", path, err)
+	}
+	if tok.VocabSize() != meta.Model.VocabSize {
+		return fmt.Errorf("checkpoint %s is corrupt: its tokenizer has %d tokens, its model %d", path, tok.VocabSize(), meta.Model.VocabSize)
+	}
+	tensor.ManualSeed(o.Seed)
+	model := nn.NewGPT(meta.Model)
+	for k, v := range sd { // read on the CPU; the model may live elsewhere
+		sd[k] = v.To(dev)
+	}
+	if err := loadModelState(path, model, sd); err != nil {
+		return err
+	}
+	text, err := generate(model, tok, o)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, text)
+	return nil
+}
+
+// generate continues o.Prompt (a newline when empty) by o.NumTokens tokens
+// o.NumSamples times, in eval mode, and returns the texts separated by
+// nanoGPT's "---------------" lines.
+func generate(model *nn.GPT, tok data.Tokenizer, o *options) (string, error) {
+	prompt := o.Prompt
+	if prompt == "" {
+		prompt = "\n"
+	}
+	ids, err := tok.Encode([]byte(prompt))
+	if err != nil {
+		if o.Prompt == "" { // a vocabulary without newlines: start from token 0
+			ids, err = data.TokensFromInts([]int{0}, tok.VocabSize()), nil
+		} else {
+			return "", fmt.Errorf("--prompt: %v", err)
+		}
+	}
+	if ids.Len() == 0 || o.NumSamples == 0 {
+		return "", nil
+	}
+	start := ids.Ints()
+	rows := make([]int, 0, o.NumSamples*len(start))
+	for range o.NumSamples {
+		rows = append(rows, start...)
+	}
+	model.Eval()
+	defer model.Train()
+	out := model.Generate(tensor.FromInts(rows, o.NumSamples, len(start)), o.NumTokens, float32(o.Temperature), o.TopK)
+	all := out.Ints()
+	n := out.Size(1)
+	texts := make([]string, o.NumSamples)
+	for i := range texts {
+		texts[i] = tok.Decode(all[i*n : (i+1)*n])
+	}
+	return strings.Join(texts, "\n---------------\n"), nil
+}

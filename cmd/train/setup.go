@@ -1,0 +1,218 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+
+	"github.com/wickml/wick/internal/data"
+	"github.com/wickml/wick/nn"
+	"github.com/wickml/wick/optim"
+	"github.com/wickml/wick/tensor"
+)
+
+// Salts that derive the generators of batch sampling from --seed, so that
+// training batches, evaluation batches and dropout draw independent streams.
+const (
+	saltTrainBatches = 0x5851f42d4c957f2d
+	saltEvalTrain    = 0x14057b7ef767814f
+	saltEvalVal      = 0x2545f4914f6cdd1d
+)
+
+// runTrain is the train command: everything is checked and loaded before
+// out_dir is touched, so bad input leaves it as it was.
+func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o := defaultOptions()
+	fs, groups := newFlagSet(o, false)
+	if err := parseFlags(fs, o, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			usage(stdout, fs, groups, false)
+		}
+		return err
+	}
+	if o.InitFrom == "resume" {
+		o.Resume = true
+	}
+	var sd nn.StateDict
+	var meta *ckptMeta
+	if o.Resume {
+		var err error
+		if err := o.validate(); err != nil {
+			return err
+		}
+		sd, meta, err = readCheckpoint(ckptPath(o.OutDir))
+		if err != nil {
+			return err
+		}
+		if o, err = resumeOptions(meta, o, args); err != nil {
+			return err
+		}
+	}
+	if err := o.validate(); err != nil {
+		return err
+	}
+	dev, err := resolveDevice(o.Device)
+	if err != nil {
+		return err
+	}
+	if err := tensor.SetDefaultDevice(dev); err != nil {
+		return err
+	}
+
+	corpus, err := openCorpus(o)
+	if err != nil {
+		return err
+	}
+	defer corpus.Close()
+	info := corpusInfo{Name: corpus.Name, Bytes: len(corpus.Text), CRC32C: crc32.Checksum(corpus.Text, crc32.MakeTable(crc32.Castagnoli))}
+	var tok data.Tokenizer
+	if meta != nil {
+		if tok, err = data.UnmarshalTokenizer(meta.Tokenizer); err != nil {
+			return fmt.Errorf("checkpoint %s is corrupt: %v", ckptPath(o.OutDir), err)
+		}
+	} else if tok, err = data.NewTokenizer(o.Tokenizer, corpus.Text, o.VocabSize); err != nil {
+		return err
+	}
+	ids, err := tok.Encode(corpus.Text)
+	if err != nil {
+		if meta != nil {
+			return fmt.Errorf("tokenizer mismatch: %s does not fit the checkpoint's %s tokenizer: %v", corpus.Name, tok.Kind(), err)
+		}
+		return fmt.Errorf("%s: %v", corpus.Name, err)
+	}
+	if meta != nil && (meta.Data.Bytes != info.Bytes || meta.Data.CRC32C != info.CRC32C) {
+		fmt.Fprintf(stderr, "train: warning: resuming on a different corpus than the checkpoint's (%s, %d bytes)\n", meta.Data.Name, meta.Data.Bytes)
+	}
+	corpus.Close()
+	trainIDs, valIDs, err := data.Split(ids, 0.9, o.BlockSize+1)
+	if err != nil {
+		return err
+	}
+
+	cfg := nn.GPTConfig{VocabSize: tok.VocabSize(), BlockSize: o.BlockSize, NLayer: o.NLayer, NHead: o.NHead,
+		NEmbd: o.NEmbd, Dropout: float32(o.Dropout), Bias: o.Bias}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if meta != nil {
+		m := meta.Model
+		m.Dropout = cfg.Dropout // dropout may change on resume, as in nanoGPT
+		if m != cfg {
+			return fmt.Errorf("checkpoint %s has model %+v, which does not match %+v", ckptPath(o.OutDir), m, cfg)
+		}
+	}
+	tensor.ManualSeed(o.Seed)
+	model := nn.NewGPT(cfg)
+	opt := newOptimizer(model, o)
+	gen := tensor.NewGenerator(o.Seed ^ saltTrainBatches)
+	t := &trainer{o: o, model: model, opt: opt, tok: tok, train: trainIDs, val: valIDs,
+		sampler: data.NewSampler(trainIDs, o.BatchSize, o.BlockSize, gen), info: info,
+		out: stdout, lastSaved: -1, evalDone: -1,
+		sched: optim.CosineLR{MaxLR: o.LearningRate, MinLR: o.MinLR, WarmupIters: o.WarmupIters, DecayIters: o.decayIters()}}
+	if meta != nil {
+		path := ckptPath(o.OutDir)
+		for k, v := range sd { // read on the CPU; the model may live elsewhere
+			sd[k] = v.To(dev)
+		}
+		if err := loadModelState(path, model, sd); err != nil {
+			return err
+		}
+		if err := opt.LoadStateDict(sd.WithPrefix(optimPrefix)); err != nil {
+			return fmt.Errorf("checkpoint %s: optimizer state does not match the model: %v", path, err)
+		}
+		if err := tensor.GlobalGenerator().SetState(meta.RNGGlobal); err != nil {
+			return fmt.Errorf("checkpoint %s is corrupt: global generator state: %v", path, err)
+		}
+		if err := gen.SetState(meta.RNGSampler); err != nil {
+			return fmt.Errorf("checkpoint %s is corrupt: batch sampler state: %v", path, err)
+		}
+		t.iter, t.bestVal, t.lastSaved = meta.Iter, meta.BestVal, meta.Iter
+	}
+	if err := t.openOutputs(stdout); err != nil {
+		return err
+	}
+	defer t.closeOutputs()
+	t.describe(corpus.Name, dev, nn.NumParams(model), meta != nil)
+	return t.loop(ctx)
+}
+
+// newOptimizer returns nanoGPT's AdamW: weight decay on the ≥2-D tensors
+// only, eps 1e-8.
+func newOptimizer(model *nn.GPT, o *options) *optim.AdamW {
+	// optim reads a zero beta as "PyTorch's default"; a tiny positive
+	// beta is indistinguishable from zero in float32 and keeps the user's
+	// meaning.
+	b1, b2 := o.Beta1, o.Beta2
+	if b1 == 0 {
+		b1 = math.SmallestNonzeroFloat64
+	}
+	if b2 == 0 {
+		b2 = math.SmallestNonzeroFloat64
+	}
+	return optim.NewAdamWGroups(optim.DecayGroups(model.Parameters(), o.WeightDecay),
+		optim.AdamWConfig{LR: o.LearningRate, Beta1: b1, Beta2: b2, Eps: 1e-8})
+}
+
+// openCorpus opens --data, or builds the default corpus of Go sources.
+func openCorpus(o *options) (*data.Corpus, error) {
+	if o.Data != "" {
+		return data.Open(o.Data)
+	}
+	return data.DefaultCorpus(data.GoRoot(), o.DataMaxBytes)
+}
+
+// resumeOptions returns the options of a resumed run: the checkpoint's
+// flags, overridden by the flags given now. Flags that fix the model's
+// shape or the tokenizer must agree with the checkpoint.
+func resumeOptions(meta *ckptMeta, given *options, args []string) (*options, error) {
+	o := *meta.Options
+	o.OutDir, o.EvalOnly, o.Progress = given.OutDir, false, "auto"
+	fs, _ := newFlagSet(&o, false)
+	if err := parseFlags(fs, &o, args); err != nil {
+		return nil, err
+	}
+	o.Resume, o.InitFrom = true, "resume"
+	path := ckptPath(o.OutDir)
+	var tk struct {
+		Kind string `json:"kind"`
+	}
+	_ = json.Unmarshal(meta.Tokenizer, &tk)
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"n_layer", o.NLayer, meta.Model.NLayer}, {"n_head", o.NHead, meta.Model.NHead},
+		{"n_embd", o.NEmbd, meta.Model.NEmbd}, {"block_size", o.BlockSize, meta.Model.BlockSize},
+		{"bias", o.Bias, meta.Model.Bias}, {"tokenizer", o.Tokenizer, tk.Kind},
+	}
+	if tk.Kind == "bpe" {
+		checks = append(checks, struct {
+			name      string
+			got, want any
+		}{"vocab_size", o.VocabSize, meta.Options.VocabSize})
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			return nil, fmt.Errorf("--%s=%v does not match the checkpoint %s (%s=%v): a resumed run keeps the checkpoint's model and tokenizer", c.name, c.got, path, c.name, c.want)
+		}
+	}
+	return &o, nil
+}
+
+// seconds formats a duration given in seconds as 1h02m03s, 2m03s or 4.5s.
+func seconds(s float64) string {
+	switch {
+	case math.IsInf(s, 0) || math.IsNaN(s):
+		return "?"
+	case s >= 3600:
+		return fmt.Sprintf("%dh%02dm%02ds", int(s)/3600, int(s)%3600/60, int(s)%60)
+	case s >= 60:
+		return fmt.Sprintf("%dm%02ds", int(s)/60, int(s)%60)
+	}
+	return fmt.Sprintf("%.1fs", s)
+}

@@ -1,0 +1,83 @@
+package data
+
+import "fmt"
+
+// Tokens is a flat array of token ids, stored as uint16 when the vocabulary
+// fits and as uint32 otherwise. The zero value is empty.
+type Tokens struct {
+	u16 []uint16
+	u32 []uint32
+}
+
+// newTokens returns an empty array with room for n ids below vocab.
+func newTokens(vocab, n int) *Tokens {
+	if vocab <= 1<<16 {
+		return &Tokens{u16: make([]uint16, 0, n)}
+	}
+	return &Tokens{u32: make([]uint32, 0, n)}
+}
+
+// TokensFromInts returns an array holding ids, which must lie in [0, vocab).
+func TokensFromInts(ids []int, vocab int) *Tokens {
+	t := newTokens(vocab, len(ids))
+	for _, id := range ids {
+		t.append(id)
+	}
+	return t
+}
+
+func (t *Tokens) append(id int) {
+	if t.u32 != nil {
+		t.u32 = append(t.u32, uint32(id))
+		return
+	}
+	t.u16 = append(t.u16, uint16(id))
+}
+
+// Len returns the number of ids.
+func (t *Tokens) Len() int {
+	if t.u32 != nil {
+		return len(t.u32)
+	}
+	return len(t.u16)
+}
+
+// At returns the i-th id.
+func (t *Tokens) At(i int) int {
+	if t.u32 != nil {
+		return int(t.u32[i])
+	}
+	return int(t.u16[i])
+}
+
+// Slice returns the ids [i, j) as an array sharing memory with t.
+func (t *Tokens) Slice(i, j int) *Tokens {
+	if t.u32 != nil {
+		return &Tokens{u32: t.u32[i:j:j]}
+	}
+	return &Tokens{u16: t.u16[i:j:j]}
+}
+
+// Ints returns a copy of the ids as ints.
+func (t *Tokens) Ints() []int {
+	out := make([]int, t.Len())
+	for i := range out {
+		out[i] = t.At(i)
+	}
+	return out
+}
+
+// Split divides tokens into the first trainFrac part (for training) and the
+// rest (for validation), like nanoGPT's prepare scripts (0.9). It returns an
+// error naming the problem when either part is shorter than minLen tokens,
+// the length one (input, target) pair of a batch needs.
+func Split(tok *Tokens, trainFrac float64, minLen int) (train, val *Tokens, err error) {
+	n := tok.Len()
+	cut := int(float64(n) * trainFrac)
+	train, val = tok.Slice(0, cut), tok.Slice(cut, n)
+	if train.Len() < minLen || val.Len() < minLen {
+		return nil, nil, fmt.Errorf("corpus too short: %d tokens split into %d train and %d validation tokens, but each part needs at least block_size+1 = %d; use a longer text or a smaller --block_size",
+			n, train.Len(), val.Len(), minLen)
+	}
+	return train, val, nil
+}
