@@ -1,86 +1,99 @@
 // Package blas holds Wick's single-precision matrix multiply for the CPU.
+//
+// Sgemm is a GotoBLAS/BLIS-style blocked product: op(B) is packed into
+// kc×16 panels and op(A) into kc×6 panels (the packing absorbs the
+// transposes, so no whole matrix is ever copied), and a register-blocked
+// 6×16 micro-kernel written in assembly for AVX2+FMA multiplies them. The
+// kernel is chosen at run time from the CPU's features; where it cannot run
+// (another architecture, or an amd64 CPU or OS without AVX2, FMA or YMM
+// state) the portable pure-Go gemmRef is used, which is also the reference
+// the tests compare every kernel against.
+//
+// Work is split over macro-tiles of C on the shared worker pool of
+// internal/parallel, never a goroutine per tile.
 package blas
 
 import (
-	"runtime"
-	"sync"
+	"fmt"
+
+	"github.com/wickml/wick/internal/parallel"
 )
+
+// Kernel names the micro-kernel Sgemm uses on this machine: "avx2+fma" or
+// "generic" (the pure-Go fallback).
+func Kernel() string {
+	if useAsm {
+		return asmName
+	}
+	return "generic"
+}
+
+// minParallelFlops is the size of product (2·m·n·k) below which Sgemm runs
+// on the calling goroutine only: waking a worker costs a few microseconds.
+const minParallelFlops = 1 << 21
 
 // Sgemm computes C = op(A)·op(B) (or C += op(A)·op(B) when accumulate is
 // set) for row-major matrices: op(A) is m×k, op(B) is k×n, C is m×n with row
 // stride ldc. When transA is set A is stored k×m (so op(A) = Aᵀ), likewise
-// for B. threads bounds the goroutines used (≤ 0 means GOMAXPROCS).
+// for B; lda and ldb are the row strides of A and B as stored. threads
+// bounds the goroutines used (≤ 0 means all of the worker pool's).
+//
+// Sgemm panics if a size is negative, a leading dimension is smaller than
+// the stored row width, or a slice is too short for the matrix it holds.
 func Sgemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool, threads int) {
+	if m < 0 || n < 0 || k < 0 {
+		panic(fmt.Sprintf("blas: Sgemm: negative size m=%d n=%d k=%d", m, n, k))
+	}
 	if m == 0 || n == 0 {
 		return
 	}
+	checkMatrix("C", false, m, n, c, ldc)
+	if k == 0 {
+		if !accumulate {
+			for i := range m {
+				clear(c[i*ldc : i*ldc+n])
+			}
+		}
+		return
+	}
+	checkMatrix("A", transA, m, k, a, lda)
+	checkMatrix("B", transB, k, n, b, ldb)
+	if threads <= 0 {
+		threads = parallel.Workers()
+	}
+	if 2*float64(m)*float64(n)*float64(k) < minParallelFlops {
+		threads = 1
+	}
+	if useAsm {
+		gemmPacked(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, accumulate, threads, asmKernel)
+		return
+	}
+	sgemmGeneric(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, accumulate, threads)
+}
+
+// sgemmGeneric is the pure-Go fallback: gemmRef over row blocks of C.
+func sgemmGeneric(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool, threads int) {
 	if !accumulate {
 		for i := range m {
 			clear(c[i*ldc : i*ldc+n])
 		}
 	}
-	if k == 0 {
-		return
-	}
-	if threads <= 0 {
-		threads = runtime.GOMAXPROCS(0)
-	}
-	// Work is split over row blocks of C; each runs the blocked kernel.
-	flops := m * n * k
-	parts := min(threads, max(1, flops/(1<<18)), (m+3)/4)
-	if parts <= 1 {
-		gemmRef(transA, transB, 0, m, n, k, a, lda, b, ldb, c, ldc)
-		return
-	}
-	var wg sync.WaitGroup
-	rows := (m + parts - 1) / parts
-	for lo := 0; lo < m; lo += rows {
-		hi := min(lo+rows, m)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			gemmRef(transA, transB, lo, hi, n, k, a, lda, b, ldb, c, ldc)
-		}()
-	}
-	wg.Wait()
+	rows := max(4, (m+threads-1)/threads)
+	parallel.For(m, rows, func(lo, hi int) {
+		gemmRef(transA, transB, lo, hi, n, k, a, lda, b, ldb, c, ldc)
+	})
 }
 
-// gemmRef is the portable kernel: it packs blocks of op(B) into contiguous
-// rows and accumulates C's rows [i0, i1) with an axpy inner loop.
-func gemmRef(transA, transB bool, i0, i1, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
-	const kc, nc = 256, 512
-	pack := make([]float32, kc*nc)
-	for p0 := 0; p0 < k; p0 += kc {
-		p1 := min(p0+kc, k)
-		for j0 := 0; j0 < n; j0 += nc {
-			j1 := min(j0+nc, n)
-			w := j1 - j0
-			// pack op(B)[p0:p1, j0:j1] row-major with width w
-			for p := p0; p < p1; p++ {
-				row := pack[(p-p0)*w : (p-p0+1)*w]
-				if transB {
-					for j := range row {
-						row[j] = b[(j0+j)*ldb+p]
-					}
-				} else {
-					copy(row, b[p*ldb+j0:p*ldb+j1])
-				}
-			}
-			for i := i0; i < i1; i++ {
-				crow := c[i*ldc+j0 : i*ldc+j1]
-				for p := p0; p < p1; p++ {
-					var av float32
-					if transA {
-						av = a[p*lda+i]
-					} else {
-						av = a[i*lda+p]
-					}
-					brow := pack[(p-p0)*w : (p-p0+1)*w]
-					for j, bv := range brow {
-						crow[j] += av * bv
-					}
-				}
-			}
-		}
+// checkMatrix panics unless s holds an r×w matrix (w×r stored when trans)
+// with row stride ld.
+func checkMatrix(name string, trans bool, r, w int, s []float32, ld int) {
+	if trans {
+		r, w = w, r
+	}
+	if ld < max(w, 1) {
+		panic(fmt.Sprintf("blas: Sgemm: leading dimension of %s is %d, less than its stored width %d", name, ld, w))
+	}
+	if need := (r-1)*ld + w; len(s) < need {
+		panic(fmt.Sprintf("blas: Sgemm: %s (%d×%d stored, stride %d) needs %d elements, has %d", name, r, w, ld, need, len(s)))
 	}
 }

@@ -1,0 +1,127 @@
+package blas
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/wickml/wick/internal/parallel"
+)
+
+// benchShape is one product of the benchmark table: squares and the shapes
+// of the GPT CPU recipe (batch·block = 768 rows, n_embd 128, MLP 512).
+type benchShape struct {
+	name           string
+	m, k, n        int
+	transA, transB bool
+}
+
+var benchShapes = []benchShape{
+	{"sq64", 64, 64, 64, false, false},
+	{"sq256", 256, 256, 256, false, false},
+	{"sq512", 512, 512, 512, false, false},
+	{"sq1024", 1024, 1024, 1024, false, false},
+	// x·W_fcᵀ (Linear forward), and the same product in the other layouts
+	{"gpt768x128x512NT", 768, 128, 512, false, true},
+	{"gpt768x128x512NN", 768, 128, 512, false, false},
+	{"gpt768x128x512TN", 768, 128, 512, true, false},
+	{"gpt768x128x512TT", 768, 128, 512, true, true},
+	// MLP projection forward, its input gradient, its weight gradient
+	{"gpt768x512x128NT", 768, 512, 128, false, true},
+	{"gpt768x512x128NN", 768, 512, 128, false, false},
+	{"gpt512x768x128TN", 512, 768, 128, true, false},
+}
+
+func (s benchShape) operands() (a []float32, lda int, b []float32, ldb int, c []float32) {
+	r := rand.New(rand.NewPCG(1, 2))
+	a, b, c = randSlice(r, s.m*s.k), randSlice(r, s.k*s.n), make([]float32, s.m*s.n)
+	lda, ldb = s.k, s.n
+	if s.transA {
+		lda = s.m
+	}
+	if s.transB {
+		ldb = s.k
+	}
+	return
+}
+
+func reportGflops(b *testing.B, flops float64) {
+	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+// BenchmarkSgemm measures Sgemm with 1 and 2 threads; GFLOP/s counts 2mnk
+// per second of wall time. With one thread it also reports cpuGFLOP/s, per
+// second of the process's CPU time: on a machine shared with other work
+// that is the steadier measure of the code itself.
+func BenchmarkSgemm(b *testing.B) {
+	for _, s := range benchShapes {
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/t%d", s.name, threads), func(b *testing.B) {
+				a, lda, bm, ldb, c := s.operands()
+				flops := 2 * float64(s.m) * float64(s.n) * float64(s.k)
+				cpu0 := processCPU()
+				for b.Loop() {
+					Sgemm(s.transA, s.transB, s.m, s.n, s.k, a, lda, bm, ldb, c, s.n, false, threads)
+				}
+				if cpu := processCPU() - cpu0; threads == 1 && cpu > 0 {
+					b.ReportMetric(flops*float64(b.N)/cpu.Seconds()/1e9, "cpuGFLOP/s")
+				}
+				reportGflops(b, flops)
+			})
+		}
+	}
+}
+
+// BenchmarkBatched is attention's batched product: 48 (batch·head) products
+// of 64×32·32×64 (q·kᵀ) and 64×64·64×32 (att·v), spread over the pool
+// one product per task, as the tensor CPU backend does.
+func BenchmarkBatched(b *testing.B) {
+	const batch = 48
+	for _, s := range []benchShape{{"qk64x32x64NT", 64, 32, 64, false, true}, {"av64x64x32NN", 64, 64, 32, false, false}} {
+		b.Run(s.name, func(b *testing.B) {
+			a, lda, bm, ldb, _ := s.operands()
+			c := make([]float32, batch*s.m*s.n)
+			for b.Loop() {
+				parallel.For(batch, 1, func(lo, hi int) {
+					for i := lo; i < hi; i++ {
+						Sgemm(s.transA, s.transB, s.m, s.n, s.k, a, lda, bm, ldb, c[i*s.m*s.n:], s.n, false, 1)
+					}
+				})
+			}
+			reportGflops(b, batch*2*float64(s.m)*float64(s.n)*float64(s.k))
+		})
+	}
+}
+
+// BenchmarkGeneric measures the pure-Go fallback at one size for the notes.
+func BenchmarkGeneric(b *testing.B) {
+	saved := useAsm
+	useAsm = false
+	defer func() { useAsm = saved }()
+	s := benchShape{"sq256", 256, 256, 256, false, false}
+	a, lda, bm, ldb, c := s.operands()
+	for b.Loop() {
+		Sgemm(false, false, s.m, s.n, s.k, a, lda, bm, ldb, c, s.n, false, 1)
+	}
+	reportGflops(b, 2*float64(s.m)*float64(s.n)*float64(s.k))
+}
+
+// BenchmarkKernel measures the micro-kernel alone on L1-resident panels
+// (kc = 256): the ceiling for the whole Sgemm. Without an assembly kernel
+// it measures the Go one.
+func BenchmarkKernel(b *testing.B) {
+	kern := asmKernel
+	if !useAsm {
+		kern = kernelGo
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	const k = kcBlock
+	ap, bp := alignedFloats(k*mr), alignedFloats(k*nr)
+	copy(ap, randSlice(r, k*mr))
+	copy(bp, randSlice(r, k*nr))
+	c := alignedFloats(mr * nr)
+	for b.Loop() {
+		kern(k, &ap[0], 1, mr, &bp[0], nr, &c[0], nr, 1)
+	}
+	reportGflops(b, 2*mr*nr*k)
+}

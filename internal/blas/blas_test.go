@@ -1,0 +1,459 @@
+package blas
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// newRand returns a generator with a fresh seed, logged so that a failure
+// can be replayed.
+func newRand(t testing.TB) *rand.Rand {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	return rand.New(rand.NewPCG(seed, 0x5eed))
+}
+
+func randSlice(r *rand.Rand, n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = r.Float32()*2 - 1
+	}
+	return s
+}
+
+// naive computes element (i, j) of op(A)·op(B) (+ C0 when accumulate) in
+// float64, and the sum of the magnitudes of its terms, which scales the
+// rounding error.
+func naive(g gemmCase, a, b, c0 []float32, i, j int) (want, scale float64) {
+	for p := range g.k {
+		var av, bv float32
+		if g.transA {
+			av = a[p*g.lda+i]
+		} else {
+			av = a[i*g.lda+p]
+		}
+		if g.transB {
+			bv = b[j*g.ldb+p]
+		} else {
+			bv = b[p*g.ldb+j]
+		}
+		want += float64(av) * float64(bv)
+		scale += math.Abs(float64(av) * float64(bv))
+	}
+	if g.acc {
+		want += float64(c0[i*g.ldc+j])
+		scale += math.Abs(float64(c0[i*g.ldc+j]))
+	}
+	return want, scale
+}
+
+// tol is the accepted error of a float32 product: 1e-5 relative to the sum
+// of the magnitudes of the terms (which grows with k).
+func tol(scale float64) float64 { return 1e-5*scale + 1e-6 }
+
+// sentinel marks C's padding (columns past n within ldc, and past the last
+// row): a kernel that writes outside the m×n block is caught.
+var sentinel = float32(math.Float32frombits(0x7fc0dead))
+
+func isSentinel(v float32) bool { return math.Float32bits(v) == 0x7fc0dead }
+
+type gemmCase struct {
+	transA, transB, acc bool
+	m, n, k             int
+	lda, ldb, ldc       int
+	threads             int
+}
+
+func (g gemmCase) String() string {
+	return fmt.Sprintf("tA=%v tB=%v acc=%v m=%d n=%d k=%d lda=%d ldb=%d ldc=%d threads=%d", g.transA, g.transB, g.acc, g.m, g.n, g.k, g.lda, g.ldb, g.ldc, g.threads)
+}
+
+// operands makes random A, B and C (with sentinels in C's padding) for g.
+func (g gemmCase) operands(r *rand.Rand) (a, b, c []float32) {
+	ar, aw := g.m, g.k
+	if g.transA {
+		ar, aw = aw, ar
+	}
+	br, bw := g.k, g.n
+	if g.transB {
+		br, bw = bw, br
+	}
+	a = randSlice(r, max(0, (ar-1)*g.lda+aw))
+	b = randSlice(r, max(0, (br-1)*g.ldb+bw))
+	c = randSlice(r, g.m*g.ldc+3)
+	for i := range c {
+		if i%g.ldc >= g.n || i >= g.m*g.ldc {
+			c[i] = sentinel
+		}
+	}
+	return a, b, c
+}
+
+// check compares C after a product against the float64 reference and the
+// padding against the sentinels. Large products are checked on a sample:
+// the first and last rows and columns (the ragged edges), and random ones.
+func (g gemmCase) check(t *testing.T, what string, c, c0, a, b []float32) {
+	t.Helper()
+	for i, v := range c {
+		if row, col := i/g.ldc, i%g.ldc; (row >= g.m || col >= g.n) && !isSentinel(v) {
+			t.Errorf("%s %v: wrote %v outside C at row %d col %d", what, g, v, row, col)
+			return
+		}
+	}
+	rows, cols := make([]bool, g.m), make([]bool, g.n)
+	if g.m*g.n*g.k <= 4e6 {
+		for i := range rows {
+			rows[i] = true
+		}
+	} else {
+		for _, i := range []int{0, g.m - 1, g.m / 2, rand.IntN(g.m), rand.IntN(g.m)} {
+			rows[i] = true
+		}
+		for _, j := range []int{0, g.n - 1, g.n / 2, rand.IntN(g.n), rand.IntN(g.n)} {
+			cols[j] = true
+		}
+	}
+	bad := 0
+	for i := range g.m {
+		for j := range g.n {
+			if !rows[i] && !cols[j] {
+				continue
+			}
+			w, s := naive(g, a, b, c0, i, j)
+			if got := c[i*g.ldc+j]; !(math.Abs(float64(got)-w) <= tol(s)) {
+				t.Errorf("%s %v: C[%d][%d] = %v, want %v (tolerance %.3g)", what, g, i, j, got, w, tol(s))
+				if bad++; bad > 5 {
+					return
+				}
+			}
+		}
+	}
+}
+
+// randomCase draws a case with sizes around the block edges, leading
+// dimensions past the widths, and random flags.
+func randomCase(r *rand.Rand, maxDim int) gemmCase {
+	edge := []int{1, 2, 5, 6, 7, 11, 12, 13, 15, 16, 17, 31, 33, 47, 48, 49, 143, 144, 145, 255, 256, 257}
+	dim := func() int {
+		if r.IntN(2) == 0 {
+			return edge[r.IntN(len(edge))]
+		}
+		return 1 + r.IntN(maxDim)
+	}
+	g := gemmCase{transA: r.IntN(2) == 0, transB: r.IntN(2) == 0, acc: r.IntN(2) == 0, m: dim(), n: dim(), k: dim()}
+	ld := func(w int) int {
+		if r.IntN(2) == 0 {
+			return w
+		}
+		return w + 1 + r.IntN(9)
+	}
+	if g.transA {
+		g.lda = ld(g.m)
+	} else {
+		g.lda = ld(g.k)
+	}
+	if g.transB {
+		g.ldb = ld(g.k)
+	} else {
+		g.ldb = ld(g.n)
+	}
+	g.ldc = ld(g.n)
+	g.threads = 1 + r.IntN(3)
+	return g
+}
+
+// runCase runs one product through fn on a fresh C and checks it.
+func runCase(t *testing.T, r *rand.Rand, what string, g gemmCase, fn func(g gemmCase, a, b, c []float32)) {
+	t.Helper()
+	a, b, c := g.operands(r)
+	c0 := append([]float32(nil), c...)
+	fn(g, a, b, c)
+	g.check(t, what, c, c0, a, b)
+}
+
+// TestKernels runs every micro-kernel on packed panels and on operands read
+// in place (A row- or column-major with padding, B with a row stride), and
+// compares with the float64 reference.
+func TestKernels(t *testing.T) {
+	r := newRand(t)
+	kernels := map[string]kernelFunc{"go": kernelGo}
+	if useAsm {
+		kernels[asmName] = asmKernel
+	} else {
+		t.Logf("no assembly kernel on this machine (%s); testing the Go kernel only", Kernel())
+	}
+	for name, kern := range kernels {
+		for _, k := range []int{1, 2, 3, 4, 5, 7, 8, 9, 16, 31, 64, 255, 256, 1 + r.IntN(300)} {
+			for _, acc := range []bool{false, true} {
+				for _, layout := range []string{"packed", "A rows", "A columns"} {
+					// describe the kernel's operands as an mr×k·k×nr gemm
+					g := gemmCase{acc: acc, m: mr, n: nr, k: k, ldc: nr + r.IntN(2)*(1+r.IntN(20))}
+					g.ldb = nr
+					if layout != "packed" {
+						g.ldb += r.IntN(2) * (1 + r.IntN(20))
+					}
+					var rsA, csA int
+					switch layout {
+					case "packed":
+						g.transA, g.lda, rsA, csA = true, mr, 1, mr
+					case "A rows":
+						g.lda = k + r.IntN(5)
+						rsA, csA = g.lda, 1
+					case "A columns":
+						g.transA, g.lda = true, mr+r.IntN(5)
+						rsA, csA = 1, g.lda
+					}
+					a, b, c := g.operands(r)
+					c0 := append([]float32(nil), c...)
+					flag := 0
+					if acc {
+						flag = 1
+					}
+					kern(k, &a[0], rsA, csA, &b[0], g.ldb, &c[0], g.ldc, flag)
+					g.check(t, "kernel "+name+" "+layout, c, c0, a, b)
+				}
+			}
+		}
+	}
+}
+
+func TestPackA(t *testing.T) {
+	r := newRand(t)
+	saved := useAsm
+	defer func() { useAsm = saved }()
+	for i := range 100 {
+		// the assembly packers where the CPU has them, and the Go ones
+		useAsm = saved && i%2 == 0
+		transA := r.IntN(2) == 0
+		m, k := 1+r.IntN(40), 1+r.IntN(40)
+		lda := k + r.IntN(3)
+		if transA {
+			lda = m + r.IntN(3)
+		}
+		a := randSlice(r, 60*60)
+		i0, p0 := r.IntN(m), r.IntN(k)
+		rows, kb := 1+r.IntN(m-i0), 1+r.IntN(k-p0)
+		dst := randSlice(r, ceilDiv(rows, mr)*mr*kb)
+		packA(transA, a, lda, i0, rows, p0, kb, dst)
+		for q := range ceilDiv(rows, mr) {
+			for p := range kb {
+				for x := range mr {
+					i := i0 + q*mr + x
+					var want float32
+					if q*mr+x < rows {
+						if transA {
+							want = a[(p0+p)*lda+i]
+						} else {
+							want = a[i*lda+p0+p]
+						}
+					}
+					rsA, csA := packedAStrides(transA, kb)
+					if got := dst[q*mr*kb+x*rsA+p*csA]; got != want {
+						t.Fatalf("packA(transA=%v, i0=%d rows=%d p0=%d kb=%d): panel %d [%d][%d] = %v, want %v", transA, i0, rows, p0, kb, q, p, x, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestPackB(t *testing.T) {
+	r := newRand(t)
+	saved := useAsm
+	defer func() { useAsm = saved }()
+	for i := range 100 {
+		// the assembly packers where the CPU has them, and the Go ones
+		useAsm = saved && i%2 == 0
+		transB := r.IntN(2) == 0
+		k, n := 1+r.IntN(40), 1+r.IntN(40)
+		ldb := n + r.IntN(3)
+		if transB {
+			ldb = k + r.IntN(3)
+		}
+		b := randSlice(r, 60*60)
+		p0, j0 := r.IntN(k), r.IntN(n)
+		kb, cols := 1+r.IntN(k-p0), 1+r.IntN(n-j0)
+		dst := randSlice(r, ceilDiv(cols, nr)*nr*kb)
+		packB(transB, b, ldb, p0, kb, j0, cols, dst)
+		for q := range ceilDiv(cols, nr) {
+			for p := range kb {
+				for x := range nr {
+					j := j0 + q*nr + x
+					var want float32
+					if q*nr+x < cols {
+						if transB {
+							want = b[j*ldb+p0+p]
+						} else {
+							want = b[(p0+p)*ldb+j]
+						}
+					}
+					if got := dst[q*nr*kb+p*nr+x]; got != want {
+						t.Fatalf("packB(transB=%v, p0=%d kb=%d j0=%d cols=%d): panel %d [%d][%d] = %v, want %v", transB, p0, kb, j0, cols, q, p, x, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSgemm runs the public entry point (assembly kernel where the CPU has
+// it) on random shapes, and compares it with the float64 reference.
+func TestSgemm(t *testing.T) {
+	r := newRand(t)
+	t.Logf("kernel: %s", Kernel())
+	n := 120
+	if testing.Short() {
+		n = 30
+	}
+	for range n {
+		g := randomCase(r, 300)
+		runCase(t, r, "Sgemm", g, func(g gemmCase, a, b, c []float32) {
+			Sgemm(g.transA, g.transB, g.m, g.n, g.k, a, g.lda, b, g.ldb, c, g.ldc, g.acc, g.threads)
+		})
+	}
+}
+
+// TestSgemmLarge covers products big enough to be split over threads and
+// over several depth blocks and B slabs.
+func TestSgemmLarge(t *testing.T) {
+	r := newRand(t)
+	cases := []gemmCase{
+		{m: 301, n: 4100, k: 530, threads: 2},
+		{m: 700, n: 257, k: 300, threads: 3, transA: true, acc: true},
+		{m: 64, n: 999, k: 64, threads: 2, transB: true},
+		{m: 1000, n: 20, k: 700, threads: 2, transA: true, transB: true, acc: true},
+	}
+	for _, g := range cases {
+		g.lda, g.ldb, g.ldc = g.k+3, g.n+1, g.n+5
+		if g.transA {
+			g.lda = g.m + 2
+		}
+		if g.transB {
+			g.ldb = g.k
+		}
+		runCase(t, r, "Sgemm", g, func(g gemmCase, a, b, c []float32) {
+			Sgemm(g.transA, g.transB, g.m, g.n, g.k, a, g.lda, b, g.ldb, c, g.ldc, g.acc, g.threads)
+		})
+	}
+}
+
+// TestDriver runs the blocked driver under each packing policy, with the
+// pure-Go micro-kernel (which checks the packing and tiling on any
+// architecture) and with the assembly one.
+func TestDriver(t *testing.T) {
+	r := newRand(t)
+	kernels := map[string]kernelFunc{"go": kernelGo}
+	if useAsm {
+		kernels[asmName] = asmKernel
+	}
+	defer func(p int) { packPolicy = p }(packPolicy)
+	for name, kern := range kernels {
+		for _, policy := range []int{packAlways, packNever, packAuto} {
+			packPolicy = policy
+			for range 15 {
+				g := randomCase(r, 300)
+				what := fmt.Sprintf("gemmPacked(%s, policy %d)", name, policy)
+				runCase(t, r, what, g, func(g gemmCase, a, b, c []float32) {
+					gemmPacked(g.transA, g.transB, g.m, g.n, g.k, a, g.lda, b, g.ldb, c, g.ldc, g.acc, g.threads, kern)
+				})
+			}
+		}
+	}
+}
+
+// TestAsmMatchesReference compares the assembly path with the pure-Go
+// fallback (gemmRef) on the same operands.
+func TestAsmMatchesReference(t *testing.T) {
+	if !useAsm {
+		t.Logf("no assembly kernel on this machine (%s): Sgemm is gemmRef", Kernel())
+		return
+	}
+	r := newRand(t)
+	for range 40 {
+		g := randomCase(r, 200)
+		a, b, c := g.operands(r)
+		ref := append([]float32(nil), c...)
+		c0 := append([]float32(nil), c...)
+		Sgemm(g.transA, g.transB, g.m, g.n, g.k, a, g.lda, b, g.ldb, c, g.ldc, g.acc, g.threads)
+		useAsm = false
+		Sgemm(g.transA, g.transB, g.m, g.n, g.k, a, g.lda, b, g.ldb, ref, g.ldc, g.acc, g.threads)
+		useAsm = true
+		for i := range g.m {
+			for j := range g.n {
+				x, y := c[i*g.ldc+j], ref[i*g.ldc+j]
+				_, scale := naive(g, a, b, c0, i, j)
+				if d := math.Abs(float64(x) - float64(y)); !(d <= 2*tol(scale)) {
+					t.Fatalf("%v: C[%d][%d]: assembly %v, gemmRef %v", g, i, j, x, y)
+				}
+			}
+		}
+	}
+}
+
+// TestGeneric runs the pure-Go fallback through Sgemm.
+func TestGeneric(t *testing.T) {
+	r := newRand(t)
+	saved := useAsm
+	useAsm = false
+	defer func() { useAsm = saved }()
+	for range 30 {
+		g := randomCase(r, 150)
+		runCase(t, r, "Sgemm(generic)", g, func(g gemmCase, a, b, c []float32) {
+			Sgemm(g.transA, g.transB, g.m, g.n, g.k, a, g.lda, b, g.ldb, c, g.ldc, g.acc, g.threads)
+		})
+	}
+}
+
+func TestSgemmZeroK(t *testing.T) {
+	c := []float32{1, 2, 3, 4, 5, 6}
+	Sgemm(false, false, 2, 2, 0, nil, 1, nil, 2, c, 3, true, 1)
+	if c[0] != 1 || c[4] != 5 {
+		t.Fatalf("k=0 accumulate changed C: %v", c)
+	}
+	Sgemm(false, false, 2, 2, 0, nil, 1, nil, 2, c, 3, false, 1)
+	if want := []float32{0, 0, 3, 0, 0, 6}; fmt.Sprint(c) != fmt.Sprint(want) {
+		t.Fatalf("k=0 gives C = %v, want %v", c, want)
+	}
+}
+
+func TestSgemmPanics(t *testing.T) {
+	mustPanic := func(name string, f func()) {
+		t.Helper()
+		defer func() {
+			if recover() == nil {
+				t.Errorf("%s: no panic", name)
+			}
+		}()
+		f()
+	}
+	a, b, c := make([]float32, 6), make([]float32, 6), make([]float32, 4)
+	mustPanic("short C", func() { Sgemm(false, false, 2, 3, 2, a, 2, b, 3, c, 3, false, 1) })
+	mustPanic("short A", func() { Sgemm(false, false, 4, 1, 2, a, 2, b, 1, c, 1, false, 1) })
+	mustPanic("small lda", func() { Sgemm(false, false, 2, 2, 3, a, 2, b, 2, c, 2, false, 1) })
+	mustPanic("small ldb transposed", func() { Sgemm(false, true, 2, 2, 3, a, 3, b, 2, c, 2, false, 1) })
+	mustPanic("negative", func() { Sgemm(false, false, -1, 2, 3, a, 3, b, 2, c, 2, false, 1) })
+}
+
+func TestAlignedFloats(t *testing.T) {
+	for n := range 40 {
+		s := alignedFloats(n + 1)
+		if uintptr(unsafe.Pointer(&s[0]))%64 != 0 || len(s) != n+1 {
+			t.Fatalf("alignedFloats(%d): address %p, len %d", n+1, &s[0], len(s))
+		}
+	}
+}
+
+func TestKernelName(t *testing.T) {
+	want := "generic"
+	if useAsm {
+		want = asmName
+	}
+	if got := Kernel(); got != want {
+		t.Fatalf("Kernel() = %q, want %q", got, want)
+	}
+	t.Logf("kernel: %s", Kernel())
+}

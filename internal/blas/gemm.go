@@ -1,0 +1,253 @@
+package blas
+
+import (
+	"sync"
+	"unsafe"
+
+	"github.com/wickml/wick/internal/parallel"
+)
+
+// Micro-tile and cache-block sizes. The micro-kernel keeps an mr×nr block of
+// C in 12 YMM registers; a kc×nr panel of B (16 KiB) stays in L1 while the
+// kernel sweeps the mc×kc block of A (144 KiB) held in L2; the kc×nc slab of
+// packed B lives in L3 and is shared by all threads.
+const (
+	mr      = 6
+	nr      = 16
+	kcBlock = 256
+	mcBlock = 144
+	ncBlock = 4096
+)
+
+// kernelFunc computes the mr×nr block C = A·B (C += A·B when acc is
+// non-zero) of depth k ≥ 1, where A[r][p] = a[r*rsA + p*csA],
+// B[p][j] = b[p*rsB + j] and C[r][j] = c[r*ldc + j] (strides in floats).
+// A packed A panel has rsA = 1, csA = mr; a packed B panel has rsB = nr; the
+// strides also let the kernel read A and B where they lie.
+type kernelFunc func(k int, a *float32, rsA, csA int, b *float32, rsB int, c *float32, ldc int, acc int)
+
+// aBufs and bBufs recycle the packing buffers of A blocks and B slabs
+// between calls (two pools, so that a small A buffer is never offered where
+// a large B slab is needed), so steady-state Sgemm does not allocate them.
+var aBufs, bBufs sync.Pool
+
+// getBuf returns a buffer of n floats from pool, reusing a pooled one when
+// it is large enough.
+func getBuf(pool *sync.Pool, n int) *[]float32 {
+	if p, ok := pool.Get().(*[]float32); ok {
+		if cap(*p) >= n {
+			*p = (*p)[:n]
+			return p
+		}
+	}
+	s := alignedFloats(n)
+	return &s
+}
+
+// alignedFloats returns n float32s starting on a 64-byte boundary.
+func alignedFloats(n int) []float32 {
+	s := make([]float32, n+16)
+	off := int(uintptr(unsafe.Pointer(&s[0]))&63) / 4
+	if off != 0 {
+		off = 16 - off
+	}
+	return s[off : off+n : off+n]
+}
+
+// Packing policies: whether gemmPacked copies operands into panels or lets
+// the kernel read them in place. Tests force each; Sgemm uses packAuto.
+const (
+	packAuto   = iota // decide from the shapes
+	packAlways        // pack A and B
+	packNever         // read A, and B unless transposed, in place (edges still packed)
+)
+
+// packPolicy is the policy gemmPacked follows; tests change it.
+var packPolicy = packAuto
+
+// direct reports whether gemmPacked reads A and B in place: packing pays
+// when a panel is reused many times and costs more than it saves when the
+// product is small (measured in docs/perf.md). A transposed B is always
+// packed: the kernel needs B's rows contiguous.
+func direct(transB bool, m, n int) (directA, directB bool) {
+	switch packPolicy {
+	case packAlways:
+		return false, false
+	case packNever:
+		return true, !transB
+	}
+	// an A block is reused by every B panel of the slab, a B panel by
+	// every A panel of the block
+	directA = n <= 4*nr
+	directB = !transB && m <= 64
+	return directA, directB
+}
+
+// gemmPacked is the blocked driver around a micro-kernel: for each kc×nc
+// slab of op(B) (packed once, in parallel), the m×nc block of C is cut into
+// macro-tiles (an mc-row block of A, packed by the task that owns it, times a
+// range of B panels), and the tiles are shared out over the worker pool.
+// Small products skip the packing (see direct). threads ≥ 1.
+func gemmPacked(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool, threads int, kern kernelFunc) {
+	// balanced depth blocks: k=300 gives two blocks of 150, not 256+44
+	kc := ceilDiv(k, ceilDiv(k, kcBlock))
+	nc := min(n, ncBlock)
+	ncPanels := ceilDiv(nc, nr)
+	directA, directB := direct(transB, m, n)
+	// A's element (r, p) of a direct panel is at r*rsA + p*csA
+	rsA, csA := lda, 1
+	if transA {
+		rsA, csA = 1, lda
+	}
+
+	// row blocks of A and column splits of a slab: enough tasks to keep
+	// every thread busy, in a number divisible by the thread count
+	mb := ceilDiv(m, mcBlock)
+	nsplit := 1
+	if threads > 1 && mb%threads != 0 {
+		if mb < 2*threads && ncPanels >= 2*threads {
+			nsplit = threads
+		} else {
+			mb = roundUp(mb, threads)
+		}
+	}
+	mc := roundUp(ceilDiv(m, mb), mr)
+	mb = ceilDiv(m, mc)
+
+	bbuf := getBuf(&bBufs, kc*ncPanels*nr)
+	defer bBufs.Put(bbuf)
+	bp := *bbuf
+
+	for jc := 0; jc < n; jc += nc {
+		nb := min(nc, n-jc)
+		panels := ceilDiv(nb, nr)
+		split := ceilDiv(panels, nsplit) // B panels per task
+		perRow := ceilDiv(panels, split) // tasks per row block
+		tasks := mb * perRow
+		for pc := 0; pc < k; pc += kc {
+			kb := min(kc, k-pc)
+			acc := 0
+			if accumulate || pc > 0 {
+				acc = 1
+			}
+			if !directB {
+				parallel.For(panels, grain(panels, threads), func(lo, hi int) {
+					packB(transB, b, ldb, pc, kb, jc+lo*nr, min(hi*nr, nb)-lo*nr, bp[lo*kb*nr:])
+				})
+			} else if nb%nr != 0 {
+				// only the ragged last panel is packed
+				q := panels - 1
+				packB(transB, b, ldb, pc, kb, jc+q*nr, nb-q*nr, bp[q*kb*nr:])
+			}
+			parallel.For(tasks, grain(tasks, threads), func(lo, hi int) {
+				abuf := getBuf(&aBufs, mc*kc+mr*nr)
+				defer aBufs.Put(abuf)
+				ap, tile := (*abuf)[:mc*kb], (*abuf)[mc*kc:]
+				packed := -1
+				for t := lo; t < hi; t++ {
+					ib, js := t/perRow, t%perRow
+					i0 := ib * mc
+					rows := min(mc, m-i0)
+					full := rows / mr * mr // rows in whole panels
+					if ib != packed {
+						if !directA {
+							packA(transA, a, lda, i0, rows, pc, kb, ap)
+						} else if full < rows {
+							packA(transA, a, lda, i0+full, rows-full, pc, kb, ap[full*kb:])
+						}
+						packed = ib
+					}
+					for q := js * split; q < min((js+1)*split, panels); q++ {
+						j := q * nr
+						w := min(nr, nb-j)
+						bq, rsB := &bp[q*kb*nr], nr
+						if directB && w == nr {
+							_ = b[(pc+kb-1)*ldb+jc+j+nr-1] // the kernel reads up to here
+							bq, rsB = &b[pc*ldb+jc+j], ldb
+						}
+						for ir := 0; ir < rows; ir += mr {
+							h := min(mr, rows-ir)
+							aq := &ap[(ir/mr)*kb*mr]
+							ra, ca := packedAStrides(transA, kb)
+							if directA && h == mr {
+								i := i0 + ir
+								// the kernel reads up to the last element
+								if transA {
+									_ = a[(pc+kb-1)*lda+i+mr-1]
+									aq = &a[pc*lda+i]
+								} else {
+									_ = a[(i+mr-1)*lda+pc+kb-1]
+									aq = &a[i*lda+pc]
+								}
+								ra, ca = rsA, csA
+							}
+							off := (i0+ir)*ldc + jc + j
+							if h == mr && w == nr {
+								_ = c[off+(mr-1)*ldc+nr-1] // the kernel writes up to here
+								kern(kb, aq, ra, ca, bq, rsB, &c[off], ldc, acc)
+								continue
+							}
+							// ragged edge: compute the whole tile aside,
+							// keep its valid part
+							kern(kb, aq, ra, ca, bq, rsB, &tile[0], nr, 0)
+							for r := range h {
+								crow := c[off+r*ldc:][:w]
+								trow := tile[r*nr:][:w]
+								if acc != 0 {
+									for x, v := range trow {
+										crow[x] += v
+									}
+								} else {
+									copy(crow, trow)
+								}
+							}
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// grain is the grain for parallel.For that spreads n items over at most
+// threads goroutines: with the whole pool, single items, claimed as the
+// goroutines get to them (which balances the load when the machine is
+// shared); with fewer threads, ranges of n/threads.
+func grain(n, threads int) int {
+	if threads >= parallel.Workers() {
+		return 1
+	}
+	return ceilDiv(n, threads)
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+func roundUp(a, b int) int { return ceilDiv(a, b) * b }
+
+// kernelGo is the pure-Go statement of the micro-kernel contract (see
+// kernelFunc); tests run the blocked driver with it and compare the assembly
+// kernels against it.
+func kernelGo(k int, a *float32, rsA, csA int, b *float32, rsB int, c *float32, ldc int, acc int) {
+	as := unsafe.Slice(a, (mr-1)*rsA+(k-1)*csA+1)
+	bs := unsafe.Slice(b, (k-1)*rsB+nr)
+	cs := unsafe.Slice(c, (mr-1)*ldc+nr)
+	var t [mr][nr]float32
+	for p := range k {
+		brow := bs[p*rsB:][:nr]
+		for r := range mr {
+			av := as[r*rsA+p*csA]
+			for j, bv := range brow {
+				t[r][j] += av * bv
+			}
+		}
+	}
+	for r := range mr {
+		crow := cs[r*ldc:][:nr]
+		for j := range crow {
+			if acc != 0 {
+				crow[j] += t[r][j]
+			} else {
+				crow[j] = t[r][j]
+			}
+		}
+	}
+}

@@ -1,0 +1,142 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Register use of the 6×16 micro-kernel:
+//
+//	AX  A, rows 0-2 of the current depth step (row r at AX + r·R8)
+//	R9  A, rows 3-5 (R9 = AX + 3·R8)
+//	R8  A's row stride in bytes; R11 its column (depth) stride
+//	BX  B, the current row of 16 floats; R12 B's row stride in bytes
+//	DX  C; SI C's row stride in bytes; R10 = DX + 3·SI
+//	Y0..Y11   the C tile: row r in Y(2r) (columns 0-7) and Y(2r+1) (8-15)
+//	Y12, Y13  the B row; Y14, Y15 broadcast A values
+
+// STEP does one depth step: C += A[:, p] ⊗ B[p, :], then moves A and B on.
+#define STEP \
+	VMOVUPS (BX), Y12; \
+	VMOVUPS 32(BX), Y13; \
+	VBROADCASTSS (AX), Y14; \
+	VBROADCASTSS (AX)(R8*1), Y15; \
+	VFMADD231PS Y12, Y14, Y0; \
+	VFMADD231PS Y13, Y14, Y1; \
+	VFMADD231PS Y12, Y15, Y2; \
+	VFMADD231PS Y13, Y15, Y3; \
+	VBROADCASTSS (AX)(R8*2), Y14; \
+	VBROADCASTSS (R9), Y15; \
+	VFMADD231PS Y12, Y14, Y4; \
+	VFMADD231PS Y13, Y14, Y5; \
+	VFMADD231PS Y12, Y15, Y6; \
+	VFMADD231PS Y13, Y15, Y7; \
+	VBROADCASTSS (R9)(R8*1), Y14; \
+	VBROADCASTSS (R9)(R8*2), Y15; \
+	ADDQ R11, AX; \
+	ADDQ R11, R9; \
+	ADDQ R12, BX; \
+	VFMADD231PS Y12, Y14, Y8; \
+	VFMADD231PS Y13, Y14, Y9; \
+	VFMADD231PS Y12, Y15, Y10; \
+	VFMADD231PS Y13, Y15, Y11
+
+// func sgemmKernel6x16AVX2(k int, a *float32, rsA, csA int, b *float32, rsB int, c *float32, ldc int, acc int)
+//
+// C[r][j] (=|+=) Σp a[r*rsA+p*csA]·b[p*rsB+j] for r < 6, j < 16, C's rows
+// ldc floats apart; all strides in floats; k ≥ 1.
+TEXT ·sgemmKernel6x16AVX2(SB), NOSPLIT, $0-72
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), AX
+	MOVQ rsA+16(FP), R8
+	MOVQ csA+24(FP), R11
+	MOVQ b+32(FP), BX
+	MOVQ rsB+40(FP), R12
+	MOVQ c+48(FP), DX
+	MOVQ ldc+56(FP), SI
+	SHLQ $2, R8
+	SHLQ $2, R11
+	SHLQ $2, R12
+	SHLQ $2, SI
+	LEAQ (AX)(R8*2), R9
+	ADDQ R8, R9
+
+	// warm C's rows while the products run
+	LEAQ (DX)(SI*2), R10
+	ADDQ SI, R10
+	PREFETCHT0 (DX)
+	PREFETCHT0 60(DX)
+	PREFETCHT0 (DX)(SI*1)
+	PREFETCHT0 60(DX)(SI*1)
+	PREFETCHT0 (DX)(SI*2)
+	PREFETCHT0 60(DX)(SI*2)
+	PREFETCHT0 (R10)
+	PREFETCHT0 60(R10)
+	PREFETCHT0 (R10)(SI*1)
+	PREFETCHT0 60(R10)(SI*1)
+	PREFETCHT0 (R10)(SI*2)
+	PREFETCHT0 60(R10)(SI*2)
+
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+	MOVQ CX, R13
+	SHRQ $2, CX
+	JZ   tail
+
+loop4:
+	STEP
+	STEP
+	STEP
+	STEP
+	DECQ CX
+	JNZ  loop4
+
+tail:
+	ANDQ $3, R13
+	JZ   store
+
+loop1:
+	STEP
+	DECQ R13
+	JNZ  loop1
+
+store:
+	MOVQ acc+64(FP), CX
+	TESTQ CX, CX
+	JZ   write
+	VADDPS (DX), Y0, Y0
+	VADDPS 32(DX), Y1, Y1
+	VADDPS (DX)(SI*1), Y2, Y2
+	VADDPS 32(DX)(SI*1), Y3, Y3
+	VADDPS (DX)(SI*2), Y4, Y4
+	VADDPS 32(DX)(SI*2), Y5, Y5
+	VADDPS (R10), Y6, Y6
+	VADDPS 32(R10), Y7, Y7
+	VADDPS (R10)(SI*1), Y8, Y8
+	VADDPS 32(R10)(SI*1), Y9, Y9
+	VADDPS (R10)(SI*2), Y10, Y10
+	VADDPS 32(R10)(SI*2), Y11, Y11
+
+write:
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, (DX)(SI*1)
+	VMOVUPS Y3, 32(DX)(SI*1)
+	VMOVUPS Y4, (DX)(SI*2)
+	VMOVUPS Y5, 32(DX)(SI*2)
+	VMOVUPS Y6, (R10)
+	VMOVUPS Y7, 32(R10)
+	VMOVUPS Y8, (R10)(SI*1)
+	VMOVUPS Y9, 32(R10)(SI*1)
+	VMOVUPS Y10, (R10)(SI*2)
+	VMOVUPS Y11, 32(R10)(SI*2)
+	VZEROUPPER
+	RET

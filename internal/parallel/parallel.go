@@ -1,0 +1,133 @@
+// Package parallel runs loop bodies on one persistent pool of worker
+// goroutines shared by Wick's CPU kernels, so that nested or concurrent
+// parallel loops never start more goroutines than there are processors.
+//
+// The pool holds Workers()-1 goroutines; the goroutine that calls For always
+// takes part in its own loop, so a call never waits for a worker to become
+// free: ranges that no idle worker picks up are run by the caller. This makes
+// nested calls (a For inside a For) safe and keeps the number of busy
+// goroutines bounded by Workers().
+package parallel
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+var (
+	startOnce sync.Once
+	nworkers  int
+	work      chan *job // unbuffered: a send succeeds only to an idle worker
+)
+
+// Workers returns the number of goroutines (the caller included) that a
+// parallel loop can use: GOMAXPROCS at the time the pool was first used.
+func Workers() int {
+	startOnce.Do(start)
+	return nworkers
+}
+
+func start() {
+	nworkers = max(1, runtime.GOMAXPROCS(0))
+	work = make(chan *job)
+	for range nworkers - 1 {
+		go worker()
+	}
+}
+
+func worker() {
+	for j := range work {
+		j.run()
+	}
+}
+
+// job is one parallel loop: ranges are claimed with an atomic counter by the
+// caller and by the workers that joined. pending counts the ranges not yet
+// finished, so the caller waits for the work, never for a worker that woke
+// too late to find any.
+type job struct {
+	fn      func(lo, hi int)
+	n       int
+	chunk   int
+	parts   int64
+	next    atomic.Int64
+	pending sync.WaitGroup
+	mu      sync.Mutex
+	panicv  any
+}
+
+func (j *job) run() {
+	for {
+		i := j.next.Add(1) - 1
+		if i >= j.parts {
+			return
+		}
+		j.runRange(i)
+	}
+}
+
+func (j *job) runRange(i int64) {
+	defer func() {
+		if r := recover(); r != nil {
+			j.mu.Lock()
+			if j.panicv == nil {
+				j.panicv = r
+			}
+			j.mu.Unlock()
+			// stop the others claiming; the ranges nobody claimed yet
+			// will not run, so they are finished too
+			if claimed := j.next.Swap(j.parts); claimed < j.parts {
+				j.pending.Add(-int(j.parts - claimed))
+			}
+		}
+		j.pending.Done()
+	}()
+	lo := int(i) * j.chunk
+	j.fn(lo, min(lo+j.chunk, j.n))
+}
+
+// chunksPerWorker is how many ranges For makes per worker (when n allows):
+// ranges are claimed one at a time, so a goroutine that the OS runs less
+// often (the machine is shared, or another loop holds a worker) simply
+// claims fewer of them.
+const chunksPerWorker = 4
+
+// For calls fn on consecutive ranges [lo, hi) that together cover [0, n),
+// each at least grain long except possibly the last. The ranges run
+// concurrently on the calling goroutine and on idle workers of the pool,
+// each claiming the next unclaimed range until none is left; For returns
+// when all have finished. With one range (n < 2·grain, or a single
+// processor) fn(0, n) runs directly on the caller. A panic in fn is re-raised
+// on the caller once the ranges already started are done; ranges not yet
+// started are then skipped.
+func For(n, grain int, fn func(lo, hi int)) {
+	if n <= 0 {
+		return
+	}
+	w := Workers()
+	parts := min(chunksPerWorker*w, n/max(grain, 1))
+	if w == 1 || parts <= 1 {
+		fn(0, n)
+		return
+	}
+	chunk := (n + parts - 1) / parts
+	parts = (n + chunk - 1) / chunk
+	j := &job{fn: fn, n: n, chunk: chunk, parts: int64(parts)}
+	j.pending.Add(parts)
+	// wake idle workers, as many as could have a range; busy ones are
+	// not waited for
+	for range min(w, parts) - 1 {
+		select {
+		case work <- j:
+			continue
+		default:
+		}
+		break
+	}
+	j.run()
+	j.pending.Wait()
+	if j.panicv != nil {
+		panic(j.panicv)
+	}
+}
