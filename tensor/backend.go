@@ -43,6 +43,7 @@ const (
 
 var unaryNames = [...]string{"Neg", "Exp", "Log", "Sqrt", "Rsqrt", "Abs", "Tanh", "Sigmoid", "ReLU", "GELU", "GELUTanh", "Sin", "Cos", "AddScalar", "MulScalar", "DivScalar", "RSubScalar", "PowScalar", "Clamp", "Sign", "Square"}
 
+// String returns the op's name, such as "Exp".
 func (op UnaryOp) String() string { return unaryNames[op] }
 
 // UnaryParams are the scalar parameters of a UnaryOp.
@@ -70,6 +71,7 @@ const (
 
 var binaryNames = [...]string{"Add", "Sub", "Mul", "Div", "Pow", "Maximum", "Minimum", "Eq", "Ne", "Lt", "Le", "Gt", "Ge"}
 
+// String returns the op's name, such as "Add".
 func (op BinaryOp) String() string { return binaryNames[op] }
 
 func (op BinaryOp) isComparison() bool { return op >= OpEq }
@@ -156,6 +158,17 @@ type Backend interface {
 	// AdamW updates param and its moment estimates m, v in place from grad
 	// (n contiguous elements) with PyTorch's AdamW rule.
 	AdamW(param, grad, m, v Storage, n int, c AdamWStep)
+}
+
+// DropoutMasker is an optional Backend method, checked by Dropout: a
+// backend that implements it draws dropout masks on the device instead of
+// having them drawn on the host and copied (the CUDA backend does). The
+// mask's n elements must be 0 with probability p and 1/(1−p) otherwise, a
+// function of seed and the element index only. Dropout takes the seed from
+// the global generator, so ManualSeed still makes masks repeatable, but a
+// device's masks differ from the CPU's (as in PyTorch).
+type DropoutMasker interface {
+	DropoutMask(dst Storage, n int, p float32, seed uint64)
 }
 
 // AdamWStep are the scalars of one AdamW update (PyTorch's rule):

@@ -1,9 +1,6 @@
 package tensor
 
-import (
-	"runtime"
-	"sync"
-)
+import "github.com/wickml/wick/internal/parallel"
 
 // cpuStorage is host memory: exactly one of f and i is set.
 type cpuStorage struct {
@@ -200,26 +197,9 @@ func (p *plan) run(fn func(offs []int, n int)) {
 	})
 }
 
-// workers is the number of goroutines large operations are split across.
-var workers = runtime.GOMAXPROCS(0)
-
-// parallelFor splits [0, n) into at most workers chunks of at least minChunk
-// and runs fn on each, concurrently when there is more than one.
+// parallelFor splits [0, n) into chunks of at least minChunk and runs fn on
+// each, on the shared worker pool (package internal/parallel: no goroutine
+// is started per call; at most parallel.Workers() run at once).
 func parallelFor(n, minChunk int, fn func(lo, hi int)) {
-	parts := min(workers, n/max(minChunk, 1))
-	if parts <= 1 {
-		fn(0, n)
-		return
-	}
-	var wg sync.WaitGroup
-	chunk := (n + parts - 1) / parts
-	for lo := chunk; lo < n; lo += chunk {
-		wg.Add(1)
-		go func(lo, hi int) {
-			defer wg.Done()
-			fn(lo, hi)
-		}(lo, min(lo+chunk, n))
-	}
-	fn(0, min(chunk, n))
-	wg.Wait()
+	parallel.For(n, minChunk, fn)
 }

@@ -172,9 +172,13 @@ func (cpuBackend) Unary(op UnaryOp, p UnaryParams, dst, src Storage, sl Layout) 
 	d, s := fs(dst), fs(src)
 	pl := newPlan(sl.Shape, []int{0, sl.Offset}, ContiguousStrides(sl.Shape), sl.Strides)
 	switch op {
-	case OpAddScalar, OpMulScalar, OpReLU:
+	case OpAddScalar, OpMulScalar, OpReLU, OpGELU:
 		pl.run(func(o []int, n int) {
 			dd, ss, st := d[o[0]:o[0]+n], s[o[1]:], pl.inner[1]
+			if op == OpGELU && st == 1 { // fast float32 path, cpu_fast.go
+				geluF32(dd, ss)
+				return
+			}
 			switch op {
 			case OpAddScalar:
 				for k := range dd {
@@ -187,6 +191,10 @@ func (cpuBackend) Unary(op UnaryOp, p UnaryParams, dst, src Storage, sl Layout) 
 			case OpReLU:
 				for k := range dd {
 					dd[k] = max(ss[k*st], 0)
+				}
+			case OpGELU:
+				for k := range dd {
+					dd[k] = f32GELU(ss[k*st])
 				}
 			}
 		})
@@ -203,6 +211,10 @@ func (cpuBackend) Unary(op UnaryOp, p UnaryParams, dst, src Storage, sl Layout) 
 
 func (cpuBackend) UnaryGrad(op UnaryOp, p UnaryParams, dst, g, x, y Storage, n int) {
 	d, gs, xs, ys := fs(dst), fs(g), fs(x), fs(y)
+	if op == OpGELU { // fast float32 path, cpu_fast.go
+		parallelFor(n, grain, func(lo, hi int) { geluGradF32(d[lo:hi], gs[lo:hi], xs[lo:hi]) })
+		return
+	}
 	f := unaryGradFunc(op, p)
 	parallelFor(n, grain, func(lo, hi int) {
 		for k := lo; k < hi; k++ {

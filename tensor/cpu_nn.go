@@ -103,6 +103,10 @@ func (cpuBackend) LayerNorm(dst, mean, rstd, x, w, b Storage, rows, cols int, ep
 
 func (cpuBackend) LayerNormGrad(dx, dw, db, g, x, mean, rstd, w Storage, rows, cols int) {
 	gs, xs, rs, ws := fs(g), fs(x), fs(rstd), optF(w)
+	if layerNormFast && rows > 0 && cols > 0 { // cpu_fast.go: one sweep
+		layerNormGradFast(optF(dx), optF(dw), optF(db), gs, xs, rs, ws, rows, cols)
+		return
+	}
 	// The saved mean is float32: when |mean| ≫ std its rounding error
 	// dominates x − mean, so recompute the means in float64 (one pass over x).
 	ms := make([]float64, rows)
@@ -198,9 +202,14 @@ func (cpuBackend) ScatterAdd(dst, idx, src Storage, n, rowLen int) {
 func (cpuBackend) CrossEntropy(loss, logits, targets Storage, rows, cols int, ignore int64) {
 	l, x, t := fs(loss), fs(logits), is(targets)
 	parallelFor(rows, max(1, grain/max(cols, 1)), func(lo, hi int) {
+		scratch := make([]float32, cols)
 		for r := lo; r < hi; r++ {
 			if t[r] == ignore {
 				l[r] = 0
+				continue
+			}
+			if lse, ok := logSumExpFast(x[r*cols:(r+1)*cols], scratch); ok { // cpu_fast.go
+				l[r] = lse - x[r*cols+int(t[r])]
 				continue
 			}
 			lse := reduceLine(ReduceLogSumExp, x, r*cols, 1, cols)
@@ -219,6 +228,10 @@ func (cpuBackend) CrossEntropyGrad(dst, logits, targets Storage, rows, cols int,
 				continue
 			}
 			xr := x[r*cols : (r+1)*cols]
+			if softmaxScaledFast(dr, xr, scale) { // cpu_fast.go
+				dr[t[r]] -= scale
+				continue
+			}
 			lse := float64(reduceLine(ReduceLogSumExp, x, r*cols, 1, cols))
 			for j, v := range xr {
 				dr[j] = float32(math.Exp(float64(v)-lse)) * scale
@@ -240,6 +253,11 @@ func (cpuBackend) AdamW(param, grad, m, v Storage, n int, c AdamWStep) {
 	b1, b2 := float32(c.Beta1), float32(c.Beta2)
 	a1, a2 := float32(1-c.Beta1), float32(1-c.Beta2)
 	eps := float32(c.Eps)
+	if adamwFast { // cpu_fast.go: the same operations, 8 lanes at a time
+		k := &adamwConsts{b1: b1, a1: a1, b2: b2, a2: a2, bc2sqrt: bc2sqrt, eps: eps, stepSize: stepSize, decay: decay}
+		parallelFor(n, grain, func(lo, hi int) { adamwF32(p[lo:hi], g[lo:hi], ms[lo:hi], vs[lo:hi], k) })
+		return
+	}
 	parallelFor(n, grain, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			gv := g[i]

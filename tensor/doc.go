@@ -25,6 +25,10 @@
 // an *Error naming the operation and the shapes; Catch turns such panics into
 // errors.
 //
+// GradCheck compares the gradients that Backward computes for any function
+// of tensors with central finite differences; use it to test new
+// operations and models.
+//
 // # Backends
 //
 // Each device has a Backend: a short list of primitive kernels (see

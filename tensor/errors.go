@@ -12,6 +12,7 @@ type Error struct {
 	Msg string // what was wrong
 }
 
+// Error returns "tensor: Op: Msg".
 func (e *Error) Error() string { return "tensor: " + e.Op + ": " + e.Msg }
 
 // panicf panics with an *Error for op.

@@ -37,7 +37,8 @@ type GradCheckOptions struct {
 // Float32 input is differentiated; Int64 inputs (indices, targets) are passed
 // through unchanged. Each element is perturbed in place by ±Eps and restored
 // afterwards, so an input must not have elements that share storage (as
-// Expand makes), and f must be deterministic (no Dropout in training mode)
+// Expand makes) nor share elements with another input, and f must be
+// deterministic (call ManualSeed in f before a training-mode Dropout)
 // and smooth within ±Eps of the inputs (keep inputs away from the kinks of
 // ReLU, Abs, Max and the like).
 //

@@ -296,6 +296,9 @@ func (t *Tensor) Squeeze(dims ...int) *Tensor {
 // Unsqueeze inserts a size-1 dimension at dim (which may equal Dim(), or be
 // negative counting from Dim()+1).
 func (t *Tensor) Unsqueeze(dim int) *Tensor {
+	if n := t.Dim() + 1; dim < -n || dim >= n {
+		panicf("Unsqueeze", "dimension %d out of range (expected to be in range of [%d, %d]) for a tensor of shape %v", dim, -n, n-1, t.layout.Shape)
+	}
 	d := normDim("Unsqueeze", dim, t.Dim()+1)
 	ns := slices.Insert(t.Shape(), d, 1)
 	return t.View(ns...)

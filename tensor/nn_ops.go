@@ -124,6 +124,11 @@ func (t *Tensor) Dropout(p float32, training bool) *Tensor {
 	if p == 1 {
 		return t.Mul(ZerosLike(t))
 	}
+	if dm, ok := t.backend.(DropoutMasker); ok {
+		mask := empty(t.backend, Float32, t.layout.Shape)
+		dm.DropoutMask(mask.storage, t.Numel(), p, global.r.Uint64())
+		return t.Mul(mask)
+	}
 	data := make([]float32, t.Numel())
 	scale := 1 / (1 - p)
 	for i := range data {
@@ -141,6 +146,14 @@ func (t *Tensor) IndexSelect(dim int, idx *Tensor) *Tensor {
 	d := normDimOf("IndexSelect", dim, t.layout.Shape)
 	if idx.Dim() > 1 {
 		panicf("IndexSelect", "index must be 1-D, got shape %v", idx.layout.Shape)
+	}
+	if idx.DType() != Int64 {
+		panicf("IndexSelect", "index must be an int64 tensor, got %s%v", idx.DType(), idx.layout.Shape)
+	}
+	for _, v := range idx.Ints() {
+		if v < 0 || v >= t.layout.Shape[d] {
+			panicf("IndexSelect", "index %d is out of range for dimension %d with size %d (shape %v)", v, d, t.layout.Shape[d], t.layout.Shape)
+		}
 	}
 	moved := t.Transpose(0, d)
 	out := Embedding(moved, idx.Reshape(-1))

@@ -755,6 +755,32 @@ func TestPropertyNN(t *testing.T) {
 		p.grad(what, layerNorm, ins...)
 	})
 
+	property(t, "Dropout", 6, func(p *prop) {
+		shape := p.shape(1, 4)
+		x, xv := p.input(shape, awayFrom(0))
+		prob := float32(p.r.IntN(4)) * 0.25 // 0, 0.25, 0.5, 0.75
+		seed := p.r.Uint64()
+		what := fmt.Sprintf("Dropout(%v) of %s", prob, desc(x))
+		p.close(what+" in eval mode", x.Dropout(prob, false), shape, xv, 0, 0)
+		tensor.ManualSeed(seed)
+		y := x.Dropout(prob, true).Float32s()
+		for i, v := range y {
+			// every element is dropped or scaled by 1/(1−p)
+			if kept := float64(v) / xv[i] * (1 - float64(prob)); v != 0 && math.Abs(kept-1) > 1e-6 {
+				p.t.Errorf("%s: element %d = %v from %v", what, i, v, xv[i])
+			}
+			if prob == 0 && v == 0 {
+				p.t.Errorf("%s: element %d dropped with p = 0", what, i)
+			}
+		}
+		// the same seed draws the same mask, so the function is
+		// deterministic for GradCheck
+		p.grad(what, func(in []*tensor.Tensor) *tensor.Tensor {
+			tensor.ManualSeed(seed)
+			return in[0].Dropout(prob, true)
+		}, x)
+	})
+
 	property(t, "Embedding", 10, func(p *prop) {
 		num := 1 + p.r.IntN(5)
 		wshape := append([]int{num}, p.shape(0, 2)...)
@@ -1301,5 +1327,30 @@ func TestGradCheckCatchesWrongDerivatives(t *testing.T) {
 	// expanded inputs share elements and are refused
 	if err := tensor.GradCheck(func(in []*tensor.Tensor) *tensor.Tensor { return in[0] }, []*tensor.Tensor{tensor.Ones(1, 3).Expand(2, 3)}, tensor.GradCheckOptions{}); err == nil {
 		t.Error("GradCheck accepted an expanded input")
+	}
+}
+
+// TestDropoutRate checks that Dropout drops about a fraction p and keeps
+// the mean (the seed is the property seed, so a failure is reproducible).
+func TestDropoutRate(t *testing.T) {
+	tensor.ManualSeed(propertySeed)
+	t.Logf("seed %d", propertySeed)
+	const n = 100000
+	for _, p := range []float32{0.1, 0.5, 0.9} {
+		y := tensor.Ones(n).Dropout(p, true).Float32s()
+		zeros, total := 0, 0.0
+		for _, v := range y {
+			if v == 0 {
+				zeros++
+			}
+			total += float64(v)
+		}
+		// binomial standard deviation of the fraction is below 0.0016
+		if frac := float64(zeros) / n; math.Abs(frac-float64(p)) > 0.01 {
+			t.Errorf("Dropout(%v) dropped a fraction %v", p, frac)
+		}
+		if mean := total / n; math.Abs(mean-1) > 0.05 {
+			t.Errorf("Dropout(%v) changed the mean of ones to %v", p, mean)
+		}
 	}
 }

@@ -24,6 +24,9 @@ func (t *Tensor) reduceDims(op string, dims []int) []int {
 	return out
 }
 
+// reduceNames are the user-facing names of the reductions, for messages.
+var reduceNames = map[ReduceOp]string{ReduceSum: "Sum", ReduceMax: "Max", ReduceMin: "Min", ReduceArgMax: "ArgMax", ReduceArgMin: "ArgMin", ReduceLogSumExp: "LogSumExp"}
+
 // reduceRaw applies a primitive reduction over dims (keeping them as size
 // 1), without recording.
 func (t *Tensor) reduceRaw(op ReduceOp, dims []int) *Tensor {
@@ -37,7 +40,7 @@ func (t *Tensor) reduceRaw(op ReduceOp, dims []int) *Tensor {
 		}
 		out := empty(t.backend, dt, shape)
 		if cur.layout.Shape[d] == 0 && op != ReduceSum && op != ReduceLogSumExp {
-			panicf("Reduce", "cannot reduce over a zero-size dimension %d of shape %v", d, cur.layout.Shape)
+			panicf(reduceNames[op], "cannot reduce over a zero-size dimension %d of shape %v", d, t.layout.Shape)
 		}
 		t.backend.Reduce(op, out.storage, cur.storage, cur.layout, d)
 		cur = out
@@ -67,7 +70,7 @@ func (t *Tensor) sum(dims []int, keep bool) *Tensor {
 	ds := t.reduceDims("Sum", dims)
 	out := t.reduceRaw(ReduceSum, ds)
 	record("Sum", out, []*Tensor{t}, func(g *Tensor) { t.accumulate(g.broadcastTo(t.layout.Shape)) })
-	return squeezeDims(out, ds, keep)
+	return squeezeDims(out, ds, keep).renamed("Sum") // grad_fn=<SumBackward0>, as in PyTorch
 }
 
 // Sum returns the sum over the given dims (which are removed), or over all

@@ -1,0 +1,72 @@
+package tensor
+
+import "math"
+
+// AttentionQKV is multi-head scaled dot-product attention on a packed
+// projection, the form GPT layers use: qkv is [B, T, 3·C] holding the
+// queries, keys and values side by side along the last dim (as produced by
+// one Linear to 3·C), each split into nHead heads of C/nHead features. It
+// returns y [B, T, C] with the heads merged back, equal to
+//
+//	q, k, v := qkv.Split(C, 2)  // each viewed as [B, nHead, T, C/nHead]
+//	y := ScaledDotProductAttention(q, k, v, causal)
+//	y.Transpose(1, 2).Reshape(B, T, C)
+//
+// On backends with a fused kernel (the CPU) it runs as one operation that
+// reads the heads in place, computes each row's softmax only over the
+// positions it may see, and writes the gradient of qkv in one pass without
+// the intermediate tensors of the composition; elsewhere it is that
+// composition. AttentionQKV panics if qkv is not a float32 [B, T, 3·C]
+// tensor with C divisible by nHead.
+func AttentionQKV(qkv *Tensor, nHead int, causal bool) *Tensor {
+	mustFloat("AttentionQKV", qkv)
+	if qkv.Dim() != 3 || nHead <= 0 || qkv.layout.Shape[2]%(3*nHead) != 0 {
+		panicf("AttentionQKV", "expected qkv [B, T, 3·C] with C divisible by nHead=%d, got shape %v", nHead, qkv.layout.Shape)
+	}
+	b, t, c := qkv.layout.Shape[0], qkv.layout.Shape[1], qkv.layout.Shape[2]/3
+	fb, ok := qkv.backend.(FusedAttention)
+	if !ok || qkv.Numel() == 0 {
+		return attentionComposed(qkv, nHead, causal)
+	}
+	x := qkv.dense()
+	hs := c / nHead
+	y := empty(qkv.backend, Float32, []int{b, t, c})
+	probs := empty(qkv.backend, Float32, []int{b, nHead, t, t})
+	fb.Attention(y.storage, probs.storage, x.storage, b, t, nHead, hs, causal)
+	record("AttentionQKV", y, []*Tensor{x}, func(g *Tensor) {
+		g = g.dense()
+		dx := empty(qkv.backend, Float32, x.layout.Shape)
+		fb.AttentionGrad(dx.storage, g.storage, probs.storage, x.storage, b, t, nHead, hs, causal)
+		x.accumulate(dx)
+	})
+	return y
+}
+
+// attentionComposed is AttentionQKV from the primitive ops: the
+// specification the fused kernels are tested against.
+func attentionComposed(qkv *Tensor, nHead int, causal bool) *Tensor {
+	b, t, c := qkv.layout.Shape[0], qkv.layout.Shape[1], qkv.layout.Shape[2]/3
+	parts := qkv.Split(c, 2)
+	heads := func(z *Tensor) *Tensor { return z.Reshape(b, t, nHead, c/nHead).Transpose(1, 2) }
+	y := ScaledDotProductAttention(heads(parts[0]), heads(parts[1]), heads(parts[2]), causal)
+	return y.Transpose(1, 2).Reshape(b, t, c)
+}
+
+// FusedAttention is an optional Backend method set, checked by
+// AttentionQKV: a backend that implements it runs attention as two fused
+// kernels; AttentionQKV composes primitives on the others. The CPU
+// backend implements it.
+type FusedAttention interface {
+	// Attention computes y [B, T, nh·hs] and the attention probabilities
+	// p [B, nh, T, T] (zero above the diagonal when causal) from the
+	// contiguous packed qkv [B, T, 3·nh·hs].
+	Attention(y, p, qkv Storage, b, t, nh, hs int, causal bool)
+	// AttentionGrad writes the gradient of qkv into dqkv (every element)
+	// given the gradient dy of y and the saved p.
+	AttentionGrad(dqkv, dy, p, qkv Storage, b, t, nh, hs int, causal bool)
+}
+
+var _ FusedAttention = cpuBackend{}
+
+// attentionScale is 1/√hs rounded like ScaledDotProductAttention's.
+func attentionScale(hs int) float32 { return float32(1 / math.Sqrt(float64(hs))) }

@@ -1,0 +1,292 @@
+package tensor
+
+import (
+	"math"
+	"slices"
+	"sync"
+)
+
+// Fast float32 kernels of the CPU backend for the functions that dominate
+// a transformer's elementwise time (GELU and its derivative, the
+// exponentials of softmax). They evaluate polynomials in float32 instead of
+// calling the float64 math package per element; the reference float64
+// formulas in cpu_elementwise.go stay as the specification, and
+// cpu_fast_test.go checks these against them (≤ a few ulp for exp32,
+// ~3e-7 relative for the normal CDF).
+
+// exp32 returns e^x in float32 within about 1 ulp (Cephes' expf: x = n·ln2
+// + r with |r| ≤ ln2/2, a degree-6 polynomial for e^r, then a scaling by
+// 2^n through the exponent bits).
+func exp32(x float32) float32 {
+	switch {
+	case x != x:
+		return x
+	case x > 88 || x < -87.33654475055310898:
+		// overflow, subnormal results and 0: rare, take the slow path
+		return float32(math.Exp(float64(x)))
+	}
+	// floor(x·log2e + 1/2) without a branch: the argument is in
+	// (−126, 128), so shifting it positive makes truncation a floor
+	n := int32(x*1.44269504088896341+256.5) - 256
+	nf := float32(n)
+	r := x - nf*0.693359375
+	r -= nf * -2.12194440e-4
+	z := r * r
+	y := ((((1.9875691500e-4*r+1.3981999507e-3)*r+8.3334519073e-3)*r+4.1665795894e-2)*r+1.6666665459e-1)*r + 5.0000001201e-1
+	y = y*z + r + 1
+	return y * math.Float32frombits(uint32(n+127)<<23)
+}
+
+// Coefficients of the normal CDF approximation, fitted (least squares on
+// Chebyshev nodes, float64) by scripts in docs/perf-train.md:
+//
+//	erf(z)  = z·A(z²)                      for 0 ≤ z < 1
+//	erfc(z) = e^(−z²)·t·B(t), t = 1/(1+z/2)  for z ≥ 1
+//
+// Both are within 3e-7 relative in float32 arithmetic.
+const (
+	erfA0 = 1.1283791500157305
+	erfA1 = -0.37612414622493023
+	erfA2 = 0.11280786917933772
+	erfA3 = -0.02672690798257941
+	erfA4 = 0.004934401010496971
+	erfA5 = -0.0005696151575273373
+
+	erfcB0 = 0.2821371477042166
+	erfcB1 = 0.2813587808551952
+	erfcB2 = 0.25197457553672176
+	erfcB3 = 0.15875328333214694
+	erfcB4 = 0.10797716798302345
+	erfcB5 = 0.017746751079403003
+	erfcB6 = -0.17772585229262386
+	erfcB7 = 0.07818460946972333
+
+	invSqrt2   = 0.7071067811865476
+	invSqrt2Pi = 0.3989422804014327
+)
+
+// normCDFPDF returns Φ(x), the standard normal CDF, and φ(x), its density,
+// in float32 (relative error about 3e-7 in Φ and φ, also in the tails where
+// Φ is small).
+func normCDFPDF(x float32) (cdf, pdf float32) {
+	// e^(−z²) with z = |x|/√2: x²/2 is exact in float64; the rounding of
+	// its float32 value would cost up to x²·3e-8 of relative error in the
+	// tails, so the remainder is applied as a first-order correction.
+	h64 := 0.5 * float64(x) * float64(x)
+	h := float32(h64)
+	e := exp32(-h)
+	if e != 0 {
+		e -= e * float32(h64-float64(h))
+	}
+	pdf = e * invSqrt2Pi
+	z := x * invSqrt2
+	z = math.Float32frombits(math.Float32bits(z) &^ (1 << 31)) // |z|
+	// The sign of x is applied with bit operations, so the only branch is
+	// the (well predicted) choice of approximation.
+	neg := uint32(int32(math.Float32bits(x)) >> 31) // all ones if x < 0
+	if z < 1 {
+		s := z * z
+		r := 0.5 * z * (((((erfA5*s+erfA4)*s+erfA3)*s+erfA2)*s+erfA1)*s + erfA0)
+		return 0.5 + math.Float32frombits(math.Float32bits(r)|neg&(1<<31)), pdf
+	}
+	t := 1 / (1 + 0.5*z)
+	half := 0.5 * e * t * (((((((erfcB7*t+erfcB6)*t+erfcB5)*t+erfcB4)*t+erfcB3)*t+erfcB2)*t+erfcB1)*t + erfcB0)
+	// Φ = half for x < 0 (kept exact in the tail), 1 − half otherwise
+	return math.Float32frombits(math.Float32bits(half)&neg | math.Float32bits(1-half)&^neg), pdf
+}
+
+// geluF32 writes x·Φ(x) (exact GELU) of each element of src into dst.
+func geluF32(dst, src []float32) {
+	src = src[:len(dst)]
+	if n := len(dst) &^ 7; geluAsm && n > 0 {
+		geluAVX2(&dst[0], &src[0], n)
+		dst, src = dst[n:], src[n:]
+	}
+	for i, x := range src {
+		cdf, _ := normCDFPDF(x)
+		dst[i] = x * cdf
+	}
+}
+
+// geluGradF32 writes g·(Φ(x) + x·φ(x)) into dst.
+func geluGradF32(dst, g, x []float32) {
+	g, x = g[:len(dst)], x[:len(dst)]
+	if n := len(dst) &^ 7; geluAsm && n > 0 {
+		geluGradAVX2(&dst[0], &g[0], &x[0], n)
+		dst, g, x = dst[n:], g[n:], x[n:]
+	}
+	for i, v := range x {
+		cdf, pdf := normCDFPDF(v)
+		dst[i] = g[i] * (cdf + v*pdf)
+	}
+}
+
+// f32GELU is x·Φ(x) for one element.
+func f32GELU(x float32) float32 {
+	cdf, _ := normCDFPDF(x)
+	return x * cdf
+}
+
+// expSub replaces x[i] by e^(x[i]−m) (exp32) and returns their sum.
+func expSub(x []float32, m float32) float32 {
+	var sum float32
+	if n := len(x) &^ 7; geluAsm && n > 0 {
+		sum = expSubAVX2(&x[0], n, m)
+		x = x[n:]
+	}
+	for j, v := range x {
+		e := exp32(v - m)
+		x[j] = e
+		sum += e
+	}
+	return sum
+}
+
+// rowMax returns the largest element of x (NaN if there is one).
+func rowMax(x []float32) float32 {
+	m := x[0]
+	for _, v := range x[1:] {
+		m = max(m, v)
+	}
+	return m
+}
+
+// logSumExpFast returns log Σ e^x for a non-empty row, using scratch
+// (len(x) elements) for the exponentials. It reports false, leaving the
+// work to the float64 reference, when the row's maximum is not finite.
+func logSumExpFast(x, scratch []float32) (float32, bool) {
+	m := rowMax(x)
+	if m-m != 0 { // NaN or ±Inf
+		return 0, false
+	}
+	copy(scratch, x)
+	return m + float32(math.Log(float64(expSub(scratch[:len(x)], m)))), true
+}
+
+// softmaxScaledFast writes scale·softmax(x) into dst for a non-empty row.
+// It reports false, having written nothing useful, when the row's maximum
+// is not finite.
+func softmaxScaledFast(dst, x []float32, scale float32) bool {
+	m := rowMax(x)
+	if m-m != 0 {
+		return false
+	}
+	copy(dst, x)
+	k := scale / expSub(dst[:len(x)], m)
+	for j := range dst[:len(x)] {
+		dst[j] *= k
+	}
+	return true
+}
+
+// adamwConsts are the float32 scalars of one AdamW step, in the order
+// adamwAVX2 reads them.
+type adamwConsts struct {
+	b1, a1, b2, a2, bc2sqrt, eps, stepSize, decay float32
+}
+
+// adamwF32 is the update loop of cpuBackend.AdamW (see there) over
+// equal-length slices.
+func adamwF32(p, g, ms, vs []float32, c *adamwConsts) {
+	n := len(p)
+	g, ms, vs = g[:n], ms[:n], vs[:n]
+	if n8 := n &^ 7; geluAsm && n8 > 0 {
+		adamwAVX2(&p[0], &g[0], &ms[0], &vs[0], n8, c)
+		p, g, ms, vs = p[n8:], g[n8:], ms[n8:], vs[n8:]
+	}
+	for i, gv := range g {
+		mv := ms[i]*c.b1 + gv*c.a1
+		vv := vs[i]*c.b2 + gv*gv*c.a2
+		ms[i], vs[i] = mv, vv
+		denom := float32(math.Sqrt(float64(vv)))/c.bc2sqrt + c.eps
+		p[i] = p[i]*c.decay - c.stepSize*(mv/denom)
+	}
+}
+
+// adamwFast selects adamwF32 in cpuBackend.AdamW; tests switch it off to
+// compare with the reference loop.
+var adamwFast = true
+
+// layerNormGradFast is cpuBackend.LayerNormGrad in one parallel sweep over
+// the rows (three passes over each row instead of five): the float64 mean,
+// then x̂, ĝ = g·w and their row sums together with the per-chunk partial
+// sums of dw and db, then dx. The partial sums are added in chunk order,
+// so results do not depend on scheduling. dxs, dws, dbs and ws may be nil.
+func layerNormGradFast(dxs, dws, dbs, gs, xs, rs, ws []float32, rows, cols int) {
+	wantW := dws != nil || dbs != nil
+	type partial struct {
+		lo         int
+		accW, accB []float64
+	}
+	var (
+		mu       sync.Mutex
+		partials []partial
+	)
+	parallelFor(rows, max(1, grain/max(cols, 1)), func(lo, hi int) {
+		xh := make([]float64, cols)
+		dh := make([]float64, cols)
+		var accW, accB []float64
+		if wantW {
+			accW, accB = make([]float64, cols), make([]float64, cols)
+		}
+		n := float64(cols)
+		for r := lo; r < hi; r++ {
+			gr, xr := gs[r*cols:(r+1)*cols], xs[r*cols:(r+1)*cols]
+			var sum float64
+			for _, v := range xr {
+				sum += float64(v)
+			}
+			mean, rsd := sum/n, float64(rs[r])
+			var s1, s2 float64
+			for j, v := range xr {
+				h := (float64(v) - mean) * rsd
+				gv := float64(gr[j])
+				d := gv
+				if ws != nil {
+					d *= float64(ws[j])
+				}
+				xh[j], dh[j] = h, d
+				s1 += d
+				s2 += d * h
+				if wantW {
+					accW[j] += gv * h
+					accB[j] += gv
+				}
+			}
+			if dxs != nil {
+				s1 /= n
+				s2 /= n
+				dr := dxs[r*cols : (r+1)*cols]
+				for j := range dr {
+					dr[j] = float32(rsd * (dh[j] - s1 - xh[j]*s2))
+				}
+			}
+		}
+		if wantW {
+			mu.Lock()
+			partials = append(partials, partial{lo, accW, accB})
+			mu.Unlock()
+		}
+	})
+	if !wantW {
+		return
+	}
+	slices.SortFunc(partials, func(a, b partial) int { return a.lo - b.lo })
+	for j := range cols {
+		var w, b float64
+		for _, p := range partials {
+			w += p.accW[j]
+			b += p.accB[j]
+		}
+		if dws != nil {
+			dws[j] += float32(w)
+		}
+		if dbs != nil {
+			dbs[j] += float32(b)
+		}
+	}
+}
+
+// layerNormFast selects layerNormGradFast in cpuBackend.LayerNormGrad;
+// tests switch it off to compare with the reference.
+var layerNormFast = true

@@ -1,0 +1,528 @@
+// AVX2+FMA kernels of cpu_fast.go, 8 lanes at a time: exact GELU and its
+// derivative (the approximations of normCDFPDF and exp32), e^(x−m) with its
+// sum (softmax, cross-entropy) and the AdamW update. Constants are 32-byte
+// vectors of one repeated float32 (bit patterns of the constants in
+// cpu_fast.go; docs/perf-train.md has the fit that produced them).
+
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+DATA gelu_one<>+0(SB)/4, $0x3f800000
+DATA gelu_one<>+4(SB)/4, $0x3f800000
+DATA gelu_one<>+8(SB)/4, $0x3f800000
+DATA gelu_one<>+12(SB)/4, $0x3f800000
+DATA gelu_one<>+16(SB)/4, $0x3f800000
+DATA gelu_one<>+20(SB)/4, $0x3f800000
+DATA gelu_one<>+24(SB)/4, $0x3f800000
+DATA gelu_one<>+28(SB)/4, $0x3f800000
+GLOBL gelu_one<>(SB), RODATA|NOPTR, $32
+DATA gelu_half<>+0(SB)/4, $0x3f000000
+DATA gelu_half<>+4(SB)/4, $0x3f000000
+DATA gelu_half<>+8(SB)/4, $0x3f000000
+DATA gelu_half<>+12(SB)/4, $0x3f000000
+DATA gelu_half<>+16(SB)/4, $0x3f000000
+DATA gelu_half<>+20(SB)/4, $0x3f000000
+DATA gelu_half<>+24(SB)/4, $0x3f000000
+DATA gelu_half<>+28(SB)/4, $0x3f000000
+GLOBL gelu_half<>(SB), RODATA|NOPTR, $32
+DATA gelu_neghalf<>+0(SB)/4, $0xbf000000
+DATA gelu_neghalf<>+4(SB)/4, $0xbf000000
+DATA gelu_neghalf<>+8(SB)/4, $0xbf000000
+DATA gelu_neghalf<>+12(SB)/4, $0xbf000000
+DATA gelu_neghalf<>+16(SB)/4, $0xbf000000
+DATA gelu_neghalf<>+20(SB)/4, $0xbf000000
+DATA gelu_neghalf<>+24(SB)/4, $0xbf000000
+DATA gelu_neghalf<>+28(SB)/4, $0xbf000000
+GLOBL gelu_neghalf<>(SB), RODATA|NOPTR, $32
+DATA gelu_minarg<>+0(SB)/4, $0xc2aeac50
+DATA gelu_minarg<>+4(SB)/4, $0xc2aeac50
+DATA gelu_minarg<>+8(SB)/4, $0xc2aeac50
+DATA gelu_minarg<>+12(SB)/4, $0xc2aeac50
+DATA gelu_minarg<>+16(SB)/4, $0xc2aeac50
+DATA gelu_minarg<>+20(SB)/4, $0xc2aeac50
+DATA gelu_minarg<>+24(SB)/4, $0xc2aeac50
+DATA gelu_minarg<>+28(SB)/4, $0xc2aeac50
+GLOBL gelu_minarg<>(SB), RODATA|NOPTR, $32
+DATA gelu_log2e<>+0(SB)/4, $0x3fb8aa3b
+DATA gelu_log2e<>+4(SB)/4, $0x3fb8aa3b
+DATA gelu_log2e<>+8(SB)/4, $0x3fb8aa3b
+DATA gelu_log2e<>+12(SB)/4, $0x3fb8aa3b
+DATA gelu_log2e<>+16(SB)/4, $0x3fb8aa3b
+DATA gelu_log2e<>+20(SB)/4, $0x3fb8aa3b
+DATA gelu_log2e<>+24(SB)/4, $0x3fb8aa3b
+DATA gelu_log2e<>+28(SB)/4, $0x3fb8aa3b
+GLOBL gelu_log2e<>(SB), RODATA|NOPTR, $32
+DATA gelu_c1<>+0(SB)/4, $0x3f318000
+DATA gelu_c1<>+4(SB)/4, $0x3f318000
+DATA gelu_c1<>+8(SB)/4, $0x3f318000
+DATA gelu_c1<>+12(SB)/4, $0x3f318000
+DATA gelu_c1<>+16(SB)/4, $0x3f318000
+DATA gelu_c1<>+20(SB)/4, $0x3f318000
+DATA gelu_c1<>+24(SB)/4, $0x3f318000
+DATA gelu_c1<>+28(SB)/4, $0x3f318000
+GLOBL gelu_c1<>(SB), RODATA|NOPTR, $32
+DATA gelu_c2<>+0(SB)/4, $0xb95e8083
+DATA gelu_c2<>+4(SB)/4, $0xb95e8083
+DATA gelu_c2<>+8(SB)/4, $0xb95e8083
+DATA gelu_c2<>+12(SB)/4, $0xb95e8083
+DATA gelu_c2<>+16(SB)/4, $0xb95e8083
+DATA gelu_c2<>+20(SB)/4, $0xb95e8083
+DATA gelu_c2<>+24(SB)/4, $0xb95e8083
+DATA gelu_c2<>+28(SB)/4, $0xb95e8083
+GLOBL gelu_c2<>(SB), RODATA|NOPTR, $32
+DATA gelu_p0<>+0(SB)/4, $0x39506967
+DATA gelu_p0<>+4(SB)/4, $0x39506967
+DATA gelu_p0<>+8(SB)/4, $0x39506967
+DATA gelu_p0<>+12(SB)/4, $0x39506967
+DATA gelu_p0<>+16(SB)/4, $0x39506967
+DATA gelu_p0<>+20(SB)/4, $0x39506967
+DATA gelu_p0<>+24(SB)/4, $0x39506967
+DATA gelu_p0<>+28(SB)/4, $0x39506967
+GLOBL gelu_p0<>(SB), RODATA|NOPTR, $32
+DATA gelu_p1<>+0(SB)/4, $0x3ab743ce
+DATA gelu_p1<>+4(SB)/4, $0x3ab743ce
+DATA gelu_p1<>+8(SB)/4, $0x3ab743ce
+DATA gelu_p1<>+12(SB)/4, $0x3ab743ce
+DATA gelu_p1<>+16(SB)/4, $0x3ab743ce
+DATA gelu_p1<>+20(SB)/4, $0x3ab743ce
+DATA gelu_p1<>+24(SB)/4, $0x3ab743ce
+DATA gelu_p1<>+28(SB)/4, $0x3ab743ce
+GLOBL gelu_p1<>(SB), RODATA|NOPTR, $32
+DATA gelu_p2<>+0(SB)/4, $0x3c088908
+DATA gelu_p2<>+4(SB)/4, $0x3c088908
+DATA gelu_p2<>+8(SB)/4, $0x3c088908
+DATA gelu_p2<>+12(SB)/4, $0x3c088908
+DATA gelu_p2<>+16(SB)/4, $0x3c088908
+DATA gelu_p2<>+20(SB)/4, $0x3c088908
+DATA gelu_p2<>+24(SB)/4, $0x3c088908
+DATA gelu_p2<>+28(SB)/4, $0x3c088908
+GLOBL gelu_p2<>(SB), RODATA|NOPTR, $32
+DATA gelu_p3<>+0(SB)/4, $0x3d2aa9c1
+DATA gelu_p3<>+4(SB)/4, $0x3d2aa9c1
+DATA gelu_p3<>+8(SB)/4, $0x3d2aa9c1
+DATA gelu_p3<>+12(SB)/4, $0x3d2aa9c1
+DATA gelu_p3<>+16(SB)/4, $0x3d2aa9c1
+DATA gelu_p3<>+20(SB)/4, $0x3d2aa9c1
+DATA gelu_p3<>+24(SB)/4, $0x3d2aa9c1
+DATA gelu_p3<>+28(SB)/4, $0x3d2aa9c1
+GLOBL gelu_p3<>(SB), RODATA|NOPTR, $32
+DATA gelu_p4<>+0(SB)/4, $0x3e2aaaaa
+DATA gelu_p4<>+4(SB)/4, $0x3e2aaaaa
+DATA gelu_p4<>+8(SB)/4, $0x3e2aaaaa
+DATA gelu_p4<>+12(SB)/4, $0x3e2aaaaa
+DATA gelu_p4<>+16(SB)/4, $0x3e2aaaaa
+DATA gelu_p4<>+20(SB)/4, $0x3e2aaaaa
+DATA gelu_p4<>+24(SB)/4, $0x3e2aaaaa
+DATA gelu_p4<>+28(SB)/4, $0x3e2aaaaa
+GLOBL gelu_p4<>(SB), RODATA|NOPTR, $32
+DATA gelu_p5<>+0(SB)/4, $0x3f000000
+DATA gelu_p5<>+4(SB)/4, $0x3f000000
+DATA gelu_p5<>+8(SB)/4, $0x3f000000
+DATA gelu_p5<>+12(SB)/4, $0x3f000000
+DATA gelu_p5<>+16(SB)/4, $0x3f000000
+DATA gelu_p5<>+20(SB)/4, $0x3f000000
+DATA gelu_p5<>+24(SB)/4, $0x3f000000
+DATA gelu_p5<>+28(SB)/4, $0x3f000000
+GLOBL gelu_p5<>(SB), RODATA|NOPTR, $32
+DATA gelu_invsqrt2<>+0(SB)/4, $0x3f3504f3
+DATA gelu_invsqrt2<>+4(SB)/4, $0x3f3504f3
+DATA gelu_invsqrt2<>+8(SB)/4, $0x3f3504f3
+DATA gelu_invsqrt2<>+12(SB)/4, $0x3f3504f3
+DATA gelu_invsqrt2<>+16(SB)/4, $0x3f3504f3
+DATA gelu_invsqrt2<>+20(SB)/4, $0x3f3504f3
+DATA gelu_invsqrt2<>+24(SB)/4, $0x3f3504f3
+DATA gelu_invsqrt2<>+28(SB)/4, $0x3f3504f3
+GLOBL gelu_invsqrt2<>(SB), RODATA|NOPTR, $32
+DATA gelu_invsqrt2pi<>+0(SB)/4, $0x3ecc422a
+DATA gelu_invsqrt2pi<>+4(SB)/4, $0x3ecc422a
+DATA gelu_invsqrt2pi<>+8(SB)/4, $0x3ecc422a
+DATA gelu_invsqrt2pi<>+12(SB)/4, $0x3ecc422a
+DATA gelu_invsqrt2pi<>+16(SB)/4, $0x3ecc422a
+DATA gelu_invsqrt2pi<>+20(SB)/4, $0x3ecc422a
+DATA gelu_invsqrt2pi<>+24(SB)/4, $0x3ecc422a
+DATA gelu_invsqrt2pi<>+28(SB)/4, $0x3ecc422a
+GLOBL gelu_invsqrt2pi<>(SB), RODATA|NOPTR, $32
+DATA gelu_a0<>+0(SB)/4, $0x3f906eba
+DATA gelu_a0<>+4(SB)/4, $0x3f906eba
+DATA gelu_a0<>+8(SB)/4, $0x3f906eba
+DATA gelu_a0<>+12(SB)/4, $0x3f906eba
+DATA gelu_a0<>+16(SB)/4, $0x3f906eba
+DATA gelu_a0<>+20(SB)/4, $0x3f906eba
+DATA gelu_a0<>+24(SB)/4, $0x3f906eba
+DATA gelu_a0<>+28(SB)/4, $0x3f906eba
+GLOBL gelu_a0<>(SB), RODATA|NOPTR, $32
+DATA gelu_a1<>+0(SB)/4, $0xbec09358
+DATA gelu_a1<>+4(SB)/4, $0xbec09358
+DATA gelu_a1<>+8(SB)/4, $0xbec09358
+DATA gelu_a1<>+12(SB)/4, $0xbec09358
+DATA gelu_a1<>+16(SB)/4, $0xbec09358
+DATA gelu_a1<>+20(SB)/4, $0xbec09358
+DATA gelu_a1<>+24(SB)/4, $0xbec09358
+DATA gelu_a1<>+28(SB)/4, $0xbec09358
+GLOBL gelu_a1<>(SB), RODATA|NOPTR, $32
+DATA gelu_a2<>+0(SB)/4, $0x3de707d0
+DATA gelu_a2<>+4(SB)/4, $0x3de707d0
+DATA gelu_a2<>+8(SB)/4, $0x3de707d0
+DATA gelu_a2<>+12(SB)/4, $0x3de707d0
+DATA gelu_a2<>+16(SB)/4, $0x3de707d0
+DATA gelu_a2<>+20(SB)/4, $0x3de707d0
+DATA gelu_a2<>+24(SB)/4, $0x3de707d0
+DATA gelu_a2<>+28(SB)/4, $0x3de707d0
+GLOBL gelu_a2<>(SB), RODATA|NOPTR, $32
+DATA gelu_a3<>+0(SB)/4, $0xbcdaf263
+DATA gelu_a3<>+4(SB)/4, $0xbcdaf263
+DATA gelu_a3<>+8(SB)/4, $0xbcdaf263
+DATA gelu_a3<>+12(SB)/4, $0xbcdaf263
+DATA gelu_a3<>+16(SB)/4, $0xbcdaf263
+DATA gelu_a3<>+20(SB)/4, $0xbcdaf263
+DATA gelu_a3<>+24(SB)/4, $0xbcdaf263
+DATA gelu_a3<>+28(SB)/4, $0xbcdaf263
+GLOBL gelu_a3<>(SB), RODATA|NOPTR, $32
+DATA gelu_a4<>+0(SB)/4, $0x3ba1b0c1
+DATA gelu_a4<>+4(SB)/4, $0x3ba1b0c1
+DATA gelu_a4<>+8(SB)/4, $0x3ba1b0c1
+DATA gelu_a4<>+12(SB)/4, $0x3ba1b0c1
+DATA gelu_a4<>+16(SB)/4, $0x3ba1b0c1
+DATA gelu_a4<>+20(SB)/4, $0x3ba1b0c1
+DATA gelu_a4<>+24(SB)/4, $0x3ba1b0c1
+DATA gelu_a4<>+28(SB)/4, $0x3ba1b0c1
+GLOBL gelu_a4<>(SB), RODATA|NOPTR, $32
+DATA gelu_a5<>+0(SB)/4, $0xba15523a
+DATA gelu_a5<>+4(SB)/4, $0xba15523a
+DATA gelu_a5<>+8(SB)/4, $0xba15523a
+DATA gelu_a5<>+12(SB)/4, $0xba15523a
+DATA gelu_a5<>+16(SB)/4, $0xba15523a
+DATA gelu_a5<>+20(SB)/4, $0xba15523a
+DATA gelu_a5<>+24(SB)/4, $0xba15523a
+DATA gelu_a5<>+28(SB)/4, $0xba15523a
+GLOBL gelu_a5<>(SB), RODATA|NOPTR, $32
+DATA gelu_b0<>+0(SB)/4, $0x3e907448
+DATA gelu_b0<>+4(SB)/4, $0x3e907448
+DATA gelu_b0<>+8(SB)/4, $0x3e907448
+DATA gelu_b0<>+12(SB)/4, $0x3e907448
+DATA gelu_b0<>+16(SB)/4, $0x3e907448
+DATA gelu_b0<>+20(SB)/4, $0x3e907448
+DATA gelu_b0<>+24(SB)/4, $0x3e907448
+DATA gelu_b0<>+28(SB)/4, $0x3e907448
+GLOBL gelu_b0<>(SB), RODATA|NOPTR, $32
+DATA gelu_b1<>+0(SB)/4, $0x3e900e42
+DATA gelu_b1<>+4(SB)/4, $0x3e900e42
+DATA gelu_b1<>+8(SB)/4, $0x3e900e42
+DATA gelu_b1<>+12(SB)/4, $0x3e900e42
+DATA gelu_b1<>+16(SB)/4, $0x3e900e42
+DATA gelu_b1<>+20(SB)/4, $0x3e900e42
+DATA gelu_b1<>+24(SB)/4, $0x3e900e42
+DATA gelu_b1<>+28(SB)/4, $0x3e900e42
+GLOBL gelu_b1<>(SB), RODATA|NOPTR, $32
+DATA gelu_b2<>+0(SB)/4, $0x3e8102d0
+DATA gelu_b2<>+4(SB)/4, $0x3e8102d0
+DATA gelu_b2<>+8(SB)/4, $0x3e8102d0
+DATA gelu_b2<>+12(SB)/4, $0x3e8102d0
+DATA gelu_b2<>+16(SB)/4, $0x3e8102d0
+DATA gelu_b2<>+20(SB)/4, $0x3e8102d0
+DATA gelu_b2<>+24(SB)/4, $0x3e8102d0
+DATA gelu_b2<>+28(SB)/4, $0x3e8102d0
+GLOBL gelu_b2<>(SB), RODATA|NOPTR, $32
+DATA gelu_b3<>+0(SB)/4, $0x3e229039
+DATA gelu_b3<>+4(SB)/4, $0x3e229039
+DATA gelu_b3<>+8(SB)/4, $0x3e229039
+DATA gelu_b3<>+12(SB)/4, $0x3e229039
+DATA gelu_b3<>+16(SB)/4, $0x3e229039
+DATA gelu_b3<>+20(SB)/4, $0x3e229039
+DATA gelu_b3<>+24(SB)/4, $0x3e229039
+DATA gelu_b3<>+28(SB)/4, $0x3e229039
+GLOBL gelu_b3<>(SB), RODATA|NOPTR, $32
+DATA gelu_b4<>+0(SB)/4, $0x3ddd2322
+DATA gelu_b4<>+4(SB)/4, $0x3ddd2322
+DATA gelu_b4<>+8(SB)/4, $0x3ddd2322
+DATA gelu_b4<>+12(SB)/4, $0x3ddd2322
+DATA gelu_b4<>+16(SB)/4, $0x3ddd2322
+DATA gelu_b4<>+20(SB)/4, $0x3ddd2322
+DATA gelu_b4<>+24(SB)/4, $0x3ddd2322
+DATA gelu_b4<>+28(SB)/4, $0x3ddd2322
+GLOBL gelu_b4<>(SB), RODATA|NOPTR, $32
+DATA gelu_b5<>+0(SB)/4, $0x3c9161a2
+DATA gelu_b5<>+4(SB)/4, $0x3c9161a2
+DATA gelu_b5<>+8(SB)/4, $0x3c9161a2
+DATA gelu_b5<>+12(SB)/4, $0x3c9161a2
+DATA gelu_b5<>+16(SB)/4, $0x3c9161a2
+DATA gelu_b5<>+20(SB)/4, $0x3c9161a2
+DATA gelu_b5<>+24(SB)/4, $0x3c9161a2
+DATA gelu_b5<>+28(SB)/4, $0x3c9161a2
+GLOBL gelu_b5<>(SB), RODATA|NOPTR, $32
+DATA gelu_b6<>+0(SB)/4, $0xbe35fdc4
+DATA gelu_b6<>+4(SB)/4, $0xbe35fdc4
+DATA gelu_b6<>+8(SB)/4, $0xbe35fdc4
+DATA gelu_b6<>+12(SB)/4, $0xbe35fdc4
+DATA gelu_b6<>+16(SB)/4, $0xbe35fdc4
+DATA gelu_b6<>+20(SB)/4, $0xbe35fdc4
+DATA gelu_b6<>+24(SB)/4, $0xbe35fdc4
+DATA gelu_b6<>+28(SB)/4, $0xbe35fdc4
+GLOBL gelu_b6<>(SB), RODATA|NOPTR, $32
+DATA gelu_b7<>+0(SB)/4, $0x3da01f41
+DATA gelu_b7<>+4(SB)/4, $0x3da01f41
+DATA gelu_b7<>+8(SB)/4, $0x3da01f41
+DATA gelu_b7<>+12(SB)/4, $0x3da01f41
+DATA gelu_b7<>+16(SB)/4, $0x3da01f41
+DATA gelu_b7<>+20(SB)/4, $0x3da01f41
+DATA gelu_b7<>+24(SB)/4, $0x3da01f41
+DATA gelu_b7<>+28(SB)/4, $0x3da01f41
+GLOBL gelu_b7<>(SB), RODATA|NOPTR, $32
+DATA gelu_absmask<>+0(SB)/4, $0x7fffffff
+DATA gelu_absmask<>+4(SB)/4, $0x7fffffff
+DATA gelu_absmask<>+8(SB)/4, $0x7fffffff
+DATA gelu_absmask<>+12(SB)/4, $0x7fffffff
+DATA gelu_absmask<>+16(SB)/4, $0x7fffffff
+DATA gelu_absmask<>+20(SB)/4, $0x7fffffff
+DATA gelu_absmask<>+24(SB)/4, $0x7fffffff
+DATA gelu_absmask<>+28(SB)/4, $0x7fffffff
+GLOBL gelu_absmask<>(SB), RODATA|NOPTR, $32
+DATA gelu_signmask<>+0(SB)/4, $0x80000000
+DATA gelu_signmask<>+4(SB)/4, $0x80000000
+DATA gelu_signmask<>+8(SB)/4, $0x80000000
+DATA gelu_signmask<>+12(SB)/4, $0x80000000
+DATA gelu_signmask<>+16(SB)/4, $0x80000000
+DATA gelu_signmask<>+20(SB)/4, $0x80000000
+DATA gelu_signmask<>+24(SB)/4, $0x80000000
+DATA gelu_signmask<>+28(SB)/4, $0x80000000
+GLOBL gelu_signmask<>(SB), RODATA|NOPTR, $32
+DATA gelu_bias<>+0(SB)/4, $0x3f800000
+DATA gelu_bias<>+4(SB)/4, $0x3f800000
+DATA gelu_bias<>+8(SB)/4, $0x3f800000
+DATA gelu_bias<>+12(SB)/4, $0x3f800000
+DATA gelu_bias<>+16(SB)/4, $0x3f800000
+DATA gelu_bias<>+20(SB)/4, $0x3f800000
+DATA gelu_bias<>+24(SB)/4, $0x3f800000
+DATA gelu_bias<>+28(SB)/4, $0x3f800000
+GLOBL gelu_bias<>(SB), RODATA|NOPTR, $32
+
+// GELU_CDF loads 8 floats from (SI) into Y0 and leaves Φ(x) in Y9 and
+// e^(−x²/2) in Y6; it clobbers Y1-Y12.
+#define GELU_CDF \
+	VMOVUPS (SI), Y0 \
+	VMULPS Y0, Y0, Y1 \
+	VMOVAPS Y0, Y2 \
+	VFMSUB213PS Y1, Y0, Y2 \
+	VMULPS gelu_neghalf<>(SB), Y1, Y1 \
+	VMULPS gelu_half<>(SB), Y2, Y2 \
+	VCMPPS $1, gelu_minarg<>(SB), Y1, Y3 \
+	VMAXPS gelu_minarg<>(SB), Y1, Y1 \
+	VMOVUPS gelu_log2e<>(SB), Y4 \
+	VFMADD213PS gelu_half<>(SB), Y1, Y4 \
+	VROUNDPS $1, Y4, Y4 \
+	VMOVAPS Y1, Y5 \
+	VFNMADD231PS gelu_c1<>(SB), Y4, Y5 \
+	VFNMADD231PS gelu_c2<>(SB), Y4, Y5 \
+	VMOVUPS gelu_p0<>(SB), Y6 \
+	VFMADD213PS gelu_p1<>(SB), Y5, Y6 \
+	VFMADD213PS gelu_p2<>(SB), Y5, Y6 \
+	VFMADD213PS gelu_p3<>(SB), Y5, Y6 \
+	VFMADD213PS gelu_p4<>(SB), Y5, Y6 \
+	VFMADD213PS gelu_p5<>(SB), Y5, Y6 \
+	VMULPS Y5, Y5, Y7 \
+	VFMADD213PS Y5, Y7, Y6 \
+	VADDPS gelu_one<>(SB), Y6, Y6 \
+	VCVTPS2DQ Y4, Y4 \
+	VPSLLD $23, Y4, Y4 \
+	VPADDD gelu_bias<>(SB), Y4, Y4 \
+	VMULPS Y4, Y6, Y6 \
+	VFNMADD231PS Y2, Y6, Y6 \
+	VANDNPS Y6, Y3, Y6 \
+	VANDPS gelu_absmask<>(SB), Y0, Y7 \
+	VMULPS gelu_invsqrt2<>(SB), Y7, Y7 \
+	VMULPS Y7, Y7, Y8 \
+	VMOVUPS gelu_a5<>(SB), Y9 \
+	VFMADD213PS gelu_a4<>(SB), Y8, Y9 \
+	VFMADD213PS gelu_a3<>(SB), Y8, Y9 \
+	VFMADD213PS gelu_a2<>(SB), Y8, Y9 \
+	VFMADD213PS gelu_a1<>(SB), Y8, Y9 \
+	VFMADD213PS gelu_a0<>(SB), Y8, Y9 \
+	VMULPS Y7, Y9, Y9 \
+	VMULPS gelu_half<>(SB), Y9, Y9 \
+	VANDPS gelu_signmask<>(SB), Y0, Y10 \
+	VORPS Y10, Y9, Y9 \
+	VADDPS gelu_half<>(SB), Y9, Y9 \
+	VMOVUPS gelu_one<>(SB), Y8 \
+	VFMADD231PS gelu_half<>(SB), Y7, Y8 \
+	VMOVUPS gelu_one<>(SB), Y10 \
+	VDIVPS Y8, Y10, Y8 \
+	VMOVUPS gelu_b7<>(SB), Y10 \
+	VFMADD213PS gelu_b6<>(SB), Y8, Y10 \
+	VFMADD213PS gelu_b5<>(SB), Y8, Y10 \
+	VFMADD213PS gelu_b4<>(SB), Y8, Y10 \
+	VFMADD213PS gelu_b3<>(SB), Y8, Y10 \
+	VFMADD213PS gelu_b2<>(SB), Y8, Y10 \
+	VFMADD213PS gelu_b1<>(SB), Y8, Y10 \
+	VFMADD213PS gelu_b0<>(SB), Y8, Y10 \
+	VMULPS Y8, Y10, Y10 \
+	VMULPS Y6, Y10, Y10 \
+	VMULPS gelu_half<>(SB), Y10, Y10 \
+	VMOVUPS gelu_one<>(SB), Y11 \
+	VSUBPS Y10, Y11, Y11 \
+	VBLENDVPS Y0, Y10, Y11, Y11 \
+	VCMPPS $1, gelu_one<>(SB), Y7, Y12 \
+	VBLENDVPS Y12, Y9, Y11, Y9
+
+// func geluAVX2(dst, x *float32, n int)
+// dst[i] = x[i]·Φ(x[i]) for n (a multiple of 8) elements.
+TEXT ·geluAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	JZ   fwddone
+fwdloop:
+	GELU_CDF
+	VMULPS Y0, Y9, Y9
+	VMOVUPS Y9, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  fwdloop
+fwddone:
+	VZEROUPPER
+	RET
+
+// func geluGradAVX2(dst, gr, x *float32, n int)
+// dst[i] = gr[i]·(Φ(x[i]) + x[i]·φ(x[i])) for n (a multiple of 8) elements.
+TEXT ·geluGradAVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ gr+8(FP), DX
+	MOVQ x+16(FP), SI
+	MOVQ n+24(FP), CX
+	SHRQ $3, CX
+	JZ   bwddone
+bwdloop:
+	GELU_CDF
+	VMULPS gelu_invsqrt2pi<>(SB), Y6, Y6
+	VFMADD231PS Y0, Y6, Y9
+	VMULPS (DX), Y9, Y9
+	VMOVUPS Y9, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  bwdloop
+bwddone:
+	VZEROUPPER
+	RET
+
+// func cpuidFast(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
+TEXT ·cpuidFast(SB), NOSPLIT, $0-24
+	MOVL leaf+0(FP), AX
+	MOVL sub+4(FP), CX
+	CPUID
+	MOVL AX, eax+8(FP)
+	MOVL BX, ebx+12(FP)
+	MOVL CX, ecx+16(FP)
+	MOVL DX, edx+20(FP)
+	RET
+
+// func xgetbvFast() (eax, edx uint32)
+TEXT ·xgetbvFast(SB), NOSPLIT, $0-8
+	MOVL $0, CX
+	XGETBV
+	MOVL AX, eax+0(FP)
+	MOVL DX, edx+4(FP)
+	RET
+
+// func expSubAVX2(x *float32, n int, m float32) (sum float32)
+// x[i] = e^(x[i]−m) for n (a multiple of 8) elements (exp32's method; NaN
+// stays NaN, arguments below −87.3 give 0); returns the sum of the results.
+TEXT ·expSubAVX2(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS m+16(FP), Y14
+	VMOVUPS gelu_minarg<>(SB), Y13
+	VXORPS Y8, Y8, Y8
+	SHRQ $3, CX
+	JZ   expdone
+exploop:
+	VMOVUPS (SI), Y1
+	VSUBPS Y14, Y1, Y1
+	VCMPPS $1, Y13, Y1, Y3
+	VMAXPS Y1, Y13, Y1
+	VMOVUPS gelu_log2e<>(SB), Y4
+	VFMADD213PS gelu_half<>(SB), Y1, Y4
+	VROUNDPS $1, Y4, Y4
+	VMOVAPS Y1, Y5
+	VFNMADD231PS gelu_c1<>(SB), Y4, Y5
+	VFNMADD231PS gelu_c2<>(SB), Y4, Y5
+	VMOVUPS gelu_p0<>(SB), Y6
+	VFMADD213PS gelu_p1<>(SB), Y5, Y6
+	VFMADD213PS gelu_p2<>(SB), Y5, Y6
+	VFMADD213PS gelu_p3<>(SB), Y5, Y6
+	VFMADD213PS gelu_p4<>(SB), Y5, Y6
+	VFMADD213PS gelu_p5<>(SB), Y5, Y6
+	VMULPS Y5, Y5, Y7
+	VFMADD213PS Y5, Y7, Y6
+	VADDPS gelu_one<>(SB), Y6, Y6
+	VCVTPS2DQ Y4, Y4
+	VPSLLD $23, Y4, Y4
+	VPADDD gelu_bias<>(SB), Y4, Y4
+	VMULPS Y4, Y6, Y6
+	VANDNPS Y6, Y3, Y6
+	VMOVUPS Y6, (SI)
+	VADDPS Y6, Y8, Y8
+	ADDQ $32, SI
+	DECQ CX
+	JNZ  exploop
+expdone:
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	MOVSS X8, sum+24(FP)
+	VZEROUPPER
+	RET
+
+// func adamwAVX2(p, gr, m, v *float32, n int, c *adamwConsts)
+// PyTorch's AdamW update for n (a multiple of 8) elements, with the same
+// float32 operations in the same order as cpuBackend.AdamW's loop (no FMA),
+// so the results are identical to it bit for bit.
+TEXT ·adamwAVX2(SB), NOSPLIT, $0-48
+	MOVQ p+0(FP), DI
+	MOVQ gr+8(FP), SI
+	MOVQ m+16(FP), DX
+	MOVQ v+24(FP), BX
+	MOVQ n+32(FP), CX
+	MOVQ c+40(FP), AX
+	VBROADCASTSS 0(AX), Y8   // b1
+	VBROADCASTSS 4(AX), Y9   // a1 = 1-b1
+	VBROADCASTSS 8(AX), Y10  // b2
+	VBROADCASTSS 12(AX), Y11 // a2 = 1-b2
+	VBROADCASTSS 16(AX), Y12 // √(1-b2^t)
+	VBROADCASTSS 20(AX), Y13 // eps
+	VBROADCASTSS 24(AX), Y14 // lr/(1-b1^t)
+	VBROADCASTSS 28(AX), Y15 // 1 - lr·wd
+	SHRQ $3, CX
+	JZ   adamdone
+adamloop:
+	VMOVUPS (SI), Y0
+	VMULPS (DX), Y8, Y1
+	VMULPS Y0, Y9, Y4
+	VADDPS Y4, Y1, Y1
+	VMOVUPS Y1, (DX)
+	VMULPS (BX), Y10, Y2
+	VMULPS Y0, Y0, Y4
+	VMULPS Y11, Y4, Y4
+	VADDPS Y4, Y2, Y2
+	VMOVUPS Y2, (BX)
+	VSQRTPS Y2, Y5
+	VDIVPS Y12, Y5, Y5
+	VADDPS Y13, Y5, Y5
+	VDIVPS Y5, Y1, Y6
+	VMULPS Y6, Y14, Y6
+	VMULPS (DI), Y15, Y3
+	VSUBPS Y6, Y3, Y3
+	VMOVUPS Y3, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, BX
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  adamloop
+adamdone:
+	VZEROUPPER
+	RET

@@ -1,0 +1,279 @@
+package tensor
+
+import (
+	"math"
+	"testing"
+)
+
+// ulps returns how many float32 steps apart got and want are.
+func ulps(got, want float32) int64 {
+	a, b := int64(math.Float32bits(got)), int64(math.Float32bits(want))
+	if a < 0 != (b < 0) {
+		return math.MaxInt64
+	}
+	d := a - b
+	if d < 0 {
+		d = -d
+	}
+	return d
+}
+
+func TestExp32(t *testing.T) {
+	worst := int64(0)
+	for x := float32(-87.3); x < 88.7; x += 0.00731 {
+		want := float32(math.Exp(float64(x)))
+		if u := ulps(exp32(x), want); u > worst {
+			worst = u
+			if u > 2 {
+				t.Fatalf("exp32(%v) = %v, want %v (%d ulp)", x, exp32(x), want, u)
+			}
+		}
+	}
+	t.Logf("exp32: worst %d ulp", worst)
+	for _, x := range []float32{-100, -88, -1e30, float32(math.Inf(-1))} {
+		if got, want := exp32(x), float32(math.Exp(float64(x))); got != want {
+			t.Errorf("exp32(%v) = %v, want %v", x, got, want)
+		}
+	}
+	if got := exp32(89); !math.IsInf(float64(got), 1) {
+		t.Errorf("exp32(89) = %v, want +Inf", got)
+	}
+	if got := exp32(float32(math.NaN())); got == got {
+		t.Errorf("exp32(NaN) = %v, want NaN", got)
+	}
+}
+
+func TestNormCDFPDF(t *testing.T) {
+	for x := float32(-12); x < 12; x += 0.000913 {
+		v := float64(x)
+		cdf := 0.5 * math.Erfc(-v/math.Sqrt2)
+		pdf := math.Exp(-0.5*v*v) / math.Sqrt(2*math.Pi)
+		gc, gp := normCDFPDF(x)
+		if d := math.Abs(float64(gc)-cdf) / cdf; d > 1e-6 && cdf > 1e-30 {
+			t.Fatalf("Φ(%v) = %v, want %v (rel %g)", x, gc, cdf, d)
+		}
+		if d := math.Abs(float64(gp)-pdf) / pdf; d > 1e-6 && pdf > 1e-30 {
+			t.Fatalf("φ(%v) = %v, want %v (rel %g)", x, gp, pdf, d)
+		}
+	}
+}
+
+// TestGELUFastMatchesReference compares the fast GELU kernels with the
+// float64 reference formulas of unaryFunc and unaryGradFunc.
+func TestGELUFastMatchesReference(t *testing.T) {
+	have := geluAsm
+	defer func() { geluAsm = have }()
+	for _, asm := range []bool{false, true} {
+		if asm && !have {
+			continue // no assembly on this machine
+		}
+		geluAsm = asm
+		t.Run(map[bool]string{false: "go", true: "asm"}[asm], testGELUFast)
+	}
+}
+
+func testGELUFast(t *testing.T) {
+	ref := unaryFunc(OpGELU, UnaryParams{})
+	refGrad := unaryGradFunc(OpGELU, UnaryParams{})
+	inf := float32(math.Inf(1))
+	// the special values both at the start (assembly lanes) and at the
+	// end (the Go tail, when the length is not a multiple of 8)
+	xs := []float32{0, inf, -inf, float32(math.NaN()), -88, 88, -1e-30, 1e30}
+	gs := []float32{1, 1, 1, 1, 1, 1, 1, 1}
+	for x := float32(-10); x < 10; x += 0.00377 {
+		xs = append(xs, x)
+		gs = append(gs, 1.5-x/7)
+	}
+	xs = append(xs, 0, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()))
+	gs = append(gs, 1, 1, 1, 1)
+	y := make([]float32, len(xs))
+	dx := make([]float32, len(xs))
+	geluF32(y, xs)
+	geluGradF32(dx, gs, xs)
+	close := func(got, want float32) bool {
+		if want != want || got != got {
+			return (want != want) == (got != got)
+		}
+		if math.IsInf(float64(want), 0) {
+			return got == want
+		}
+		return math.Abs(float64(got-want)) <= 1e-7+1e-6*math.Abs(float64(want))
+	}
+	for i, x := range xs {
+		if w := ref(x); !close(y[i], w) || !close(f32GELU(x), w) {
+			t.Fatalf("GELU(%v) = %v, want %v", x, y[i], w)
+		}
+		if w := refGrad(gs[i], x, y[i]); !close(dx[i], w) {
+			t.Fatalf("GELU'(%v)·%v = %v, want %v", x, gs[i], dx[i], w)
+		}
+	}
+}
+
+func BenchmarkGELUFast(b *testing.B) {
+	xs := make([]float32, 1<<16)
+	for i := range xs {
+		xs[i] = float32(i%2000)/200 - 5
+	}
+	y := make([]float32, len(xs))
+	b.SetBytes(int64(4 * len(xs)))
+	for b.Loop() {
+		geluF32(y, xs)
+	}
+}
+
+func BenchmarkGELUReference(b *testing.B) {
+	xs := make([]float32, 1<<16)
+	for i := range xs {
+		xs[i] = float32(i%2000)/200 - 5
+	}
+	y := make([]float32, len(xs))
+	f := unaryFunc(OpGELU, UnaryParams{})
+	b.SetBytes(int64(4 * len(xs)))
+	for b.Loop() {
+		for i, x := range xs {
+			y[i] = f(x)
+		}
+	}
+}
+
+func TestExpSub(t *testing.T) {
+	have := geluAsm
+	defer func() { geluAsm = have }()
+	for _, asm := range []bool{false, true} {
+		if asm && !have {
+			continue
+		}
+		geluAsm = asm
+		for _, n := range []int{1, 7, 8, 9, 64, 203} {
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = float32(i%17)*5.5 - 90 // down into the underflow range
+			}
+			x[0] = float32(math.NaN())
+			if n > 3 {
+				x[3] = float32(math.Inf(-1))
+			}
+			want := make([]float32, n)
+			for i, v := range x {
+				want[i] = float32(math.Exp(float64(v - 2.5)))
+			}
+			sum := expSub(x, 2.5)
+			for i := range x {
+				if i == 0 {
+					if x[0] == x[0] {
+						t.Fatalf("asm=%v n=%d: e^NaN = %v", asm, n, x[0])
+					}
+					continue
+				}
+				if d := math.Abs(float64(x[i] - want[i])); d > 2e-7*float64(want[i])+1e-37 {
+					t.Fatalf("asm=%v n=%d: element %d (arg %v) = %v, want %v", asm, n, i, -2.5+float64(i%17)*5.5-90, x[i], want[i])
+				}
+			}
+			if sum == sum {
+				t.Errorf("asm=%v n=%d: sum with a NaN = %v", asm, n, sum)
+			}
+			// without the NaN the sum is that of the elements
+			y := make([]float32, n)
+			for i := range y {
+				y[i] = float32(i%13) - 6
+			}
+			var ysum float64
+			for _, v := range y {
+				ysum += math.Exp(float64(v - 2.5))
+			}
+			if got := expSub(y, 2.5); math.Abs(float64(got)-ysum) > 1e-6*ysum {
+				t.Errorf("asm=%v n=%d: sum %v, want %v", asm, n, got, ysum)
+			}
+		}
+	}
+}
+
+// TestAdamWFastBitExact checks that the fast AdamW loop (assembly and Go
+// tail) gives the reference loop's results bit for bit.
+func TestAdamWFastBitExact(t *testing.T) {
+	defer func(a, f bool) { geluAsm, adamwFast = a, f }(geluAsm, adamwFast)
+	g := NewGenerator(5)
+	const n = 1000 + 5 // a ragged tail after the 8-lane blocks
+	mk := func(scale float64, pos bool) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			v := g.NormFloat64() * scale
+			if pos {
+				v = v * v
+			}
+			x[i] = float32(v)
+		}
+		return x
+	}
+	p0, g0, m0, v0 := mk(1, false), mk(0.1, false), mk(0.01, false), mk(0.01, true)
+	run := func(asm, fast bool) [3][]float32 {
+		geluAsm, adamwFast = asm, fast
+		p, m, v := append([]float32(nil), p0...), append([]float32(nil), m0...), append([]float32(nil), v0...)
+		for step := 1; step <= 3; step++ {
+			cpu.AdamW(&cpuStorage{f: p}, &cpuStorage{f: g0}, &cpuStorage{f: m}, &cpuStorage{f: v}, n,
+				AdamWStep{LR: 1e-3, Beta1: 0.9, Beta2: 0.99, Eps: 1e-8, WeightDecay: 0.1, Step: step})
+		}
+		return [3][]float32{p, m, v}
+	}
+	have := geluAsm
+	want := run(false, false)
+	for _, asm := range []bool{false, true} {
+		if asm && !have {
+			continue
+		}
+		got := run(asm, true)
+		for k := range got {
+			for i := range got[k] {
+				if math.Float32bits(got[k][i]) != math.Float32bits(want[k][i]) {
+					t.Fatalf("asm=%v: tensor %d element %d = %v, reference %v", asm, k, i, got[k][i], want[k][i])
+				}
+			}
+		}
+	}
+}
+
+// TestLayerNormGradFast compares the one-sweep LayerNorm backward with the
+// reference kernel, with and without weight, dw and db, on ragged shapes
+// and rows whose mean is much larger than their spread.
+func TestLayerNormGradFast(t *testing.T) {
+	defer func(f bool) { layerNormFast = f }(layerNormFast)
+	gen := NewGenerator(9)
+	for _, s := range []struct{ rows, cols int }{{1, 1}, {3, 7}, {700, 130}, {5000, 33}} {
+		mk := func(n int, off float64) []float32 {
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = float32(gen.NormFloat64() + off)
+			}
+			return x
+		}
+		n := s.rows * s.cols
+		x, g, w := mk(n, 100), mk(n, 0), mk(s.cols, 1)
+		mean, rstd, y := make([]float32, s.rows), make([]float32, s.rows), make([]float32, n)
+		cpu.LayerNorm(&cpuStorage{f: y}, &cpuStorage{f: mean}, &cpuStorage{f: rstd}, &cpuStorage{f: x}, &cpuStorage{f: w}, nil, s.rows, s.cols, 1e-5)
+		for _, withW := range []bool{false, true} {
+			run := func(fast bool) (dx, dw, db []float32) {
+				layerNormFast = fast
+				dx, dw, db = make([]float32, n), make([]float32, s.cols), make([]float32, s.cols)
+				for i := range dw {
+					dw[i], db[i] = 0.5, -0.25 // the kernel adds into them
+				}
+				var ws Storage
+				if withW {
+					ws = &cpuStorage{f: w}
+				}
+				cpu.LayerNormGrad(&cpuStorage{f: dx}, &cpuStorage{f: dw}, &cpuStorage{f: db}, &cpuStorage{f: g}, &cpuStorage{f: x}, &cpuStorage{f: mean}, &cpuStorage{f: rstd}, ws, s.rows, s.cols)
+				return dx, dw, db
+			}
+			wdx, wdw, wdb := run(false)
+			gdx, gdw, gdb := run(true)
+			for k, pair := range [][2][]float32{{gdx, wdx}, {gdw, wdw}, {gdb, wdb}} {
+				for i := range pair[1] {
+					got, want := float64(pair[0][i]), float64(pair[1][i])
+					if math.Abs(got-want) > 1e-5+1e-5*math.Abs(want) {
+						t.Fatalf("%dx%d weight=%v: output %d element %d = %v, reference %v", s.rows, s.cols, withW, k, i, got, want)
+					}
+				}
+			}
+		}
+	}
+}
