@@ -1,0 +1,126 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/wickml/wick/tensor"
+)
+
+func TestCopy(t *testing.T) {
+	g, c := gpu(t)
+	r := newRNG(t)
+	for _, pairDT := range [][2]tensor.DType{{tensor.Float32, tensor.Float32}, {tensor.Int64, tensor.Int64}, {tensor.Float32, tensor.Int64}, {tensor.Int64, tensor.Float32}} {
+		dstDT, srcDT := pairDT[0], pairDT[1]
+		for _, kd := range []int{contig, strided} {
+			for _, ks := range viewKinds {
+				shape := randomShape(r, 5, 6)
+				if kd == contig && ks == contig {
+					shape = []int{70000} // the memcpy path for equal dtypes
+				}
+				vd, vs := makeView(r, shape, kd), makeView(r, shape, ks)
+				name := fmt.Sprintf("Copy %s←%s/%v←%v", dstDT, srcDT, vd, vs)
+				var src pair
+				if srcDT == tensor.Float32 {
+					x := randn(r, vs.n)
+					for i := range x {
+						x[i] *= 1000
+					}
+					src = upload(g, c, x)
+				} else {
+					x := make([]int64, vs.n)
+					for i := range x {
+						x[i] = r.Int64N(1<<40) - 1<<39
+					}
+					src = uploadInts(g, c, x)
+				}
+				dst := poisoned(g, c, dstDT, vd.n) // elements outside the view keep the poison
+				g.Copy(dst.g, vd.l, src.g, vs.l)
+				c.Copy(dst.c, vd.l, src.c, vs.l)
+				if dstDT == tensor.Float32 {
+					gv, cv := dst.read(g, c)
+					compare(t, name, gv, cv, tol{0, 0})
+				} else {
+					gv, cv := dst.readInts(g, c)
+					compareInts(t, name, gv, cv)
+				}
+			}
+		}
+	}
+}
+
+func TestFill(t *testing.T) {
+	g, c := gpu(t)
+	r := newRNG(t)
+	for _, dt := range []tensor.DType{tensor.Float32, tensor.Int64} {
+		for _, kind := range []int{contig, strided} {
+			for _, v := range []float64{0, 2.5, -3, math.Inf(1)} {
+				if dt == tensor.Int64 && math.IsInf(v, 0) {
+					continue
+				}
+				shape := randomShape(r, 4, 9)
+				vd := makeView(r, shape, kind)
+				dst := poisoned(g, c, dt, vd.n)
+				g.Fill(dst.g, vd.l, v)
+				c.Fill(dst.c, vd.l, v)
+				name := fmt.Sprintf("Fill %s %v/%v", dt, v, vd)
+				if dt == tensor.Float32 {
+					gv, cv := dst.read(g, c)
+					compare(t, name, gv, cv, tol{0, 0})
+				} else {
+					gv, cv := dst.readInts(g, c)
+					compareInts(t, name, gv, cv)
+				}
+			}
+		}
+	}
+}
+
+// TestHostReads checks Float32s and Int64s of strided views (copied to a
+// dense buffer on the device first) and of empty ones.
+func TestHostReads(t *testing.T) {
+	g, c := gpu(t)
+	r := newRNG(t)
+	for _, kind := range viewKinds {
+		shape := randomShape(r, 4, 7)
+		v := makeView(r, shape, kind)
+		x := upload(g, c, randn(r, v.n))
+		compare(t, fmt.Sprintf("Float32s/%v", v), g.Float32s(x.g, v.l), c.Float32s(x.c, v.l), tol{0, 0})
+		ints := make([]int64, v.n)
+		for i := range ints {
+			ints[i] = r.Int64()
+		}
+		xi := uploadInts(g, c, ints)
+		compareInts(t, fmt.Sprintf("Int64s/%v", v), g.Int64s(xi.g, v.l), c.Int64s(xi.c, v.l))
+	}
+	empty := tensor.Layout{Shape: []int{0, 3}, Strides: []int{3, 1}}
+	if got := g.Float32s(g.Alloc(tensor.Float32, 0), empty); len(got) != 0 {
+		t.Errorf("Float32s of an empty view: got %d values", len(got))
+	}
+}
+
+// TestAllocZeroes checks that Alloc returns zeros even when it reuses a
+// cached block that held other values.
+func TestAllocZeroes(t *testing.T) {
+	g, _ := gpu(t)
+	for _, n := range []int{1, 1000, 300000} {
+		s := g.Alloc(tensor.Float32, n)
+		g.Fill(s, whole(n), 7)
+		s.(interface{ Release() }).Release()
+		s2 := g.Alloc(tensor.Float32, n)
+		for i, v := range g.Float32s(s2, whole(n)) {
+			if v != 0 {
+				t.Fatalf("Alloc(%d) after reuse: element %d is %v, want 0", n, i, v)
+			}
+		}
+		si := g.Alloc(tensor.Int64, n)
+		for i, v := range g.Int64s(si, whole(n)) {
+			if v != 0 {
+				t.Fatalf("Alloc(int64, %d): element %d is %v, want 0", n, i, v)
+			}
+		}
+	}
+}

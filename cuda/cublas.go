@@ -1,0 +1,184 @@
+//go:build cuda
+
+package cuda
+
+/*
+#cgo LDFLAGS: -ldl
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+// cuBLAS is not linked: its entry points are looked up with dlsym and
+// called through these pointer types (signatures of the cuBLAS v2 API,
+// stable from CUDA 11 to 13; handles and streams are opaque pointers).
+typedef int (*wick_cublasCreate_t)(void **handle);
+typedef int (*wick_cublasDestroy_t)(void *handle);
+typedef int (*wick_cublasSetStream_t)(void *handle, void *stream);
+typedef int (*wick_cublasSetMathMode_t)(void *handle, int mode);
+typedef int (*wick_cublasSgemmStridedBatched_t)(void *handle, int transa, int transb, int m, int n,
+	int k, const float *alpha, const float *A, int lda, long long strideA, const float *B, int ldb,
+	long long strideB, const float *beta, float *C, int ldc, long long strideC, int batchCount);
+
+static void *wick_dlopen(const char *name) { return dlopen(name, RTLD_NOW | RTLD_LOCAL); }
+static const char *wick_dlerror(void) { return dlerror(); }
+static void *wick_dlsym(void *lib, const char *name) { return dlsym(lib, name); }
+
+static int wick_cublas_create(void *fn, uintptr_t *handle) {
+	void *h = 0;
+	int st = ((wick_cublasCreate_t)fn)(&h);
+	*handle = (uintptr_t)h;
+	return st;
+}
+static int wick_cublas_destroy(void *fn, uintptr_t handle) {
+	return ((wick_cublasDestroy_t)fn)((void *)handle);
+}
+static int wick_cublas_set_stream(void *fn, uintptr_t handle, uintptr_t stream) {
+	return ((wick_cublasSetStream_t)fn)((void *)handle, (void *)stream);
+}
+static int wick_cublas_set_math_mode(void *fn, uintptr_t handle, int mode) {
+	return ((wick_cublasSetMathMode_t)fn)((void *)handle, mode);
+}
+static int wick_cublas_sgemm_strided_batched(void *fn, uintptr_t handle, int ta, int tb, int m, int n,
+	int k, float alpha, uintptr_t A, int lda, long long sA, uintptr_t B, int ldb, long long sB,
+	float beta, uintptr_t C, int ldc, long long sC, int batch) {
+	return ((wick_cublasSgemmStridedBatched_t)fn)((void *)handle, ta, tb, m, n, k, &alpha,
+		(const float *)A, lda, sA, (const float *)B, ldb, sB, &beta, (float *)C, ldc, sC, batch);
+}
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unsafe"
+
+	"gorgonia.org/cu"
+)
+
+// cublasSonames are the names cuBLAS is loaded by, newest first, so that a
+// binary built against one toolkit runs with whichever cuBLAS the machine
+// has (DESIGN.md, hard rule 3).
+var cublasSonames = []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"}
+
+// cuBLAS constants (cublas_api.h).
+const (
+	cublasOpN           = 0
+	cublasOpT           = 1
+	cublasDefaultMath   = 0
+	cublasTF32TensorOps = 3
+)
+
+// cublas is a loaded cuBLAS library with one handle bound to a stream.
+type cublas struct {
+	soname                                          string
+	create, destroy, setStream, setMathMode, sgemmB unsafe.Pointer
+	handle                                          C.uintptr_t
+	tf32                                            bool // the math mode currently set
+}
+
+// loadCublas opens cuBLAS, creates a handle in the current context and
+// binds it to stream.
+func loadCublas(stream cu.Stream) (*cublas, error) {
+	var lib unsafe.Pointer
+	var tried []string
+	var soname string
+	for _, name := range cublasSonames {
+		cname := C.CString(name)
+		lib = C.wick_dlopen(cname)
+		C.free(unsafe.Pointer(cname))
+		if lib != nil {
+			soname = name
+			break
+		}
+		tried = append(tried, fmt.Sprintf("%s (%s)", name, C.GoString(C.wick_dlerror())))
+	}
+	if lib == nil {
+		return nil, fmt.Errorf("cannot load cuBLAS; tried %s; install cuBLAS from a CUDA toolkit 11 or later, or add its directory to LD_LIBRARY_PATH", strings.Join(tried, ", "))
+	}
+	b := &cublas{soname: soname}
+	for _, e := range []struct {
+		name string
+		fn   *unsafe.Pointer
+	}{
+		{"cublasCreate_v2", &b.create},
+		{"cublasDestroy_v2", &b.destroy},
+		{"cublasSetStream_v2", &b.setStream},
+		{"cublasSetMathMode", &b.setMathMode},
+		{"cublasSgemmStridedBatched", &b.sgemmB},
+	} {
+		cname := C.CString(e.name)
+		*e.fn = C.wick_dlsym(lib, cname)
+		C.free(unsafe.Pointer(cname))
+		if *e.fn == nil {
+			return nil, fmt.Errorf("cuBLAS (%s) has no symbol %s", soname, e.name)
+		}
+	}
+	if st := C.wick_cublas_create(b.create, &b.handle); st != 0 {
+		return nil, fmt.Errorf("cublasCreate (%s): %w", soname, cublasError(st))
+	}
+	s := uintptr(unsafe.Pointer(stream.C()))
+	if st := C.wick_cublas_set_stream(b.setStream, b.handle, C.uintptr_t(s)); st != 0 {
+		return nil, fmt.Errorf("cublasSetStream (%s): %w", soname, cublasError(st))
+	}
+	if err := b.setTF32(false); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// setTF32 selects TF32 tensor-core math (faster, about 10 mantissa bits of
+// product precision) or full float32 math.
+func (b *cublas) setTF32(on bool) error {
+	mode := C.int(cublasDefaultMath)
+	if on {
+		mode = cublasTF32TensorOps
+	}
+	if st := C.wick_cublas_set_math_mode(b.setMathMode, b.handle, mode); st != 0 {
+		return fmt.Errorf("cublasSetMathMode: %w", cublasError(st))
+	}
+	b.tf32 = on
+	return nil
+}
+
+// sgemm runs cublasSgemmStridedBatched (column-major, like BLAS): for each
+// of batch matrices, C = op(A)·op(B) with C m×n.
+func (b *cublas) sgemm(transA, transB bool, m, n, k int, A cu.DevicePtr, lda, strideA int, B cu.DevicePtr, ldb, strideB int, Cp cu.DevicePtr, ldc, strideC, batch int) error {
+	op := func(t bool) C.int {
+		if t {
+			return cublasOpT
+		}
+		return cublasOpN
+	}
+	st := C.wick_cublas_sgemm_strided_batched(b.sgemmB, b.handle, op(transA), op(transB),
+		C.int(m), C.int(n), C.int(k), 1,
+		C.uintptr_t(A), C.int(lda), C.longlong(strideA),
+		C.uintptr_t(B), C.int(ldb), C.longlong(strideB),
+		0, C.uintptr_t(Cp), C.int(ldc), C.longlong(strideC), C.int(batch))
+	if st != 0 {
+		return fmt.Errorf("cublasSgemmStridedBatched(m=%d n=%d k=%d lda=%d ldb=%d ldc=%d batch=%d): %w", m, n, k, lda, ldb, ldc, batch, cublasError(st))
+	}
+	return nil
+}
+
+func (b *cublas) close() {
+	if b.handle != 0 {
+		C.wick_cublas_destroy(b.destroy, b.handle)
+		b.handle = 0
+	}
+}
+
+// cublasError names a cuBLAS status code.
+func cublasError(st C.int) error {
+	names := map[C.int]string{
+		1: "CUBLAS_STATUS_NOT_INITIALIZED", 3: "CUBLAS_STATUS_ALLOC_FAILED",
+		7: "CUBLAS_STATUS_INVALID_VALUE", 8: "CUBLAS_STATUS_ARCH_MISMATCH",
+		11: "CUBLAS_STATUS_MAPPING_ERROR", 13: "CUBLAS_STATUS_EXECUTION_FAILED",
+		14: "CUBLAS_STATUS_INTERNAL_ERROR", 15: "CUBLAS_STATUS_NOT_SUPPORTED",
+		16: "CUBLAS_STATUS_LICENSE_ERROR",
+	}
+	if s, ok := names[st]; ok {
+		return errors.New(s)
+	}
+	return fmt.Errorf("cuBLAS status %d", int(st))
+}

@@ -1,0 +1,255 @@
+//go:build cuda
+
+// This file is the GPU build of package cuda's exported API. stub.go is
+// the build without the cuda tag: keep the two in sync (same exported
+// names and signatures, same documentation).
+
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/wickml/wick/tensor"
+	"gorgonia.org/cu"
+)
+
+// Built reports whether this binary was built with GPU support (the cuda
+// build tag).
+const Built = true
+
+// ErrNotBuilt is the error of every device request in a binary built
+// without the cuda tag.
+var ErrNotBuilt = errors.New("this binary was built without GPU support (rebuild with -tags cuda on a machine with the NVIDIA driver)")
+
+func init() {
+	tensor.RegisterBackend(tensor.KindCUDA, func(i int) (tensor.Backend, error) {
+		d, err := openDevice(i)
+		if err != nil {
+			return nil, err
+		}
+		return d.backend, nil
+	})
+}
+
+// Available reports whether a CUDA device can be used: the binary was built
+// with the cuda tag and the driver reports at least one GPU.
+func Available() bool { return DeviceCount() > 0 }
+
+// DeviceCount returns the number of CUDA devices (0 without GPU support).
+func DeviceCount() int {
+	n, err := cu.NumDevices()
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// DeviceName returns the name of GPU i, such as "NVIDIA H200".
+func DeviceName(i int) (string, error) {
+	if err := checkIndex(i); err != nil {
+		return "", err
+	}
+	dev, err := cu.GetDevice(i)
+	if err != nil {
+		return "", fmt.Errorf("cuda: device %d: %w", i, err)
+	}
+	name, err := dev.Name()
+	if err != nil {
+		return "", fmt.Errorf("cuda: device %d: %w", i, err)
+	}
+	return name, nil
+}
+
+// DriverVersion returns the CUDA version the driver supports, as
+// 1000·major + 10·minor (0 without GPU support).
+func DriverVersion() int { return max(cu.Version(), 0) }
+
+// Open opens GPU i (its context, stream, kernels and cuBLAS) if it is not
+// open yet and returns its tensor.Device. tensor.CUDA(i) devices are opened
+// on first use anyway; Open reports the failure as an error instead.
+func Open(i int) (tensor.Device, error) {
+	dev := tensor.CUDA(i)
+	if _, err := tensor.BackendFor(dev); err != nil {
+		return tensor.Device{}, err
+	}
+	return dev, nil
+}
+
+// MemoryStats are the counters of a device's caching allocator, in bytes.
+type MemoryStats struct {
+	// Allocated is the memory held by live storages (rounded up to the
+	// allocator's block sizes), like torch.cuda.memory_allocated.
+	Allocated int64
+	// Reserved is the memory taken from the driver: allocated plus cached
+	// for reuse, like torch.cuda.memory_reserved.
+	Reserved int64
+	// Peak is the largest Allocated since the device was opened or since
+	// ResetPeak.
+	Peak int64
+}
+
+// Memory returns the allocator counters of GPU i.
+func Memory(i int) (MemoryStats, error) {
+	d, err := openDevice(i)
+	if err != nil {
+		return MemoryStats{}, err
+	}
+	return d.alloc.Stats(), nil
+}
+
+// ResetPeak sets GPU i's Peak counter to the memory allocated now.
+func ResetPeak(i int) error {
+	d, err := openDevice(i)
+	if err != nil {
+		return err
+	}
+	d.alloc.resetPeak()
+	return nil
+}
+
+// EmptyCache returns GPU i's cached (unused) memory to the driver, after
+// a garbage collection has reclaimed the memory of unreachable tensors,
+// like torch.cuda.empty_cache.
+func EmptyCache(i int) error {
+	d, err := openDevice(i)
+	if err != nil {
+		return err
+	}
+	defer d.enter()()
+	d.alloc.collect()
+	if err := d.alloc.emptyCache(); err != nil {
+		return fmt.Errorf("cuda: EmptyCache on cuda:%d: %w", i, err)
+	}
+	return nil
+}
+
+// Synchronize waits until every operation queued on GPU i has finished.
+// Reading a tensor to the host (Float32s, Item, String) synchronises by
+// itself; Synchronize is for timing.
+func Synchronize(i int) error {
+	d, err := openDevice(i)
+	if err != nil {
+		return err
+	}
+	defer d.enter()()
+	if err := d.stream.Synchronize(); err != nil {
+		return fmt.Errorf("cuda: Synchronize on cuda:%d: %w", i, err)
+	}
+	return nil
+}
+
+var allowTF32 atomic.Bool
+
+// SetAllowTF32 lets matrix products use TF32 tensor cores (about 10
+// mantissa bits per product, several times faster on Ampere and later),
+// like torch.backends.cuda.matmul.allow_tf32. It is off by default.
+func SetAllowTF32(on bool) { allowTF32.Store(on) }
+
+// AllowTF32 reports whether matrix products may use TF32.
+func AllowTF32() bool { return allowTF32.Load() }
+
+// Error is the value the CUDA backend panics with when the device fails an
+// operation: a failed kernel launch, out of memory, a failed copy. (Shapes
+// and dtypes are checked by package tensor before any kernel runs; such
+// mistakes panic with a *tensor.Error.)
+type Error struct {
+	Op     string // the operation, such as "MatMul"
+	Device int    // the GPU index
+	Err    error  // what the driver or cuBLAS reported
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("cuda: %s on cuda:%d: %v", e.Op, e.Device, e.Err) }
+
+// Unwrap returns the underlying driver or cuBLAS error.
+func (e *Error) Unwrap() error { return e.Err }
+
+// device is one opened GPU.
+type device struct {
+	index   int
+	name    string
+	dev     cu.Device
+	ctx     cu.CUContext
+	stream  cu.Stream
+	mod     cu.Module
+	k       *kernels
+	blas    *cublas
+	alloc   *allocator
+	backend *backend
+}
+
+var (
+	devicesMu sync.Mutex
+	devices   = map[int]*device{}
+)
+
+func checkIndex(i int) error {
+	n, err := cu.NumDevices()
+	if err != nil {
+		return fmt.Errorf("cuda: counting devices: %w", err)
+	}
+	if i < 0 || i >= n {
+		return fmt.Errorf("cuda: no device cuda:%d (this machine has %d)", i, n)
+	}
+	return nil
+}
+
+// openDevice returns GPU i, opening it on first use: the primary context,
+// one stream, the kernel module and a cuBLAS handle.
+func openDevice(i int) (*device, error) {
+	devicesMu.Lock()
+	defer devicesMu.Unlock()
+	if d, ok := devices[i]; ok {
+		return d, nil
+	}
+	if err := checkIndex(i); err != nil {
+		return nil, err
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	d := &device{index: i}
+	var err error
+	if d.dev, err = cu.GetDevice(i); err != nil {
+		return nil, fmt.Errorf("cuda: device %d: %w", i, err)
+	}
+	d.name, _ = d.dev.Name()
+	if d.ctx, err = d.dev.RetainPrimaryCtx(); err != nil {
+		return nil, fmt.Errorf("cuda: device %d: retaining the primary context: %w", i, err)
+	}
+	if err = cu.SetCurrentContext(d.ctx); err != nil {
+		return nil, fmt.Errorf("cuda: device %d: setting the context: %w", i, err)
+	}
+	if d.stream, err = cu.MakeStream(cu.DefaultStream); err != nil {
+		return nil, fmt.Errorf("cuda: device %d: creating a stream: %w", i, err)
+	}
+	if d.mod, d.k, err = loadKernels(); err != nil {
+		return nil, fmt.Errorf("cuda: device %d (%s): %w", i, d.name, err)
+	}
+	if d.blas, err = loadCublas(d.stream); err != nil {
+		return nil, fmt.Errorf("cuda: device %d: %w", i, err)
+	}
+	d.alloc = newAllocator(driverMem{d})
+	d.backend = &backend{d: d}
+	devices[i] = d
+	return d, nil
+}
+
+// enter makes the device's context current on this goroutine's thread and
+// pins the goroutine to it; call the returned function when done (defer
+// d.enter()()).
+func (d *device) enter() func() {
+	runtime.LockOSThread()
+	if err := cu.SetCurrentContext(d.ctx); err != nil {
+		runtime.UnlockOSThread()
+		d.fail("enter", "setting the context", err)
+	}
+	return runtime.UnlockOSThread
+}
+
+// fail panics with an *Error for op.
+func (d *device) fail(op, what string, err error) {
+	panic(&Error{Op: op, Device: d.index, Err: fmt.Errorf("%s: %w", what, err)})
+}

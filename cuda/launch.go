@@ -1,0 +1,188 @@
+//go:build cuda
+
+package cuda
+
+import (
+	_ "embed"
+	"fmt"
+	"math"
+	"os"
+	"unsafe"
+
+	"gorgonia.org/cu"
+)
+
+// kernelsPTX is the kernel library compiled from csrc/ by `go generate`
+// (gen.go); the driver compiles it for the device at load time.
+//
+//go:embed kernels.ptx
+var kernelsPTX string
+
+// Launch shapes (csrc/common.cuh): 1-D kernels use blocks of 256 threads,
+// row kernels WICK_ROWTHREADS, both at most maxBlocks blocks.
+const (
+	threads    = 256
+	rowThreads = 256
+	maxBlocks  = 65535
+)
+
+// kernels holds the functions of the loaded PTX module, one field per
+// kernel of csrc/.
+type kernels struct {
+	unaryContig, unary, unaryGrad                      cu.Function
+	binaryContig, binary, compareI64, where            cu.Function
+	copyF32, copyI64, castI64F32, castF32I64           cu.Function
+	fillF32, fillI64                                   cu.Function
+	reduceSmall, reduce, argreduceSmall, argreduce     cu.Function
+	softmax, softmaxGrad                               cu.Function
+	layernorm, layernormMu, layernormDx, lnPart, lnSum cu.Function
+	gather, scatterAdd                                 cu.Function
+	crossEntropy, crossEntropyGrad                     cu.Function
+	adamw                                              cu.Function
+	randUniform, randNormal, dropoutMask               cu.Function
+	attnSoftmax, attnSoftmaxGrad                       cu.Function
+}
+
+// loadKernels loads the embedded PTX into the current context and looks up
+// every kernel. The JIT error log is part of the error.
+func loadKernels() (cu.Module, *kernels, error) {
+	logBuf := &cu.JITErrorLogBuffer{Buffer: make([]byte, 16384)}
+	mod, err := cu.LoadDataEx(kernelsPTX, logBuf)
+	if err != nil {
+		msg := string(logBuf.Buffer)
+		if i := indexByte(msg, 0); i >= 0 {
+			msg = msg[:i]
+		}
+		return mod, nil, fmt.Errorf("loading the kernel PTX: %w (JIT log: %q)", err, msg)
+	}
+	k := &kernels{}
+	table := []struct {
+		name string
+		fn   *cu.Function
+	}{
+		{"wick_unary_contig_f32", &k.unaryContig},
+		{"wick_unary_f32", &k.unary},
+		{"wick_unary_grad_f32", &k.unaryGrad},
+		{"wick_binary_contig_f32", &k.binaryContig},
+		{"wick_binary_f32", &k.binary},
+		{"wick_compare_i64", &k.compareI64},
+		{"wick_where_f32", &k.where},
+		{"wick_copy_f32", &k.copyF32},
+		{"wick_copy_i64", &k.copyI64},
+		{"wick_cast_i64_f32", &k.castI64F32},
+		{"wick_cast_f32_i64", &k.castF32I64},
+		{"wick_fill_f32", &k.fillF32},
+		{"wick_fill_i64", &k.fillI64},
+		{"wick_reduce_small_f32", &k.reduceSmall},
+		{"wick_reduce_f32", &k.reduce},
+		{"wick_argreduce_small_f32", &k.argreduceSmall},
+		{"wick_argreduce_f32", &k.argreduce},
+		{"wick_softmax_f32", &k.softmax},
+		{"wick_softmax_grad_f32", &k.softmaxGrad},
+		{"wick_layernorm_f32", &k.layernorm},
+		{"wick_layernorm_mu_f32", &k.layernormMu},
+		{"wick_layernorm_dx_f32", &k.layernormDx},
+		{"wick_layernorm_dwdb_part_f32", &k.lnPart},
+		{"wick_layernorm_dwdb_sum_f32", &k.lnSum},
+		{"wick_gather_f32", &k.gather},
+		{"wick_scatter_add_f32", &k.scatterAdd},
+		{"wick_crossentropy_f32", &k.crossEntropy},
+		{"wick_crossentropy_grad_f32", &k.crossEntropyGrad},
+		{"wick_adamw_f32", &k.adamw},
+		{"wick_rand_uniform_f32", &k.randUniform},
+		{"wick_rand_normal_f32", &k.randNormal},
+		{"wick_dropout_mask_f32", &k.dropoutMask},
+		{"wick_attn_softmax_f32", &k.attnSoftmax},
+		{"wick_attn_softmax_grad_f32", &k.attnSoftmaxGrad},
+	}
+	for _, e := range table {
+		fn, err := mod.Function(e.name)
+		if err != nil {
+			return mod, nil, fmt.Errorf("kernel %s not found in the PTX: %w", e.name, err)
+		}
+		*e.fn = fn
+	}
+	return mod, k, nil
+}
+
+func indexByte(s string, c byte) int {
+	for i := range len(s) {
+		if s[i] == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// syncEveryLaunch makes every launch wait for the kernel and check its
+// error (WICK_CUDA_SYNC=1), like CUDA_LAUNCH_BLOCKING: slow, for finding
+// which kernel faulted.
+var syncEveryLaunch = os.Getenv("WICK_CUDA_SYNC") == "1"
+
+// args collects kernel parameters, one 8-byte slot each (the driver reads
+// as many bytes of a slot as the parameter's type has).
+type args struct {
+	v [64]uint64
+	n int
+}
+
+func (a *args) ptr(p cu.DevicePtr) *args { return a.u64(uint64(p)) }
+func (a *args) i64(v int) *args          { return a.u64(uint64(int64(v))) }
+func (a *args) i32(v int) *args          { return a.u64(uint64(uint32(int32(v)))) }
+func (a *args) f32(v float32) *args      { return a.u64(uint64(math.Float32bits(v))) }
+func (a *args) u64(v uint64) *args {
+	a.v[a.n] = v
+	a.n++
+	return a
+}
+
+// layout appends the parameters of a strided launch (see packLayout).
+func (a *args) layout(shape []int, strides ...[]int) *args {
+	for _, v := range packLayout(shape, strides...) {
+		a.u64(uint64(v))
+	}
+	return a
+}
+
+// launch runs fn on the device's stream with the given grid and block
+// sizes, panicking with the op's name if the launch fails.
+func (d *device) launch(op string, fn cu.Function, grid, gridY, block int, a *args) {
+	params := make([]unsafe.Pointer, a.n)
+	for i := range a.n {
+		params[i] = unsafe.Pointer(&a.v[i])
+	}
+	if err := fn.Launch(grid, gridY, 1, block, 1, 1, 0, d.stream, params); err != nil {
+		d.fail(op, "kernel launch", err)
+	}
+	if syncEveryLaunch {
+		if err := d.stream.Synchronize(); err != nil {
+			d.fail(op, "kernel execution", err)
+		}
+	}
+}
+
+// syncIfDebugging waits for the stream and checks it under WICK_CUDA_SYNC=1
+// (for work queued by cuBLAS, which launches its own kernels).
+func (d *device) syncIfDebugging(op string) {
+	if syncEveryLaunch {
+		if err := d.stream.Synchronize(); err != nil {
+			d.fail(op, "execution", err)
+		}
+	}
+}
+
+// launch1D runs a grid-stride kernel over n items.
+func (d *device) launch1D(op string, fn cu.Function, n int, a *args) {
+	if n <= 0 {
+		return
+	}
+	d.launch(op, fn, min((n+threads-1)/threads, maxBlocks), 1, threads, a)
+}
+
+// launchRows runs a block-per-row kernel over rows rows.
+func (d *device) launchRows(op string, fn cu.Function, rows int, a *args) {
+	if rows <= 0 {
+		return
+	}
+	d.launch(op, fn, min(rows, maxBlocks), 1, rowThreads, a)
+}

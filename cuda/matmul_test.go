@@ -1,0 +1,133 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/wickml/wick/tensor"
+)
+
+// matLayout returns a layout of shape [..., rows, cols] whose matrices are
+// row-major (trans false) or column-major (trans true), with a leading
+// dimension padded by pad, batch dims contiguous or broadcast (stride 0
+// where bcast[i]).
+func matLayout(batch []int, rows, cols int, trans bool, pad int, bcast []bool) view {
+	nd := len(batch) + 2
+	l := tensor.Layout{Shape: append(append([]int{}, batch...), rows, cols), Strides: make([]int, nd)}
+	var matSize int
+	if trans {
+		ld := rows + pad
+		l.Strides[nd-2], l.Strides[nd-1] = 1, ld
+		matSize = ld * cols
+	} else {
+		ld := cols + pad
+		l.Strides[nd-2], l.Strides[nd-1] = ld, 1
+		matSize = ld * rows
+	}
+	size := max(matSize, 1)
+	for i := len(batch) - 1; i >= 0; i-- {
+		if bcast != nil && bcast[i] {
+			l.Strides[i] = 0
+			continue
+		}
+		l.Strides[i] = size
+		size *= batch[i]
+	}
+	return view{l, size}
+}
+
+// absProduct is the product of |a| and |b|: the scale of each output's
+// rounding error.
+func absProduct(c tensor.Backend, a, b pair, al, bl tensor.Layout, n int) []float32 {
+	abs := func(s tensor.Storage, l tensor.Layout) tensor.Storage {
+		out := c.Alloc(tensor.Float32, s.Len())
+		c.Unary(tensor.OpAbs, tensor.UnaryParams{}, out, s, tensor.Layout{Shape: []int{s.Len()}, Strides: []int{1}})
+		return out
+	}
+	dst := c.Alloc(tensor.Float32, n)
+	c.MatMul(dst, abs(a.c, al), al, abs(b.c, bl), bl)
+	return c.Float32s(dst, whole(n))
+}
+
+// compareMatMul checks |gpu − cpu| ≤ rel·Σ|a||b| + 1e-30 per element.
+func compareMatMul(t *testing.T, name string, got, want, scale []float32, rel float64) {
+	t.Helper()
+	bad := 0
+	for i := range want {
+		d := math.Abs(float64(got[i]) - float64(want[i]))
+		if !(d <= rel*float64(scale[i])+1e-30) {
+			if bad < 5 {
+				t.Errorf("%s: element %d: GPU %v, CPU %v (scale %v)", name, i, got[i], want[i], scale[i])
+			}
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%s: %d of %d elements differ", name, bad, len(want))
+	}
+}
+
+// TestMatMul multiplies row- and column-major operands, padded leading
+// dimensions, batches with broadcast batch dims, operands that need a
+// dense copy and degenerate sizes, against the CPU backend. The error is
+// measured against Σ|a||b| (the size of a dot product's rounding error):
+// 1e-5 with full float32 math, 1e-3 with TF32.
+func TestMatMul(t *testing.T) {
+	g, c := gpu(t)
+	r := newRNG(t)
+	type mm struct {
+		batch      []int
+		m, k, n    int
+		bcA, bcB   []bool
+		denseSteps bool // give a a matrix stride of 2 in both dims (no BLAS layout)
+	}
+	cases := []mm{
+		{nil, 1, 1, 1, nil, nil, false},
+		{nil, 17, 33, 9, nil, nil, false},
+		{nil, 128, 384, 256, nil, nil, false},
+		{nil, 1, 64, 50, nil, nil, false},
+		{nil, 50, 64, 1, nil, nil, false},
+		{[]int{3}, 8, 16, 8, nil, nil, false},
+		{[]int{2, 3}, 5, 7, 6, nil, []bool{true, false}, false},
+		{[]int{2, 3}, 5, 7, 6, []bool{true, true}, nil, false},
+		{[]int{4}, 6, 5, 3, nil, nil, true},
+		{nil, 4, 0, 3, nil, nil, false},
+		{[]int{0}, 4, 3, 3, nil, nil, false},
+	}
+	for _, tf32 := range []bool{false, true} {
+		SetAllowTF32(tf32)
+		rel := 1e-5
+		if tf32 {
+			rel = 1e-3
+		}
+		for _, cs := range cases {
+			for _, ta := range []bool{false, true} {
+				for _, tb := range []bool{false, true} {
+					va := matLayout(cs.batch, cs.m, cs.k, ta, r.IntN(3), cs.bcA)
+					vb := matLayout(cs.batch, cs.k, cs.n, tb, r.IntN(3), cs.bcB)
+					if cs.denseSteps {
+						nd := len(va.l.Shape)
+						va.l.Strides[nd-2] *= 2
+						va.l.Strides[nd-1] *= 2
+						for i := range nd - 2 {
+							va.l.Strides[i] *= 2
+						}
+						va.n *= 2
+					}
+					name := fmt.Sprintf("MatMul tf32=%v a %v × b %v", tf32, va, vb)
+					a, b := upload(g, c, randn(r, va.n)), upload(g, c, randn(r, vb.n))
+					n := numel(cs.batch) * cs.m * cs.n
+					dst := poisoned(g, c, tensor.Float32, n)
+					g.MatMul(dst.g, a.g, va.l, b.g, vb.l)
+					c.MatMul(dst.c, a.c, va.l, b.c, vb.l)
+					gv, cv := dst.read(g, c)
+					compareMatMul(t, name, gv, cv, absProduct(c, a, b, va.l, vb.l, n), rel)
+				}
+			}
+		}
+	}
+	SetAllowTF32(false)
+}

@@ -1,0 +1,318 @@
+package cuda
+
+// Host-side planning shared by the kernel launchers: index arithmetic,
+// layout merging, launch choices and allocator size classes. It is plain Go
+// without the cuda tag, so that its tests run on machines without a GPU.
+
+import "github.com/wickml/wick/tensor"
+
+// maxD is the number of dims a strided kernel takes (WICK_MAXD in
+// csrc/common.cuh); views with more dims after merging are split into
+// several launches.
+const maxD = 6
+
+// packLayout returns the layout parameters of a strided kernel
+// (csrc/common.cuh): nd, the shape right-aligned in maxD slots (leading
+// slots 1), then for each operand its strides right-aligned in maxD slots
+// (leading slots 0). shape has at most maxD dims.
+func packLayout(shape []int, strides ...[]int) []int64 {
+	out := make([]int64, 0, 1+maxD*(1+len(strides)))
+	out = append(out, int64(len(shape)))
+	pad := maxD - len(shape)
+	for i := range maxD {
+		if i < pad {
+			out = append(out, 1)
+		} else {
+			out = append(out, int64(shape[i-pad]))
+		}
+	}
+	for _, st := range strides {
+		for i := range maxD {
+			if i < pad {
+				out = append(out, 0)
+			} else {
+				out = append(out, int64(st[i-pad]))
+			}
+		}
+	}
+	return out
+}
+
+// collapse merges adjacent dims that are contiguous with each other in
+// every stride set and drops size-1 dims; it returns at least one dim.
+// (The same rule as the CPU backend's plan.)
+func collapse(shape []int, strides ...[]int) ([]int, [][]int) {
+	outShape := []int{}
+	outStrides := make([][]int, len(strides))
+	for i, n := range shape {
+		if n == 1 {
+			continue
+		}
+		if k := len(outShape) - 1; k >= 0 {
+			ok := true
+			for j, st := range strides {
+				if outStrides[j][k] != st[i]*n {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				outShape[k] *= n
+				for j, st := range strides {
+					outStrides[j][k] = st[i]
+				}
+				continue
+			}
+		}
+		outShape = append(outShape, n)
+		for j, st := range strides {
+			outStrides[j] = append(outStrides[j], st[i])
+		}
+	}
+	if len(outShape) == 0 {
+		outShape = []int{1}
+		for j := range strides {
+			outStrides[j] = []int{1}
+		}
+	}
+	return outShape, outStrides
+}
+
+// forChunks collapses shape and strides and calls fn once per launch: with
+// at most maxD dims, and the element offset of each operand's first element
+// in that launch. Views with more than maxD dims after collapsing are
+// iterated over their leading dims.
+func forChunks(shape []int, strides [][]int, fn func(offs []int, shape []int, strides [][]int)) {
+	cs, cst := collapse(shape, strides...)
+	if len(cs) <= maxD {
+		fn(make([]int, len(strides)), cs, cst)
+		return
+	}
+	outer := len(cs) - maxD
+	inner := cs[outer:]
+	innerSt := make([][]int, len(cst))
+	for j := range cst {
+		innerSt[j] = cst[j][outer:]
+	}
+	idx := make([]int, outer)
+	offs := make([]int, len(cst))
+	for {
+		for j := range cst {
+			offs[j] = 0
+			for d := range outer {
+				offs[j] += idx[d] * cst[j][d]
+			}
+		}
+		fn(offs, inner, innerSt)
+		d := outer - 1
+		for ; d >= 0; d-- {
+			idx[d]++
+			if idx[d] < cs[d] {
+				break
+			}
+			idx[d] = 0
+		}
+		if d < 0 {
+			return
+		}
+	}
+}
+
+func numel(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
+func contiguousStrides(shape []int) []int {
+	st := make([]int, len(shape))
+	s := 1
+	for i := len(shape) - 1; i >= 0; i-- {
+		st[i] = s
+		if shape[i] > 1 {
+			s *= shape[i]
+		}
+	}
+	return st
+}
+
+// useBlockReduce chooses between one block per output (long reduced dims)
+// and one thread per output (short ones, or many outputs that sit next to
+// each other in memory so that threads read coalesced).
+func useBlockReduce(nout, n, r int) bool {
+	if n < 64 {
+		return false
+	}
+	if r != 1 && nout >= 2048 {
+		return false
+	}
+	return true
+}
+
+// bucket returns the size class of a request of n bytes: multiples of 512
+// bytes up to 1 MiB, then multiples of 2 MiB.
+func bucket(n int64) int64 {
+	const small, large = 512, 2 << 20
+	if n <= 1<<20 {
+		return max(small, (n+small-1)/small*small)
+	}
+	return (n + large - 1) / large * large
+}
+
+func boolInt(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// matOperand says how a strided [..., rows, cols] view's matrices are laid
+// out for BLAS: row-major with leading dimension ld (trans false) or
+// column-major (trans true); ok is false when neither dim has unit stride.
+// (The same rule as the CPU backend.)
+func matOperand(l tensor.Layout) (trans bool, ld int, ok bool) {
+	nd := len(l.Shape)
+	rs, cs := l.Strides[nd-2], l.Strides[nd-1]
+	rows, cols := l.Shape[nd-2], l.Shape[nd-1]
+	switch {
+	case cs == 1 || cols == 1:
+		return false, max(rs, cols, 1), rs >= cols || rows == 1
+	case rs == 1 || rows == 1:
+		return true, max(cs, rows, 1), cs >= rows || cols == 1
+	}
+	return false, 0, false
+}
+
+// gemmCall is one cublasSgemmStridedBatched call. cuBLAS is column-major:
+// for i < batch, C_i = op(A_i)·op(B_i) with C_i m×n (leading dimension
+// ldc), A_i at element a + i·strideA of its operand (op(A_i) m×k, stored
+// m×k, or k×m when transA, with leading dimension lda), B_i likewise.
+type gemmCall struct {
+	transA, transB  bool
+	m, n, k         int
+	a, lda, strideA int
+	b, ldb, strideB int
+	c, ldc, strideC int
+	batch           int
+}
+
+// rowMajor returns the call for row-major products C = op(X)·op(Y) (C m×n
+// with leading dimension ldc, op(X) m×k, op(Y) k×n): a row-major matrix is
+// its transpose in column-major, so cuBLAS computes Cᵀ = op(Y)ᵀ·op(X)ᵀ,
+// with Y as its first operand and X as its second. x, y and c are
+// (offset, leading dimension, batch stride).
+func rowMajor(tx, ty bool, m, n, k int, x, y, c [3]int, batch int) gemmCall {
+	return gemmCall{
+		transA: ty, transB: tx, m: n, n: m, k: k,
+		a: y[0], lda: y[1], strideA: y[2],
+		b: x[0], ldb: x[1], strideB: x[2],
+		c: c[0], ldc: c[1], strideC: c[2],
+		batch: batch,
+	}
+}
+
+// planMatMul plans MatMul's one cuBLAS call for x [..., m, k] @ y
+// [..., k, n] (the same batch shape, strides 0 on broadcast dims) into a
+// contiguous [..., m, n]: the call's first operand is y, its second x.
+// An operand whose matrices have no unit stride in either direction, or
+// whose batch dims do not merge with the others' into one batch stride, is
+// copied to dense (contiguous, offset 0) memory first: denseX, denseY.
+func planMatMul(xl, yl tensor.Layout) (denseX, denseY bool, call gemmCall) {
+	nd := len(xl.Shape)
+	m, k, n := xl.Shape[nd-2], xl.Shape[nd-1], yl.Shape[nd-1]
+	batch := xl.Shape[:nd-2]
+	dense := func(l tensor.Layout) tensor.Layout {
+		return tensor.Layout{Shape: l.Shape, Strides: contiguousStrides(l.Shape)}
+	}
+	lx, ly := xl, yl
+	if _, _, ok := matOperand(lx); !ok {
+		denseX, lx = true, dense(xl)
+	}
+	if _, _, ok := matOperand(ly); !ok {
+		denseY, ly = true, dense(yl)
+	}
+	dstBatch := contiguousStrides(append(append([]int{}, batch...), m, n))[:nd-2]
+	cs, cst := collapse(batch, lx.Strides[:nd-2], ly.Strides[:nd-2], dstBatch)
+	if len(cs) > 1 {
+		if !lx.IsContiguous() {
+			denseX, lx = true, dense(xl)
+		}
+		if !ly.IsContiguous() {
+			denseY, ly = true, dense(yl)
+		}
+		cs, cst = collapse(batch, lx.Strides[:nd-2], ly.Strides[:nd-2], dstBatch)
+	}
+	if len(cs) > 1 { // one operand broadcasts over some batch dims only
+		denseX, denseY, lx, ly = true, true, dense(xl), dense(yl)
+		cs, cst = collapse(batch, lx.Strides[:nd-2], ly.Strides[:nd-2], dstBatch)
+	}
+	tx, ldx, _ := matOperand(lx)
+	ty, ldy, _ := matOperand(ly)
+	count, sx, sy := cs[0], cst[0][0], cst[1][0]
+	if count == 1 {
+		sx, sy = 0, 0
+	}
+	call = rowMajor(tx, ty, m, n, k, [3]int{lx.Offset, ldx, sx}, [3]int{ly.Offset, ldy, sy}, [3]int{0, n, m * n}, count)
+	return denseX, denseY, call
+}
+
+// headMats locates one operand's T×cols matrices for a batched call: the
+// first matrix's element offset for batch group g, the leading dimension
+// and the stride between the matrices of a call.
+type headMats struct {
+	base func(g int) int
+	ld   int
+	step int
+}
+
+// attnPlan says how the (batch, head) pairs are split into calls.
+type attnPlan struct {
+	calls, batch int
+	perHead      bool // each call covers the batch of one head
+	b, t, nh, hs int
+}
+
+func newAttnPlan(b, t, nh, hs int) attnPlan {
+	p := attnPlan{b: b, t: t, nh: nh, hs: hs, calls: b, batch: nh}
+	if nh < b {
+		p.perHead, p.calls, p.batch = true, nh, b
+	}
+	return p
+}
+
+// qkvMat is the layout of the q (part 0), k (1) or v (2) matrices in a
+// packed [B, T, 3C] tensor, or of y/dy (part -1) in [B, T, C].
+func (p attnPlan) qkvMat(part int) headMats {
+	c := p.nh * p.hs
+	rowLen, off := 3*c, part*c
+	if part < 0 {
+		rowLen, off = c, 0
+	}
+	if p.perHead {
+		return headMats{func(h int) int { return off + h*p.hs }, rowLen, p.t * rowLen}
+	}
+	return headMats{func(bi int) int { return bi*p.t*rowLen + off }, rowLen, p.hs}
+}
+
+// probMat is the layout of the T×T matrices of p [B, nh, T, T].
+func (p attnPlan) probMat() headMats {
+	tt := p.t * p.t
+	if p.perHead {
+		return headMats{func(h int) int { return h * tt }, p.t, p.nh * tt}
+	}
+	return headMats{func(bi int) int { return bi * p.nh * tt }, p.t, tt}
+}
+
+// product returns the cuBLAS calls of one product of the plan: for every
+// (batch, head) pair, the row-major C = op(X)·op(Y) (C m×n, inner dim k)
+// on the matrices that xm, ym and cm locate.
+func (p attnPlan) product(tx, ty bool, m, n, k int, xm, ym, cm headMats) []gemmCall {
+	calls := make([]gemmCall, p.calls)
+	for g := range p.calls {
+		calls[g] = rowMajor(tx, ty, m, n, k,
+			[3]int{xm.base(g), xm.ld, xm.step}, [3]int{ym.base(g), ym.ld, ym.step}, [3]int{cm.base(g), cm.ld, cm.step}, p.batch)
+	}
+	return calls
+}

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# cuda-ci.sh: the CUDA backend's checks on a machine without a GPU (CI, and
+# every development machine). Exits non-zero at the first failure.
+#
+#   1. installs Debian's CUDA toolkit if nvcc, ptxas or cuda.h is missing
+#      (non-free component; needs root; see ../shared/gpu/README.md),
+#   2. regenerates the PTX from csrc/ and checks it equals the committed
+#      cuda/kernels.ptx,
+#   3. go build -tags cuda ./... and go vet -tags cuda ./...,
+#   4. compiles the cuda package's test binary (go test -c -tags cuda) and
+#      checks with ldd that it links libcuda.so.1 and nothing else from CUDA
+#      (cuBLAS is loaded with dlopen at run time: DESIGN.md, hard rule 3),
+#   5. runs the cuda package's plain-Go tests, which need no GPU: kernel
+#      launch planning, the cuBLAS calls of MatMul and attention against a
+#      reference sgemm, the allocator's policy, the Philox reference, the
+#      stub, and that cuda.go and stub.go declare the same API,
+#   6. assembles the PTX for sm_90 (H100/H200) with ptxas and prints each
+#      kernel's registers, stack and spills,
+#   7. with CUDA_CI_EMU=1, runs every kernel on the CPU under emulation
+#      against the CPU backend (scripts/kernel-emu.sh; a few minutes).
+#
+# The -tags cuda test binaries cannot start without a GPU (gorgonia.org/cu
+# exits in its init when cuInit fails), so they are built here and run on a
+# lent device: scripts/device-check.sh.
+#
+# Usage: scripts/cuda-ci.sh   (from anywhere; about half a minute once the
+# toolkit is installed)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== cuda-ci: %s\n' "$*"; }
+die() { printf 'cuda-ci: FAIL: %s\n' "$*" >&2; exit 1; }
+
+if ! command -v nvcc >/dev/null || ! command -v ptxas >/dev/null || [ ! -f /usr/include/cuda.h ]; then
+	step "installing Debian's CUDA toolkit (nvidia-cuda-toolkit, nvidia-cuda-dev)"
+	sudo=""
+	if [ "$(id -u)" != 0 ]; then
+		command -v sudo >/dev/null || die "the CUDA toolkit is missing and installing it needs root"
+		sudo=sudo
+	fi
+	src=/etc/apt/sources.list.d/debian.sources
+	if [ -f "$src" ]; then
+		$sudo sed -i 's/^Components: main$/Components: main contrib non-free non-free-firmware/' "$src"
+	fi
+	$sudo apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends nvidia-cuda-toolkit nvidia-cuda-dev >/dev/null
+	command -v nvcc >/dev/null && command -v ptxas >/dev/null || die "installing the CUDA toolkit did not provide nvcc and ptxas"
+fi
+nvcc --version | tail -1
+
+step "cuda/kernels.ptx is current"
+(cd cuda && go run gen.go -check) || die "cuda/kernels.ptx differs from what csrc/ compiles to: run 'go generate ./cuda' and commit it"
+
+step "go build -tags cuda ./..."
+go build -tags cuda ./... || die "go build -tags cuda"
+
+step "go vet -tags cuda ./..."
+go vet -tags cuda ./... || die "go vet -tags cuda"
+
+step "go test -c -tags cuda ./cuda/ and its libraries"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+go test -c -tags cuda -o "$tmp/cuda.test" ./cuda/ || die "compiling the cuda test binary"
+ldd "$tmp/cuda.test" | tee "$tmp/ldd"
+grep -q 'libcuda\.so\.1' "$tmp/ldd" || die "the -tags cuda test binary does not link libcuda.so.1"
+if grep -v 'libcuda\.so\.1' "$tmp/ldd" | grep -Ei 'libcu|libnv|cudart|cublas|curand|cufft|cusparse|cusolver|cudnn|nccl'; then
+	die "the -tags cuda test binary links CUDA libraries other than libcuda.so.1 (they must be loaded with dlopen)"
+fi
+
+step "go test ./cuda/ (plain-Go tests: launch and cuBLAS planning, allocator, Philox, stub)"
+go test -count=1 ./cuda/ || die "go test ./cuda/"
+
+step "ptxas -arch=sm_90 cuda/kernels.ptx"
+ptxas -arch=sm_90 -v cuda/kernels.ptx -o "$tmp/kernels.cubin" 2>"$tmp/ptxas" || { cat "$tmp/ptxas"; die "ptxas rejected the PTX"; }
+# one line per kernel: name, registers, stack frame, spill stores/loads
+awk '
+	/Compiling entry function/ { entry = $0; sub(/.*function ./, "", entry); sub(/. for .*/, "", entry) }
+	/Function properties for/ { prop = $NF }
+	/bytes stack frame/ && prop == entry { stack = $1; spills = $5; loads = $9 }
+	/Used [0-9]+ registers/ && entry != "" {
+		regs = $0; sub(/.*Used /, "", regs); sub(/ registers.*/, "", regs)
+		smem = "0"; if (match($0, /[0-9]+ bytes smem/)) { smem = substr($0, RSTART, RLENGTH); sub(/ .*/, "", smem) }
+		printf "  %-30s %3s registers %3s B stack %5s B smem  spills: %s B stored, %s B loaded\n", entry, regs, stack, smem, spills, loads
+		if (spills + 0 > 0 || loads + 0 > 0) spilled++
+		entry = ""
+	}
+	END { if (spilled) printf "cuda-ci: note: %d kernels spill registers\n", spilled; else print "  no kernel spills registers" }
+' "$tmp/ptxas"
+grep -qi 'error' "$tmp/ptxas" && { cat "$tmp/ptxas"; die "ptxas reported errors"; }
+
+if [ "${CUDA_CI_EMU:-0}" = 1 ]; then
+	step "kernels under CPU emulation (scripts/kernel-emu.sh)"
+	scripts/kernel-emu.sh || die "a kernel differs from the CPU backend under emulation"
+fi
+
+printf '\ncuda-ci: OK\n'

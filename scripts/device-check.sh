@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# device-check.sh: prepares the GPU checks for a lent device and prints the
+# one `run` call that executes them there (../shared/gpu/README.md).
+#
+# The device machine has the NVIDIA driver, CUDA 13 and PyTorch but no Go,
+# so everything is built here into .gpu/ (git-ignored), stripped and
+# gzipped to fit the 64 MiB carry limit:
+#
+#   .gpu/<pkg>.test.gz   go test -c -tags cuda, one per package with tests
+#   .gpu/gpubench.gz     go build -tags cuda ./cmd/gpubench
+#   .gpu/manifest        "<binary name> <package dir> <links the GPU backend>"
+#
+# On the device, scripts/device-run.sh (carried with the working tree)
+# unpacks them, runs every test binary in its package directory and prints
+# a table of pass/fail per package, then times cmd/gpubench next to its
+# PyTorch twin scripts/gpubench_peer.py (baby GPT and GPT-2-124M shapes,
+# tokens/s and the ratio).
+#
+# Usage: scripts/device-check.sh, then make the printed `run` call.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+rm -rf .gpu
+mkdir -p .gpu
+flags=(-tags cuda -ldflags "-s -w")
+go list -tags cuda -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}} {{.Dir}}{{end}}' ./... |
+	while read -r pkg dir; do
+		rel=${dir#"$PWD"}
+		rel=${rel#/}
+		name=$(printf '%s' "${rel:-root}" | tr / _)
+		echo "building $name.test ($pkg)"
+		go test -c "${flags[@]}" -o ".gpu/$name.test" "$pkg"
+		# does the test binary include the GPU backend (or only CPU code)?
+		gpu=no
+		if go list -tags cuda -test -deps "$pkg" | grep -qx 'github.com/wickml/wick/cuda'; then
+			gpu=yes
+		fi
+		echo "$name ${rel:-.} $gpu" >>.gpu/manifest
+	done
+echo "building gpubench"
+go build "${flags[@]}" -o .gpu/gpubench ./cmd/gpubench
+
+# rule 3: the binaries link the driver and nothing else from CUDA
+for b in .gpu/*.test .gpu/gpubench; do
+	if ldd "$b" 2>/dev/null | grep -v 'libcuda\.so\.1' | grep -Ei 'libcu|libnv|cudart|cublas|cudnn|nccl'; then
+		echo "device-check: $b links CUDA libraries other than libcuda.so.1" >&2
+		exit 1
+	fi
+done
+gzip -9 .gpu/*.test .gpu/gpubench
+du -sh .gpu
+size=$(du -sm .gpu | cut -f1)
+if [ "$size" -ge 60 ]; then
+	echo "device-check: .gpu is ${size} MiB, too close to the 64 MiB carry limit" >&2
+	exit 1
+fi
+
+cat <<'EOF'
+
+Built .gpu/. With a lent device, make this one call (about 3-6 minutes;
+the timeout leaves room for a second try within the 15-minute budget):
+
+  run(command="bash scripts/device-run.sh", carry=[".gpu"], timeout_s=480)
+
+then give_back. It prints the device, a pass/fail table per package, the
+tails of failing logs, and gpubench next to PyTorch; full logs come back
+under $OUT. To find which kernel faults, rerun one package with
+WICK_CUDA_SYNC=1 (every launch waits and checks), e.g.
+
+  run(command="WICK_CUDA_SYNC=1 ONLY=cuda BENCH=0 bash scripts/device-run.sh", carry=[".gpu"], timeout_s=300)
+EOF
