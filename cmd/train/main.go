@@ -1,7 +1,7 @@
 // Command train trains a GPT-style causal language model on a text file
 // with Wick, evaluates it, resumes interrupted runs and samples text from
 // its checkpoints. Its flags are those of nanoGPT's train.py and sample.py;
-// see README.md in this directory or run `train --help`.
+// see the repository README or run `train --help`.
 //
 // This file only wires things together: corpus loading and tokenizers live
 // in internal/data, the model in nn, the optimizer and learning-rate
