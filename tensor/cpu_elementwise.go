@@ -172,7 +172,7 @@ func (cpuBackend) Unary(op UnaryOp, p UnaryParams, dst, src Storage, sl Layout) 
 	d, s := fs(dst), fs(src)
 	pl := newPlan(sl.Shape, []int{0, sl.Offset}, ContiguousStrides(sl.Shape), sl.Strides)
 	switch op {
-	case OpAddScalar, OpMulScalar, OpReLU, OpGELU:
+	case OpAddScalar, OpMulScalar, OpReLU, OpGELU, OpSquare:
 		pl.run(func(o []int, n int) {
 			dd, ss, st := d[o[0]:o[0]+n], s[o[1]:], pl.inner[1]
 			if op == OpGELU && st == 1 { // fast float32 path, cpu_fast.go
@@ -195,6 +195,11 @@ func (cpuBackend) Unary(op UnaryOp, p UnaryParams, dst, src Storage, sl Layout) 
 			case OpGELU:
 				for k := range dd {
 					dd[k] = f32GELU(ss[k*st])
+				}
+			case OpSquare:
+				for k := range dd {
+					v := ss[k*st]
+					dd[k] = v * v
 				}
 			}
 		})

@@ -232,30 +232,44 @@ func layerNormGradFast(dxs, dws, dbs, gs, xs, rs, ws []float32, rows, cols int) 
 		n := float64(cols)
 		for r := lo; r < hi; r++ {
 			gr, xr := gs[r*cols:(r+1)*cols], xs[r*cols:(r+1)*cols]
-			var sum float64
-			for _, v := range xr {
-				sum += float64(v)
-			}
-			mean, rsd := sum/n, float64(rs[r])
-			var s1, s2 float64
+			mean, rsd := sumF64(xr)/n, float64(rs[r])
+			// loops without carried dependencies first; the two row
+			// sums in two chains each (the additions' latency bounds a
+			// single chain)
 			for j, v := range xr {
-				h := (float64(v) - mean) * rsd
-				gv := float64(gr[j])
-				d := gv
-				if ws != nil {
-					d *= float64(ws[j])
+				xh[j] = (float64(v) - mean) * rsd
+			}
+			if ws != nil {
+				for j, v := range gr {
+					dh[j] = float64(v) * float64(ws[j])
 				}
-				xh[j], dh[j] = h, d
-				s1 += d
-				s2 += d * h
-				if wantW {
-					accW[j] += gv * h
-					accB[j] += gv
+			} else {
+				for j, v := range gr {
+					dh[j] = float64(v)
+				}
+			}
+			var s1a, s1b, s2a, s2b float64
+			j := 0
+			for ; j+2 <= cols; j += 2 {
+				s1a += dh[j]
+				s1b += dh[j+1]
+				s2a += dh[j] * xh[j]
+				s2b += dh[j+1] * xh[j+1]
+			}
+			if j < cols {
+				s1a += dh[j]
+				s2a += dh[j] * xh[j]
+			}
+			if wantW {
+				for j, v := range gr {
+					g := float64(v)
+					accW[j] += g * xh[j]
+					accB[j] += g
 				}
 			}
 			if dxs != nil {
-				s1 /= n
-				s2 /= n
+				s1 := (s1a + s1b) / n
+				s2 := (s2a + s2b) / n
 				dr := dxs[r*cols : (r+1)*cols]
 				for j := range dr {
 					dr[j] = float32(rsd * (dh[j] - s1 - xh[j]*s2))
@@ -290,3 +304,67 @@ func layerNormGradFast(dxs, dws, dbs, gs, xs, rs, ws []float32, rows, cols int) 
 // layerNormFast selects layerNormGradFast in cpuBackend.LayerNormGrad;
 // tests switch it off to compare with the reference.
 var layerNormFast = true
+
+// sumF64 returns the sum of x accumulated in float64, in four independent
+// chains (a single chain is bound by the latency of the additions).
+func sumF64(x []float32) float64 {
+	var a0, a1, a2, a3 float64
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		v := x[i : i+4 : i+4]
+		a0 += float64(v[0])
+		a1 += float64(v[1])
+		a2 += float64(v[2])
+		a3 += float64(v[3])
+	}
+	for ; i < len(x); i++ {
+		a0 += float64(x[i])
+	}
+	return (a0 + a1) + (a2 + a3)
+}
+
+// layerNormFwdFast is cpuBackend.LayerNorm with the row sums in several
+// float64 chains and the affine step without per-element branches (same
+// float64 arithmetic, other summation order).
+func layerNormFwdFast(d, ms, rs, xs, ws, bs []float32, rows, cols int, eps float32) {
+	parallelFor(rows, max(1, grain/max(cols, 1)), func(lo, hi int) {
+		xc := make([]float64, cols)
+		n := float64(cols)
+		for r := lo; r < hi; r++ {
+			xr, dr := xs[r*cols:(r+1)*cols], d[r*cols:(r+1)*cols]
+			mu := sumF64(xr) / n
+			for j, v := range xr {
+				xc[j] = float64(v) - mu
+			}
+			var qa, qb float64
+			j := 0
+			for ; j+2 <= cols; j += 2 {
+				qa += xc[j] * xc[j]
+				qb += xc[j+1] * xc[j+1]
+			}
+			if j < cols {
+				qa += xc[j] * xc[j]
+			}
+			rstd := 1 / math.Sqrt((qa+qb)/n+float64(eps))
+			ms[r], rs[r] = float32(mu), float32(rstd)
+			switch {
+			case ws != nil && bs != nil:
+				for j, c := range xc {
+					dr[j] = float32(c*rstd)*ws[j] + bs[j]
+				}
+			case ws != nil:
+				for j, c := range xc {
+					dr[j] = float32(c*rstd) * ws[j]
+				}
+			case bs != nil:
+				for j, c := range xc {
+					dr[j] = float32(c*rstd) + bs[j]
+				}
+			default:
+				for j, c := range xc {
+					dr[j] = float32(c * rstd)
+				}
+			}
+		}
+	})
+}

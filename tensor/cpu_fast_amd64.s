@@ -298,7 +298,10 @@ DATA gelu_bias<>+28(SB)/4, $0x3f800000
 GLOBL gelu_bias<>(SB), RODATA|NOPTR, $32
 
 // GELU_CDF loads 8 floats from (SI) into Y0 and leaves Φ(x) in Y9 and
-// e^(−x²/2) in Y6; it clobbers Y1-Y12.
+// e^(−x²/2) in Y6; it clobbers Y1-Y15. The polynomials are evaluated in
+// Estrin's scheme (pairs, then squares) rather than Horner's: the kernel is
+// bound by the latency of its dependency chains, and Estrin's are about
+// half as long.
 #define GELU_CDF \
 	VMOVUPS (SI), Y0 \
 	VMULPS Y0, Y0, Y1 \
@@ -314,13 +317,15 @@ GLOBL gelu_bias<>(SB), RODATA|NOPTR, $32
 	VMOVAPS Y1, Y5 \
 	VFNMADD231PS gelu_c1<>(SB), Y4, Y5 \
 	VFNMADD231PS gelu_c2<>(SB), Y4, Y5 \
+	VMULPS Y5, Y5, Y7 \
 	VMOVUPS gelu_p0<>(SB), Y6 \
 	VFMADD213PS gelu_p1<>(SB), Y5, Y6 \
-	VFMADD213PS gelu_p2<>(SB), Y5, Y6 \
-	VFMADD213PS gelu_p3<>(SB), Y5, Y6 \
-	VFMADD213PS gelu_p4<>(SB), Y5, Y6 \
-	VFMADD213PS gelu_p5<>(SB), Y5, Y6 \
-	VMULPS Y5, Y5, Y7 \
+	VMOVUPS gelu_p2<>(SB), Y13 \
+	VFMADD213PS gelu_p3<>(SB), Y5, Y13 \
+	VMOVUPS gelu_p4<>(SB), Y14 \
+	VFMADD213PS gelu_p5<>(SB), Y5, Y14 \
+	VFMADD213PS Y13, Y7, Y6 \
+	VFMADD213PS Y14, Y7, Y6 \
 	VFMADD213PS Y5, Y7, Y6 \
 	VADDPS gelu_one<>(SB), Y6, Y6 \
 	VCVTPS2DQ Y4, Y4 \
@@ -332,12 +337,15 @@ GLOBL gelu_bias<>(SB), RODATA|NOPTR, $32
 	VANDPS gelu_absmask<>(SB), Y0, Y7 \
 	VMULPS gelu_invsqrt2<>(SB), Y7, Y7 \
 	VMULPS Y7, Y7, Y8 \
+	VMULPS Y8, Y8, Y15 \
 	VMOVUPS gelu_a5<>(SB), Y9 \
 	VFMADD213PS gelu_a4<>(SB), Y8, Y9 \
-	VFMADD213PS gelu_a3<>(SB), Y8, Y9 \
-	VFMADD213PS gelu_a2<>(SB), Y8, Y9 \
-	VFMADD213PS gelu_a1<>(SB), Y8, Y9 \
-	VFMADD213PS gelu_a0<>(SB), Y8, Y9 \
+	VMOVUPS gelu_a3<>(SB), Y13 \
+	VFMADD213PS gelu_a2<>(SB), Y8, Y13 \
+	VMOVUPS gelu_a1<>(SB), Y14 \
+	VFMADD213PS gelu_a0<>(SB), Y8, Y14 \
+	VFMADD213PS Y13, Y15, Y9 \
+	VFMADD213PS Y14, Y15, Y9 \
 	VMULPS Y7, Y9, Y9 \
 	VMULPS gelu_half<>(SB), Y9, Y9 \
 	VANDPS gelu_signmask<>(SB), Y0, Y10 \
@@ -347,14 +355,19 @@ GLOBL gelu_bias<>(SB), RODATA|NOPTR, $32
 	VFMADD231PS gelu_half<>(SB), Y7, Y8 \
 	VMOVUPS gelu_one<>(SB), Y10 \
 	VDIVPS Y8, Y10, Y8 \
+	VMULPS Y8, Y8, Y15 \
 	VMOVUPS gelu_b7<>(SB), Y10 \
 	VFMADD213PS gelu_b6<>(SB), Y8, Y10 \
-	VFMADD213PS gelu_b5<>(SB), Y8, Y10 \
-	VFMADD213PS gelu_b4<>(SB), Y8, Y10 \
-	VFMADD213PS gelu_b3<>(SB), Y8, Y10 \
-	VFMADD213PS gelu_b2<>(SB), Y8, Y10 \
-	VFMADD213PS gelu_b1<>(SB), Y8, Y10 \
-	VFMADD213PS gelu_b0<>(SB), Y8, Y10 \
+	VMOVUPS gelu_b5<>(SB), Y11 \
+	VFMADD213PS gelu_b4<>(SB), Y8, Y11 \
+	VMOVUPS gelu_b3<>(SB), Y13 \
+	VFMADD213PS gelu_b2<>(SB), Y8, Y13 \
+	VMOVUPS gelu_b1<>(SB), Y14 \
+	VFMADD213PS gelu_b0<>(SB), Y8, Y14 \
+	VFMADD213PS Y11, Y15, Y10 \
+	VFMADD213PS Y14, Y15, Y13 \
+	VMULPS Y15, Y15, Y15 \
+	VFMADD213PS Y13, Y15, Y10 \
 	VMULPS Y8, Y10, Y10 \
 	VMULPS Y6, Y10, Y10 \
 	VMULPS gelu_half<>(SB), Y10, Y10 \

@@ -232,9 +232,10 @@ func TestAdamWFastBitExact(t *testing.T) {
 	}
 }
 
-// TestLayerNormGradFast compares the one-sweep LayerNorm backward with the
-// reference kernel, with and without weight, dw and db, on ragged shapes
-// and rows whose mean is much larger than their spread.
+// TestLayerNormGradFast compares the fast LayerNorm forward (with and
+// without weight and bias) and the one-sweep backward with the reference
+// kernels, on ragged shapes and rows whose mean is much larger than their
+// spread.
 func TestLayerNormGradFast(t *testing.T) {
 	defer func(f bool) { layerNormFast = f }(layerNormFast)
 	gen := NewGenerator(9)
@@ -248,8 +249,25 @@ func TestLayerNormGradFast(t *testing.T) {
 		}
 		n := s.rows * s.cols
 		x, g, w := mk(n, 100), mk(n, 0), mk(s.cols, 1)
-		mean, rstd, y := make([]float32, s.rows), make([]float32, s.rows), make([]float32, n)
-		cpu.LayerNorm(&cpuStorage{f: y}, &cpuStorage{f: mean}, &cpuStorage{f: rstd}, &cpuStorage{f: x}, &cpuStorage{f: w}, nil, s.rows, s.cols, 1e-5)
+		b := mk(s.cols, 0)
+		forward := func(fast bool, w, b Storage) (y, mean, rstd []float32) {
+			layerNormFast = fast
+			y, mean, rstd = make([]float32, n), make([]float32, s.rows), make([]float32, s.rows)
+			cpu.LayerNorm(&cpuStorage{f: y}, &cpuStorage{f: mean}, &cpuStorage{f: rstd}, &cpuStorage{f: x}, w, b, s.rows, s.cols, 1e-5)
+			return y, mean, rstd
+		}
+		for _, affine := range [][2]Storage{{nil, nil}, {&cpuStorage{f: w}, nil}, {nil, &cpuStorage{f: b}}, {&cpuStorage{f: w}, &cpuStorage{f: b}}} {
+			wy, wm, wr := forward(false, affine[0], affine[1])
+			gy, gm, gr := forward(true, affine[0], affine[1])
+			for k, pair := range [][2][]float32{{gy, wy}, {gm, wm}, {gr, wr}} {
+				for i := range pair[1] {
+					if got, want := float64(pair[0][i]), float64(pair[1][i]); math.Abs(got-want) > 1e-6*math.Abs(want)+1e-6 {
+						t.Fatalf("%dx%d forward output %d element %d = %v, reference %v", s.rows, s.cols, k, i, got, want)
+					}
+				}
+			}
+		}
+		_, mean, rstd := forward(false, &cpuStorage{f: w}, nil)
 		for _, withW := range []bool{false, true} {
 			run := func(fast bool) (dx, dw, db []float32) {
 				layerNormFast = fast
@@ -276,4 +294,120 @@ func TestLayerNormGradFast(t *testing.T) {
 			}
 		}
 	}
+}
+
+func BenchmarkAdamWKernel(b *testing.B) {
+	defer func(f bool) { adamwFast = f }(adamwFast)
+	const n = 1 << 16
+	p, g, m, v := make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
+	for i := range g {
+		g[i] = float32(i%100) / 1000
+	}
+	for _, fast := range []bool{false, true} {
+		b.Run(map[bool]string{false: "reference", true: "fast"}[fast], func(b *testing.B) {
+			adamwFast = fast
+			b.SetBytes(4 * 7 * n)
+			step := 0
+			for b.Loop() {
+				step++
+				cpu.AdamW(&cpuStorage{f: p}, &cpuStorage{f: g}, &cpuStorage{f: m}, &cpuStorage{f: v}, n,
+					AdamWStep{LR: 1e-3, Beta1: 0.9, Beta2: 0.99, Eps: 1e-8, WeightDecay: 0.1, Step: step})
+			}
+		})
+	}
+}
+
+func BenchmarkLayerNormGrad(b *testing.B) {
+	defer func(f bool) { layerNormFast = f }(layerNormFast)
+	const rows, cols = 768, 128 // the GPT CPU recipe's activations
+	gen := NewGenerator(1)
+	x, g, w := make([]float32, rows*cols), make([]float32, rows*cols), make([]float32, cols)
+	for i := range x {
+		x[i], g[i] = float32(gen.NormFloat64()), float32(gen.NormFloat64())
+	}
+	for i := range w {
+		w[i] = 1
+	}
+	mean, rstd, y := make([]float32, rows), make([]float32, rows), make([]float32, rows*cols)
+	cpu.LayerNorm(&cpuStorage{f: y}, &cpuStorage{f: mean}, &cpuStorage{f: rstd}, &cpuStorage{f: x}, &cpuStorage{f: w}, nil, rows, cols, 1e-5)
+	dx, dw := make([]float32, rows*cols), make([]float32, cols)
+	for _, fast := range []bool{false, true} {
+		b.Run(map[bool]string{false: "reference", true: "fast"}[fast], func(b *testing.B) {
+			layerNormFast = fast
+			for b.Loop() {
+				cpu.LayerNormGrad(&cpuStorage{f: dx}, &cpuStorage{f: dw}, nil, &cpuStorage{f: g}, &cpuStorage{f: x}, &cpuStorage{f: mean}, &cpuStorage{f: rstd}, &cpuStorage{f: w}, rows, cols)
+			}
+		})
+	}
+}
+
+// TestCrossEntropyFast checks the float32 cross-entropy kernels (the
+// assembly exponentials for rows of 8 or more) against float64 formulas,
+// and that rows with an infinite or NaN logit take the reference path.
+func TestCrossEntropyFast(t *testing.T) {
+	gen := NewGenerator(4)
+	for _, cols := range []int{3, 8, 65, 1000} {
+		const rows = 7
+		x := make([]float32, rows*cols)
+		for i := range x {
+			x[i] = float32(gen.NormFloat64() * 4)
+		}
+		tg := make([]int64, rows)
+		for r := range tg {
+			tg[r] = int64(gen.IntN(cols))
+		}
+		tg[2] = -1 // ignored
+		x[4*cols+1] = float32(math.Inf(-1))
+		x[5*cols] = float32(math.Inf(1))
+		x[6*cols+cols-1] = float32(math.NaN())
+		loss, grad := make([]float32, rows), make([]float32, rows*cols)
+		cpu.CrossEntropy(&cpuStorage{f: loss}, &cpuStorage{f: x}, &cpuStorage{i: tg}, rows, cols, -1)
+		cpu.CrossEntropyGrad(&cpuStorage{f: grad}, &cpuStorage{f: x}, &cpuStorage{i: tg}, rows, cols, -1, 0.5)
+		// rows with +Inf or NaN logits take the reference path: an
+		// infinite loss (as in PyTorch) and NaN
+		if !math.IsInf(float64(loss[5]), 1) || loss[6] == loss[6] {
+			t.Errorf("cols %d: losses of rows with +Inf and NaN logits = %v, %v; want +Inf, NaN", cols, loss[5], loss[6])
+		}
+		for r := range 5 {
+			if r == 2 {
+				continue
+			}
+			row := x[r*cols : (r+1)*cols]
+			m := math.Inf(-1)
+			for _, v := range row {
+				m = math.Max(m, float64(v))
+			}
+			var s float64
+			for _, v := range row {
+				s += math.Exp(float64(v) - m)
+			}
+			lse := m + math.Log(s)
+			want := lse - float64(row[tg[r]])
+			// loss = lse − x[t] in float32: error relative to |lse|
+			if math.Abs(float64(loss[r])-want) > 2e-6*(math.Abs(want)+math.Abs(lse)) {
+				t.Errorf("cols %d row %d: loss %v, want %v", cols, r, loss[r], want)
+			}
+			for j, v := range row {
+				w := 0.5 * math.Exp(float64(v)-lse)
+				if int64(j) == tg[r] {
+					w -= 0.5
+				}
+				if !closeF(float64(grad[r*cols+j]), w, 2e-6) {
+					t.Fatalf("cols %d row %d: grad[%d] = %v, want %v", cols, r, j, grad[r*cols+j], w)
+				}
+			}
+		}
+	}
+}
+
+// closeF reports whether got is within rtol of want (relative, with an
+// absolute floor of rtol·1e-3), NaNs and infinities matching exactly.
+func closeF(got, want, rtol float64) bool {
+	if math.IsNaN(want) || math.IsNaN(got) {
+		return math.IsNaN(want) && math.IsNaN(got)
+	}
+	if math.IsInf(want, 0) || math.IsInf(got, 0) {
+		return got == want
+	}
+	return math.Abs(got-want) <= rtol*(math.Abs(want)+1e-3)
 }

@@ -72,6 +72,10 @@ func optF(s Storage) []float32 {
 
 func (cpuBackend) LayerNorm(dst, mean, rstd, x, w, b Storage, rows, cols int, eps float32) {
 	d, ms, rs, xs, ws, bs := fs(dst), fs(mean), fs(rstd), fs(x), optF(w), optF(b)
+	if layerNormFast && cols > 0 { // cpu_fast.go
+		layerNormFwdFast(d, ms, rs, xs, ws, bs, rows, cols, eps)
+		return
+	}
 	parallelFor(rows, max(1, grain/max(cols, 1)), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			xr, dr := xs[r*cols:(r+1)*cols], d[r*cols:(r+1)*cols]

@@ -41,6 +41,9 @@ func (cpuBackend) Reduce(op ReduceOp, dst, src Storage, sl Layout, dim int) {
 func reduceLine(op ReduceOp, s []float32, base, st, n int) float32 {
 	switch op {
 	case ReduceSum:
+		if st == 1 {
+			return float32(sumF64(s[base : base+n])) // cpu_fast.go
+		}
 		var acc float64
 		for j := range n {
 			acc += float64(s[base+j*st])

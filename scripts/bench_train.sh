@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# bench_train.sh times one training iteration of nanoGPT's CPU recipe
+# (n_layer 4, n_head 4, n_embd 128, block 64, batch 12, AdamW, dropout 0, on
+# tiny Shakespeare) in Wick (cmd/benchtrain) and in PyTorch
+# (scripts/bench_train_peer.py, run by /usr/bin/python3), side by side: the
+# runs alternate Wick, PyTorch 1 thread, PyTorch 2 threads, -runs times, so
+# that load from other processes hits all of them alike; Wick runs with
+# GOMAXPROCS=1 and 2 like the peer with 1 and 2 threads. It prints the median
+# ms/iter, tokens/s and peak RSS (/usr/bin/time -v) of each, and the ratio of
+# Wick's tokens/s (at its default, all cores, and at its faster setting) to
+# PyTorch's at its faster setting. It also prints the
+# CPU time per iteration (all threads): other load on the machine disturbs
+# it much less than the wall time, so it tells the work each side does.
+#
+# Usage: scripts/bench_train.sh [-runs N] [-iters N] [-warmup N] [-data FILE]
+#
+# The peer gets OPENBLAS_CORETYPE=SkylakeX on CPUs with AVX-512 and Haswell
+# otherwise (Debian's OpenBLAS misdetects some CPUs and falls back to SSE3
+# kernels); set OPENBLAS_CORETYPE yourself to override.
+set -euo pipefail
+
+runs=5
+iters=30
+warmup=5
+data=/work/shared/data/tinyshakespeare.txt
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-runs) runs="$2"; shift 2 ;;
+	-iters) iters="$2"; shift 2 ;;
+	-warmup) warmup="$2"; shift 2 ;;
+	-data) data="$2"; shift 2 ;;
+	-h | --help) sed -n '2,19p' "$0"; exit 0 ;;
+	*) echo "bench_train.sh: unknown argument $1 (see -h)" >&2; exit 2 ;;
+	esac
+done
+[ -x /usr/bin/time ] || { echo "bench_train.sh: needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
+
+cd "$(dirname "$0")/.."
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+go build -o "$tmp/benchtrain" ./cmd/benchtrain
+
+if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
+	if grep -qw avx512f /proc/cpuinfo; then OPENBLAS_CORETYPE=SkylakeX; else OPENBLAS_CORETYPE=Haswell; fi
+fi
+export OPENBLAS_CORETYPE
+
+# one NAME CMD...: run CMD under /usr/bin/time -v, append "ms rss_kB cpu_ms" to $tmp/NAME
+one() {
+	local name=$1
+	shift
+	/usr/bin/time -v -o "$tmp/time.txt" "$@" >"$tmp/out.txt"
+	local ms rss cpu
+	ms=$(sed -n 's/.* ms\/iter=\([0-9.]*\).*/\1/p' "$tmp/out.txt")
+	cpu=$(sed -n 's/.*cpu_ms\/iter=\([0-9.]*\).*/\1/p' "$tmp/out.txt")
+	rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$tmp/time.txt")
+	echo "$ms $rss $cpu" >>"$tmp/$name"
+	printf '  %-10s %s  (peak RSS %d MiB)\n' "$name" "$(cat "$tmp/out.txt")" $((rss / 1024)) >&2
+}
+
+echo "== $runs runs of $iters timed iterations (after $warmup), $(nproc) CPUs, OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE" >&2
+for r in $(seq "$runs"); do
+	echo "run $r" >&2
+	for th in 1 2; do
+		GOMAXPROCS=$th one "wick$th" "$tmp/benchtrain" -data "$data" -iters "$iters" -warmup "$warmup"
+	done
+	for th in 1 2; do
+		OMP_NUM_THREADS=$th one "torch$th" /usr/bin/python3 scripts/bench_train_peer.py --data "$data" --iters "$iters" --warmup "$warmup"
+	done
+done
+
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+tokens=$((12 * 64))
+echo >&2
+printf '%-10s %10s %10s %14s %12s\n' "" "ms/iter" "tokens/s" "CPU ms/iter" "peak RSS MiB"
+declare -A ms rss cpu
+for name in wick1 wick2 torch1 torch2; do
+	ms[$name]=$(awk '{print $1}' "$tmp/$name" | median)
+	rss[$name]=$(awk '{print $2}' "$tmp/$name" | median)
+	cpu[$name]=$(awk '{print $3}' "$tmp/$name" | median)
+	printf '%-10s %10.2f %10.0f %14.2f %12.0f\n' "$name" "${ms[$name]}" "$(echo "$tokens * 1000 / ${ms[$name]}" | bc -l)" "${cpu[$name]}" "$(echo "${rss[$name]} / 1024" | bc -l)"
+done
+best=torch1
+if (($(echo "${ms[torch2]} < ${ms[torch1]}" | bc -l))); then best=torch2; fi
+wbest=wick2
+if (($(echo "${ms[wick1]} < ${ms[wick2]}" | bc -l))); then wbest=wick1; fi
+printf '\nratio wick2/%s tokens/s (medians; Wick on all %d cores, its default): %.2f×\n' "$best" "$(nproc)" "$(echo "${ms[$best]} / ${ms[wick2]}" | bc -l)"
+printf 'ratio %s/%s tokens/s (medians; each side at its faster setting): %.2f×\n' "$wbest" "$best" "$(echo "${ms[$best]} / ${ms[$wbest]}" | bc -l)"
+printf 'peak RSS wick2/%s: %.2f×\n' "$best" "$(echo "${rss[wick2]} / ${rss[$best]}" | bc -l)"
