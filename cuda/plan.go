@@ -38,52 +38,12 @@ func packLayout(shape []int, strides ...[]int) []int64 {
 	return out
 }
 
-// collapse merges adjacent dims that are contiguous with each other in
-// every stride set and drops size-1 dims; it returns at least one dim.
-// (The same rule as the CPU backend's plan.)
-func collapse(shape []int, strides ...[]int) ([]int, [][]int) {
-	outShape := []int{}
-	outStrides := make([][]int, len(strides))
-	for i, n := range shape {
-		if n == 1 {
-			continue
-		}
-		if k := len(outShape) - 1; k >= 0 {
-			ok := true
-			for j, st := range strides {
-				if outStrides[j][k] != st[i]*n {
-					ok = false
-					break
-				}
-			}
-			if ok {
-				outShape[k] *= n
-				for j, st := range strides {
-					outStrides[j][k] = st[i]
-				}
-				continue
-			}
-		}
-		outShape = append(outShape, n)
-		for j, st := range strides {
-			outStrides[j] = append(outStrides[j], st[i])
-		}
-	}
-	if len(outShape) == 0 {
-		outShape = []int{1}
-		for j := range strides {
-			outStrides[j] = []int{1}
-		}
-	}
-	return outShape, outStrides
-}
-
 // forChunks collapses shape and strides and calls fn once per launch: with
 // at most maxD dims, and the element offset of each operand's first element
 // in that launch. Views with more than maxD dims after collapsing are
 // iterated over their leading dims.
 func forChunks(shape []int, strides [][]int, fn func(offs []int, shape []int, strides [][]int)) {
-	cs, cst := collapse(shape, strides...)
+	cs, cst := tensor.Collapse(shape, strides...)
 	if len(cs) <= maxD {
 		fn(make([]int, len(strides)), cs, cst)
 		return
@@ -168,23 +128,6 @@ func boolInt(v bool) int {
 	return 0
 }
 
-// matOperand says how a strided [..., rows, cols] view's matrices are laid
-// out for BLAS: row-major with leading dimension ld (trans false) or
-// column-major (trans true); ok is false when neither dim has unit stride.
-// (The same rule as the CPU backend.)
-func matOperand(l tensor.Layout) (trans bool, ld int, ok bool) {
-	nd := len(l.Shape)
-	rs, cs := l.Strides[nd-2], l.Strides[nd-1]
-	rows, cols := l.Shape[nd-2], l.Shape[nd-1]
-	switch {
-	case cs == 1 || cols == 1:
-		return false, max(rs, cols, 1), rs >= cols || rows == 1
-	case rs == 1 || rows == 1:
-		return true, max(cs, rows, 1), cs >= rows || cols == 1
-	}
-	return false, 0, false
-}
-
 // gemmCall is one cublasSgemmStridedBatched call. cuBLAS is column-major:
 // for i < batch, C_i = op(A_i)·op(B_i) with C_i m×n (leading dimension
 // ldc), A_i at element a + i·strideA of its operand (op(A_i) m×k, stored
@@ -227,14 +170,14 @@ func planMatMul(xl, yl tensor.Layout) (denseX, denseY bool, call gemmCall) {
 		return tensor.Layout{Shape: l.Shape, Strides: contiguousStrides(l.Shape)}
 	}
 	lx, ly := xl, yl
-	if _, _, ok := matOperand(lx); !ok {
+	if _, _, ok := lx.MatrixOperand(); !ok {
 		denseX, lx = true, dense(xl)
 	}
-	if _, _, ok := matOperand(ly); !ok {
+	if _, _, ok := ly.MatrixOperand(); !ok {
 		denseY, ly = true, dense(yl)
 	}
 	dstBatch := contiguousStrides(append(append([]int{}, batch...), m, n))[:nd-2]
-	cs, cst := collapse(batch, lx.Strides[:nd-2], ly.Strides[:nd-2], dstBatch)
+	cs, cst := tensor.Collapse(batch, lx.Strides[:nd-2], ly.Strides[:nd-2], dstBatch)
 	if len(cs) > 1 {
 		if !lx.IsContiguous() {
 			denseX, lx = true, dense(xl)
@@ -242,14 +185,14 @@ func planMatMul(xl, yl tensor.Layout) (denseX, denseY bool, call gemmCall) {
 		if !ly.IsContiguous() {
 			denseY, ly = true, dense(yl)
 		}
-		cs, cst = collapse(batch, lx.Strides[:nd-2], ly.Strides[:nd-2], dstBatch)
+		cs, cst = tensor.Collapse(batch, lx.Strides[:nd-2], ly.Strides[:nd-2], dstBatch)
 	}
 	if len(cs) > 1 { // one operand broadcasts over some batch dims only
 		denseX, denseY, lx, ly = true, true, dense(xl), dense(yl)
-		cs, cst = collapse(batch, lx.Strides[:nd-2], ly.Strides[:nd-2], dstBatch)
+		cs, cst = tensor.Collapse(batch, lx.Strides[:nd-2], ly.Strides[:nd-2], dstBatch)
 	}
-	tx, ldx, _ := matOperand(lx)
-	ty, ldy, _ := matOperand(ly)
+	tx, ldx, _ := lx.MatrixOperand()
+	ty, ldy, _ := ly.MatrixOperand()
 	count, sx, sy := cs[0], cst[0][0], cst[1][0]
 	if count == 1 {
 		sx, sy = 0, 0

@@ -106,11 +106,11 @@ func TestLaunchPlan(t *testing.T) {
 }
 
 func TestCollapse(t *testing.T) {
-	shape, st := collapse([]int{2, 3, 4}, []int{12, 4, 1}, []int{0, 0, 1})
+	shape, st := tensor.Collapse([]int{2, 3, 4}, []int{12, 4, 1}, []int{0, 0, 1})
 	if len(shape) != 2 || shape[0] != 6 || shape[1] != 4 || st[0][0] != 4 || st[1][0] != 0 {
 		t.Errorf("collapse [2 3 4]: got %v %v, want [6 4] with strides [4 1] and [0 1]", shape, st)
 	}
-	shape, st = collapse([]int{1, 1}, []int{5, 5})
+	shape, st = tensor.Collapse([]int{1, 1}, []int{5, 5})
 	if len(shape) != 1 || shape[0] != 1 || st[0][0] != 1 {
 		t.Errorf("collapse of size-1 dims: got %v %v, want [1] [1]", shape, st)
 	}
@@ -145,9 +145,9 @@ func TestMatOperand(t *testing.T) {
 		{tensor.Layout{Shape: []int{3, 4}, Strides: []int{8, 2}}, false, false, 0},
 		{tensor.Layout{Shape: []int{2, 3, 1}, Strides: []int{3, 1, 1}}, false, true, 1},
 	} {
-		trans, ld, ok := matOperand(c.l)
+		trans, ld, ok := c.l.MatrixOperand()
 		if ok != c.ok || ok && (trans != c.trans || ld != c.ld) {
-			t.Errorf("matOperand(%v): got trans=%v ld=%d ok=%v, want %v %d %v", c.l, trans, ld, ok, c.trans, c.ld, c.ok)
+			t.Errorf("MatrixOperand(%v): got trans=%v ld=%d ok=%v, want %v %d %v", c.l, trans, ld, ok, c.trans, c.ld, c.ok)
 		}
 	}
 }

@@ -133,7 +133,7 @@ type plan struct {
 }
 
 func newPlan(shape []int, offs []int, strides ...[]int) *plan {
-	cs, cst := collapse(shape, strides...)
+	cs, cst := Collapse(shape, strides...)
 	p := &plan{shape: cs, strides: cst, offs: offs, n: cs[len(cs)-1], total: numel(shape)}
 	p.inner = make([]int, len(strides))
 	for j := range strides {

@@ -5,36 +5,21 @@ import (
 	"github.com/wickml/wick/internal/parallel"
 )
 
-// matOperand describes one 2-D matrix of a batched operand for sgemm: its
-// storage slice start, leading dimension and whether it is transposed.
-func matOperand(l Layout) (trans bool, ld int, ok bool) {
-	nd := len(l.Shape)
-	rs, cs := l.Strides[nd-2], l.Strides[nd-1]
-	rows, cols := l.Shape[nd-2], l.Shape[nd-1]
-	switch {
-	case cs == 1 || cols == 1:
-		return false, max(rs, cols, 1), rs >= cols || rows == 1
-	case rs == 1 || rows == 1:
-		return true, max(cs, rows, 1), cs >= rows || cols == 1
-	}
-	return false, 0, false
-}
-
 func (b cpuBackend) MatMul(dst, a Storage, al Layout, bs Storage, bl Layout) {
 	nd := len(al.Shape)
 	m, k, n := al.Shape[nd-2], al.Shape[nd-1], bl.Shape[nd-1]
 	// operands whose matrices are not unit-stride in either direction are
 	// copied to contiguous first
-	if _, _, ok := matOperand(al); !ok {
+	if _, _, ok := al.MatrixOperand(); !ok {
 		a = b.contiguousCopy(a, al)
 		al = contiguousLayout(al.Shape)
 	}
-	if _, _, ok := matOperand(bl); !ok {
+	if _, _, ok := bl.MatrixOperand(); !ok {
 		bs = b.contiguousCopy(bs, bl)
 		bl = contiguousLayout(bl.Shape)
 	}
-	ta, lda, _ := matOperand(al)
-	tb, ldb, _ := matOperand(bl)
+	ta, lda, _ := al.MatrixOperand()
+	tb, ldb, _ := bl.MatrixOperand()
 	af, bf, d := fs(a), fs(bs), fs(dst)
 	batchShape := al.Shape[:nd-2]
 	nb := numel(batchShape)

@@ -154,10 +154,11 @@ func normDimOf(op string, dim int, shape []int) int {
 	return normDim(op, dim, nd)
 }
 
-// collapse merges adjacent dimensions that are contiguous with each other in
+// Collapse merges adjacent dimensions that are contiguous with each other in
 // every one of the given stride sets, and drops size-1 dimensions. It
-// returns the reduced shape and strides (at least one dimension).
-func collapse(shape []int, strides ...[]int) ([]int, [][]int) {
+// returns the reduced shape and strides (at least one dimension). Backends
+// use it to turn a strided iteration into as few, as long runs as possible.
+func Collapse(shape []int, strides ...[]int) ([]int, [][]int) {
 	outShape := []int{}
 	outStrides := make([][]int, len(strides))
 	for i, d := range shape {
@@ -195,3 +196,20 @@ func collapse(shape []int, strides ...[]int) ([]int, [][]int) {
 }
 
 func shapeString(s []int) string { return fmt.Sprint(s) }
+
+// MatrixOperand says how the matrices of a [..., rows, cols] layout are laid
+// out for BLAS: row-major with leading dimension ld (trans false) or
+// column-major (trans true). ok is false when neither of the last two
+// dimensions has unit stride, and the operand must be copied first.
+func (l Layout) MatrixOperand() (trans bool, ld int, ok bool) {
+	nd := len(l.Shape)
+	rs, cs := l.Strides[nd-2], l.Strides[nd-1]
+	rows, cols := l.Shape[nd-2], l.Shape[nd-1]
+	switch {
+	case cs == 1 || cols == 1:
+		return false, max(rs, cols, 1), rs >= cols || rows == 1
+	case rs == 1 || rows == 1:
+		return true, max(cs, rows, 1), cs >= rows || cols == 1
+	}
+	return false, 0, false
+}
