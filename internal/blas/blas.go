@@ -2,15 +2,17 @@
 //
 // Sgemm is a GotoBLAS/BLIS-style blocked product: op(B) is packed into
 // kc×16 panels and op(A) into kc×6 panels (the packing absorbs the
-// transposes, so no whole matrix is ever copied), and a register-blocked
-// 6×16 micro-kernel written in assembly for AVX2+FMA multiplies them. The
+// transposes, so no whole matrix is ever copied; small products read the
+// operands in place instead), and a register-blocked 6×16 micro-kernel
+// written in assembly for AVX2+FMA multiplies them. The
 // kernel is chosen at run time from the CPU's features; where it cannot run
 // (another architecture, or an amd64 CPU or OS without AVX2, FMA or YMM
 // state) the portable pure-Go gemmRef is used, which is also the reference
 // the tests compare every kernel against.
 //
 // Work is split over macro-tiles of C on the shared worker pool of
-// internal/parallel, never a goroutine per tile.
+// internal/parallel, never a goroutine per tile. docs/perf.md records the
+// design's measurements against OpenBLAS.
 package blas
 
 import (

@@ -137,7 +137,9 @@ func (g gemmCase) check(t *testing.T, what string, c, c0, a, b []float32) {
 // randomCase draws a case with sizes around the block edges, leading
 // dimensions past the widths, and random flags.
 func randomCase(r *rand.Rand, maxDim int) gemmCase {
-	edge := []int{1, 2, 5, 6, 7, 11, 12, 13, 15, 16, 17, 31, 33, 47, 48, 49, 143, 144, 145, 255, 256, 257}
+	// micro-tile (6, 16), in-place thresholds (64), row block (96), depth
+	// block (256) and their neighbours
+	edge := []int{1, 2, 5, 6, 7, 11, 12, 13, 15, 16, 17, 31, 33, 63, 64, 65, 95, 96, 97, 191, 192, 193, 255, 256, 257}
 	dim := func() int {
 		if r.IntN(2) == 0 {
 			return edge[r.IntN(len(edge))]
@@ -184,7 +186,7 @@ func TestKernels(t *testing.T) {
 	if useAsm {
 		kernels[asmName] = asmKernel
 	} else {
-		t.Logf("no assembly kernel on this machine (%s); testing the Go kernel only", Kernel())
+		t.Logf("no assembly kernel in this build or on this CPU (%s); testing the Go kernel only", Kernel())
 	}
 	for name, kern := range kernels {
 		for _, k := range []int{1, 2, 3, 4, 5, 7, 8, 9, 16, 31, 64, 255, 256, 1 + r.IntN(300)} {
@@ -369,7 +371,7 @@ func TestDriver(t *testing.T) {
 // fallback (gemmRef) on the same operands.
 func TestAsmMatchesReference(t *testing.T) {
 	if !useAsm {
-		t.Logf("no assembly kernel on this machine (%s): Sgemm is gemmRef", Kernel())
+		t.Logf("no assembly kernel in this build or on this CPU (%s): Sgemm is gemmRef", Kernel())
 		return
 	}
 	r := newRand(t)

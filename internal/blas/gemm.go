@@ -9,13 +9,13 @@ import (
 
 // Micro-tile and cache-block sizes. The micro-kernel keeps an mr×nr block of
 // C in 12 YMM registers; a kc×nr panel of B (16 KiB) stays in L1 while the
-// kernel sweeps the mc×kc block of A (144 KiB) held in L2; the kc×nc slab of
+// kernel sweeps the mc×kc block of A (96 KiB) held in L2; the kc×nc slab of
 // packed B lives in L3 and is shared by all threads.
 const (
 	mr      = 6
 	nr      = 16
 	kcBlock = 256
-	mcBlock = 144
+	mcBlock = 96
 	ncBlock = 4096
 )
 

@@ -7,18 +7,32 @@
 // free: ranges that no idle worker picks up are run by the caller. This makes
 // nested calls (a For inside a For) safe and keeps the number of busy
 // goroutines bounded by Workers().
+//
+// Waking a parked goroutine costs tens to hundreds of microseconds when its
+// processor has gone idle (on a virtual machine the idle vCPU must be woken
+// too), which is longer than many loops take. So a worker that finishes a
+// loop keeps polling for the next one for a short while (spinWait) before it
+// parks, and a caller whose last ranges are still running on workers polls
+// for them as long before it blocks. The polls yield to other goroutines,
+// and last at most spinWait after each loop.
 package parallel
 
 import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
+
+// spinWait is how long an idle worker polls for new loops, and a caller for
+// its last ranges, before blocking.
+const spinWait = 100 * time.Microsecond
 
 var (
 	startOnce sync.Once
 	nworkers  int
-	work      chan *job // unbuffered: a send succeeds only to an idle worker
+	work      chan *job // unbuffered: a send succeeds only to a parked worker
+	posted    atomic.Pointer[job]
 )
 
 // Workers returns the number of goroutines (the caller included) that a
@@ -37,24 +51,47 @@ func start() {
 }
 
 func worker() {
-	for j := range work {
+	for {
+		if j := pollPosted(); j != nil {
+			j.run()
+			continue
+		}
+		j := <-work
 		j.run()
 	}
 }
 
+// pollPosted waits up to spinWait for a posted loop with ranges left to
+// claim, yielding the processor between looks.
+func pollPosted() *job {
+	start := time.Now()
+	for i := 0; ; i++ {
+		if j := posted.Load(); j != nil && j.next.Load() < j.parts {
+			return j
+		}
+		if i%32 == 31 {
+			if time.Since(start) > spinWait {
+				return nil
+			}
+			runtime.Gosched()
+		}
+	}
+}
+
 // job is one parallel loop: ranges are claimed with an atomic counter by the
-// caller and by the workers that joined. pending counts the ranges not yet
+// caller and by the workers that joined. remaining counts the ranges not yet
 // finished, so the caller waits for the work, never for a worker that woke
 // too late to find any.
 type job struct {
-	fn      func(lo, hi int)
-	n       int
-	chunk   int
-	parts   int64
-	next    atomic.Int64
-	pending sync.WaitGroup
-	mu      sync.Mutex
-	panicv  any
+	fn        func(lo, hi int)
+	n         int
+	chunk     int
+	parts     int64
+	next      atomic.Int64
+	remaining atomic.Int64
+	done      chan struct{} // receives once remaining reaches 0
+	mu        sync.Mutex
+	panicv    any
 }
 
 func (j *job) run() {
@@ -78,13 +115,35 @@ func (j *job) runRange(i int64) {
 			// stop the others claiming; the ranges nobody claimed yet
 			// will not run, so they are finished too
 			if claimed := j.next.Swap(j.parts); claimed < j.parts {
-				j.pending.Add(-int(j.parts - claimed))
+				j.finish(j.parts - claimed)
 			}
 		}
-		j.pending.Done()
+		j.finish(1)
 	}()
 	lo := int(i) * j.chunk
 	j.fn(lo, min(lo+j.chunk, j.n))
+}
+
+// finish records c more ranges as finished.
+func (j *job) finish(c int64) {
+	if j.remaining.Add(-c) == 0 {
+		j.done <- struct{}{}
+	}
+}
+
+// wait returns once every range has finished: it polls for up to spinWait,
+// then blocks.
+func (j *job) wait() {
+	start := time.Now()
+	for i := 0; j.remaining.Load() != 0; i++ {
+		if i%32 == 31 {
+			if time.Since(start) > spinWait {
+				<-j.done
+				return
+			}
+			runtime.Gosched()
+		}
+	}
 }
 
 // chunksPerWorker is how many ranges For makes per worker (when n allows):
@@ -113,10 +172,11 @@ func For(n, grain int, fn func(lo, hi int)) {
 	}
 	chunk := (n + parts - 1) / parts
 	parts = (n + chunk - 1) / chunk
-	j := &job{fn: fn, n: n, chunk: chunk, parts: int64(parts)}
-	j.pending.Add(parts)
-	// wake idle workers, as many as could have a range; busy ones are
-	// not waited for
+	j := &job{fn: fn, n: n, chunk: chunk, parts: int64(parts), done: make(chan struct{}, 1)}
+	j.remaining.Store(int64(parts))
+	// polling workers find the loop here; parked ones are woken, as many
+	// as could have a range (busy ones are not waited for)
+	posted.Store(j)
 	for range min(w, parts) - 1 {
 		select {
 		case work <- j:
@@ -126,8 +186,14 @@ func For(n, grain int, fn func(lo, hi int)) {
 		break
 	}
 	j.run()
-	j.pending.Wait()
-	if j.panicv != nil {
-		panic(j.panicv)
+	j.wait()
+	// drop the reference so the loop's closure (and what it holds) can be
+	// collected
+	posted.CompareAndSwap(j, nil)
+	j.mu.Lock()
+	p := j.panicv
+	j.mu.Unlock()
+	if p != nil {
+		panic(p)
 	}
 }
