@@ -421,25 +421,6 @@ bwddone:
 	VZEROUPPER
 	RET
 
-// func cpuidFast(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
-TEXT ·cpuidFast(SB), NOSPLIT, $0-24
-	MOVL leaf+0(FP), AX
-	MOVL sub+4(FP), CX
-	CPUID
-	MOVL AX, eax+8(FP)
-	MOVL BX, ebx+12(FP)
-	MOVL CX, ecx+16(FP)
-	MOVL DX, edx+20(FP)
-	RET
-
-// func xgetbvFast() (eax, edx uint32)
-TEXT ·xgetbvFast(SB), NOSPLIT, $0-8
-	MOVL $0, CX
-	XGETBV
-	MOVL AX, eax+0(FP)
-	MOVL DX, edx+4(FP)
-	RET
-
 // func expSubAVX2(x *float32, n int, m float32) (sum float32)
 // x[i] = e^(x[i]−m) for n (a multiple of 8) elements (exp32's method; NaN
 // stays NaN, arguments below −87.3 give 0); returns the sum of the results.

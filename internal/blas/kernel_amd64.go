@@ -2,12 +2,14 @@
 
 package blas
 
+import "github.com/wickml/wick/internal/cpu"
+
 // asmName names the assembly micro-kernel in Kernel's report.
 const asmName = "avx2+fma"
 
 // useAsm says whether Sgemm runs the AVX2+FMA kernel; tests switch it off to
 // exercise the fallback.
-var useAsm = hasAVX2FMA()
+var useAsm = cpu.HasAVX2FMA
 
 // asmKernel is the assembly micro-kernel (see kernelFunc).
 var asmKernel kernelFunc = sgemmKernel6x16AVX2
@@ -17,38 +19,6 @@ var asmKernel kernelFunc = sgemmKernel6x16AVX2
 //
 //go:noescape
 func sgemmKernel6x16AVX2(k int, a *float32, rsA, csA int, b *float32, rsB int, c *float32, ldc int, acc int)
-
-// cpuid executes CPUID with the given leaf and sub-leaf.
-func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
-
-// xgetbv0 reads extended control register 0 (XCR0); only valid when
-// CPUID reports OSXSAVE.
-func xgetbv0() (eax, edx uint32)
-
-// hasAVX2FMA reports whether the CPU has AVX2 and FMA and the OS saves the
-// YMM registers across context switches.
-func hasAVX2FMA() bool {
-	maxLeaf, _, _, _ := cpuid(0, 0)
-	if maxLeaf < 7 {
-		return false
-	}
-	_, _, ecx1, _ := cpuid(1, 0)
-	const (
-		fma     = 1 << 12
-		osxsave = 1 << 27
-		avx     = 1 << 28
-	)
-	if ecx1&(fma|osxsave|avx) != fma|osxsave|avx {
-		return false
-	}
-	// XCR0 bit 1: SSE state, bit 2: AVX (upper YMM) state
-	if xcr0, _ := xgetbv0(); xcr0&6 != 6 {
-		return false
-	}
-	_, ebx7, _, _ := cpuid(7, 0)
-	const avx2 = 1 << 5
-	return ebx7&avx2 != 0
-}
 
 // Packing routines of pack_amd64.s (see pack.go for the layouts).
 //
