@@ -22,7 +22,7 @@ set -euo pipefail
 runs=5
 iters=30
 warmup=5
-data=/work/shared/data/tinyshakespeare.txt
+data="$(cd "$(dirname "$0")/.." && pwd)/../shared/data/tinyshakespeare.txt"
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-runs) runs="$2"; shift 2 ;;
