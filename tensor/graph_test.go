@@ -74,6 +74,6 @@ func ExampleTensor_Graph() {
 	fmt.Println(g)
 	fmt.Println(strings.HasPrefix(g.SVG(), "<svg"))
 	// Output:
-	// autograd.Graph(4 ops, 1 leaves, root Sum [])
+	// autograd.Graph(3 ops, 1 leaves, root Sum [])
 	// true
 }

@@ -51,26 +51,32 @@ func (t *Tensor) reduceRaw(op ReduceOp, dims []int) *Tensor {
 	return cur
 }
 
-// squeezeDims removes the (size-1) dims from a keepDim result.
-func squeezeDims(t *Tensor, dims []int, keep bool) *Tensor {
-	if keep {
-		return t
-	}
-	shape := []int{}
-	for i, d := range t.layout.Shape {
-		if !slices.Contains(dims, i) {
-			shape = append(shape, d)
+// finishReduce returns raw, a fresh contiguous reduction result whose
+// reduced dims ds are kept with size 1, in the requested shape, recorded as
+// one node named op; backward receives the output's gradient with the
+// reduced dims kept.
+func (t *Tensor) finishReduce(op string, raw *Tensor, ds []int, keep bool, backward func(g *Tensor)) *Tensor {
+	out := raw
+	if !keep {
+		shape := []int{}
+		for i, d := range raw.layout.Shape {
+			if !slices.Contains(ds, i) {
+				shape = append(shape, d)
+			}
 		}
+		out = newTensor(raw.backend, raw.storage, contiguousLayout(shape))
 	}
-	return t.Reshape(shape...)
+	kept := raw.layout.Shape
+	record(op, out, []*Tensor{t}, func(g *Tensor) { backward(g.Reshape(kept...)) })
+	return out
 }
 
 func (t *Tensor) sum(dims []int, keep bool) *Tensor {
 	mustFloat("Sum", t)
 	ds := t.reduceDims("Sum", dims)
-	out := t.reduceRaw(ReduceSum, ds)
-	record("Sum", out, []*Tensor{t}, func(g *Tensor) { t.accumulate(g.broadcastTo(t.layout.Shape)) })
-	return squeezeDims(out, ds, keep).renamed("Sum") // grad_fn=<SumBackward0>, as in PyTorch
+	return t.finishReduce("Sum", t.reduceRaw(ReduceSum, ds), ds, keep, func(g *Tensor) {
+		t.accumulate(g.broadcastTo(t.layout.Shape))
+	})
 }
 
 // Sum returns the sum over the given dims (which are removed), or over all
@@ -87,17 +93,11 @@ func (t *Tensor) mean(dims []int, keep bool) *Tensor {
 	for _, d := range ds {
 		n *= t.layout.Shape[d]
 	}
-	return t.sum(dims, keep).DivScalar(float32(n)).renamed("Mean")
-}
-
-// renamed gives a composed result the name of the user-facing operation,
-// for printing and graph display.
-func (t *Tensor) renamed(op string) *Tensor {
-	if t.GradFn() != nil {
-		t.name = op
-		t.node.Op = op
-	}
-	return t
+	var raw *Tensor
+	withoutGrad(func() { raw = t.reduceRaw(ReduceSum, ds).DivScalar(float32(n)) })
+	return t.finishReduce("Mean", raw, ds, keep, func(g *Tensor) {
+		t.accumulate(g.broadcastTo(t.layout.Shape).DivScalar(float32(n)))
+	})
 }
 
 // Mean returns the mean over the given dims, or over all elements.
@@ -111,13 +111,12 @@ func (t *Tensor) MeanKeepDim(dims ...int) *Tensor { return t.mean(dims, true) }
 func (t *Tensor) extreme(op ReduceOp, name string, dims []int, keep bool) *Tensor {
 	mustFloat(name, t)
 	ds := t.reduceDims(name, dims)
-	out := t.reduceRaw(op, ds)
-	record(name, out, []*Tensor{t}, func(g *Tensor) {
-		mask := t.Eq(out)
+	raw := t.reduceRaw(op, ds)
+	return t.finishReduce(name, raw, ds, keep, func(g *Tensor) {
+		mask := t.Eq(raw)
 		count := mask.SumKeepDim(ds...)
 		t.accumulate(mask.Mul(g.Div(count)))
 	})
-	return squeezeDims(out, ds, keep)
 }
 
 // Max returns the maximum over the given dims, or over all elements.
@@ -141,7 +140,11 @@ func (t *Tensor) argExtreme(op ReduceOp, name string, dim []int, keep bool) *Ten
 		return t.Reshape(-1).argExtreme(op, name, []int{0}, false).Reshape()
 	}
 	d := normDimOf(name, dim[0], t.layout.Shape)
-	return squeezeDims(t.reduceRaw(op, []int{d}), []int{d}, keep)
+	raw := t.reduceRaw(op, []int{d})
+	if keep {
+		return raw
+	}
+	return raw.Reshape(slices.Delete(raw.Shape(), d, d+1)...)
 }
 
 // ArgMax returns the Int64 index of the first maximum along dim, or of the
@@ -177,17 +180,16 @@ func (t *Tensor) VarKeepDim(dims ...int) *Tensor { return t.variance(dims, true)
 func (t *Tensor) logSumExp(dims []int, keep bool) *Tensor {
 	mustFloat("LogSumExp", t)
 	ds := t.reduceDims("LogSumExp", dims)
-	var out *Tensor
+	var raw *Tensor
 	if len(ds) == 1 {
-		out = t.reduceRaw(ReduceLogSumExp, ds)
+		raw = t.reduceRaw(ReduceLogSumExp, ds)
 	} else {
 		// several dims: move them last, flatten, reduce once
-		out = t.reduceMany(ds)
+		raw = t.reduceMany(ds)
 	}
-	record("LogSumExp", out, []*Tensor{t}, func(g *Tensor) {
-		t.accumulate(g.Mul(t.Sub(out).Exp()))
+	return t.finishReduce("LogSumExp", raw, ds, keep, func(g *Tensor) {
+		t.accumulate(g.Mul(t.Sub(raw).Exp()))
 	})
-	return squeezeDims(out, ds, keep)
 }
 
 // reduceMany computes logsumexp over several dims (keepdim).
