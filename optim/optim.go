@@ -148,8 +148,10 @@ func ClipGradNorm(params []*tensor.Tensor, maxNorm float32) float32 {
 	noGrad(func() {
 		total = tensor.Stack(norms, 0).Square().Sum().Sqrt().Item()
 		coef := maxNorm / (total + 1e-6)
-		if coef > 1 {
-			coef = 1
+		if coef >= 1 {
+			// PyTorch multiplies by the clamped coefficient, 1: a
+			// no-op (x·1 = x for every float32), so skipped
+			return
 		}
 		for _, g := range grads {
 			g.CopyFrom(g.MulScalar(coef))

@@ -44,7 +44,7 @@ func (b cpuBackend) MatMul(dst, a Storage, al Layout, bs Storage, bl Layout) {
 }
 
 func (b cpuBackend) contiguousCopy(s Storage, l Layout) Storage {
-	out := b.Alloc(s.DType(), l.Numel())
+	out := b.AllocUninit(l.Numel()) // Copy writes every element
 	b.Copy(out, contiguousLayout(l.Shape), s, l)
 	return out
 }

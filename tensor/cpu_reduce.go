@@ -1,6 +1,10 @@
 package tensor
 
-import "math"
+import (
+	"math"
+
+	"github.com/wickml/wick/internal/parallel"
+)
 
 func (cpuBackend) Reduce(op ReduceOp, dst, src Storage, sl Layout, dim int) {
 	s := fs(src)
@@ -29,6 +33,24 @@ func (cpuBackend) Reduce(op ReduceOp, dst, src Storage, sl Layout, dim int) {
 		return
 	}
 	d := fs(dst)
+	if op == ReduceSum && len(outShape) == 0 && st == 1 && n >= 2*grain {
+		// one long contiguous line: float64 partial sums of chunks on
+		// the workers, added in chunk order
+		chunk := max(grain, (n+4*parallel.Workers()-1)/(4*parallel.Workers()))
+		parts := make([]float64, (n+chunk-1)/chunk)
+		line := s[sl.Offset : sl.Offset+n]
+		parallelFor(len(parts), 1, func(lo, hi int) {
+			for c := lo; c < hi; c++ {
+				parts[c] = sumF64(line[c*chunk : min((c+1)*chunk, n)])
+			}
+		})
+		var acc float64
+		for _, v := range parts {
+			acc += v
+		}
+		d[0] = float32(acc)
+		return
+	}
 	pl.run(func(o []int, cnt int) {
 		for k := range cnt {
 			d[o[0]+k] = reduceLine(op, s, o[1]+k*pl.inner[1], st, n)

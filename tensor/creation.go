@@ -135,7 +135,12 @@ func Eye(n int) *Tensor {
 // Clone returns a contiguous copy of t with its own storage. The copy is
 // recorded, so gradients flow back to t.
 func (t *Tensor) Clone() *Tensor {
-	out := empty(t.backend, t.DType(), t.layout.Shape)
+	var out *Tensor
+	if t.DType() == Float32 {
+		out = emptyOut(t.backend, t.layout.Shape) // Copy writes every element
+	} else {
+		out = empty(t.backend, t.DType(), t.layout.Shape)
+	}
 	t.backend.Copy(out.storage, out.layout, t.storage, t.layout)
 	record("Clone", out, []*Tensor{t}, func(g *Tensor) { t.accumulate(g) })
 	return out

@@ -40,6 +40,15 @@ func (t *Tensor) MatMul(o *Tensor) *Tensor {
 	return out
 }
 
+// storedTransposed reports whether t's matrices are column-major (unit
+// stride down the rows, as in the Transpose of a contiguous matrix) and
+// more than a row or column.
+func storedTransposed(t *Tensor) bool {
+	nd := t.Dim()
+	rows, cols := t.layout.Shape[nd-2], t.layout.Shape[nd-1]
+	return rows > 1 && cols > 1 && t.layout.Strides[nd-2] == 1 && t.layout.Strides[nd-1] != 1
+}
+
 // matmul multiplies operands of at least two dims with broadcast batch
 // dims. origA and origB are the user's shapes, for messages.
 func matmul(a, b *Tensor, origA, origB []int) *Tensor {
@@ -55,14 +64,27 @@ func matmul(a, b *Tensor, origA, origB []int) *Tensor {
 	}
 	al, _ := a.layout.broadcastTo(append(cloneInts(batch), m, k))
 	bl, _ := b.layout.broadcastTo(append(cloneInts(batch), k, n))
-	out := empty(a.backend, Float32, append(cloneInts(batch), m, n))
+	out := emptyOut(a.backend, append(cloneInts(batch), m, n))
 	a.backend.MatMul(out.storage, a.storage, al, b.storage, bl)
 	record("MatMul", out, []*Tensor{a, b}, func(g *Tensor) {
+		// an operand stored transposed (Linear's Wᵀ) gets its gradient
+		// computed transposed, (Bᵀ·Gᵀ)ᵀ for a and (Gᵀ·A)ᵀ for b: the
+		// view is then the transpose of a contiguous product, and the
+		// gradient reaching the stored tensor is contiguous (no strided
+		// copy when a leaf clones it)
 		if a.requiresGrad {
-			a.accumulate(matmul(g, b.Detach().Transpose(-1, -2), g.layout.Shape, b.layout.Shape))
+			if storedTransposed(a) {
+				a.accumulate(matmul(b.Detach(), g.Transpose(-1, -2), b.layout.Shape, g.layout.Shape).Transpose(-1, -2))
+			} else {
+				a.accumulate(matmul(g, b.Detach().Transpose(-1, -2), g.layout.Shape, b.layout.Shape))
+			}
 		}
 		if b.requiresGrad {
-			b.accumulate(matmul(a.Detach().Transpose(-1, -2), g, a.layout.Shape, g.layout.Shape))
+			if storedTransposed(b) {
+				b.accumulate(matmul(g.Transpose(-1, -2), a.Detach(), g.layout.Shape, a.layout.Shape).Transpose(-1, -2))
+			} else {
+				b.accumulate(matmul(a.Detach().Transpose(-1, -2), g, a.layout.Shape, g.layout.Shape))
+			}
 		}
 	})
 	return out

@@ -28,13 +28,13 @@ func (t *Tensor) softmax(dim int, log bool) *Tensor {
 		cols = x.layout.Shape[x.Dim()-1]
 	}
 	rows := x.Numel() / max(cols, 1)
-	y := empty(t.backend, Float32, x.layout.Shape)
+	y := emptyOut(t.backend, x.layout.Shape)
 	if x.Numel() > 0 {
 		t.backend.Softmax(y.storage, x.storage, rows, cols, log)
 	}
 	record(name, y, []*Tensor{x}, func(g *Tensor) {
 		g = g.dense()
-		dx := empty(t.backend, Float32, x.layout.Shape)
+		dx := emptyOut(t.backend, x.layout.Shape)
 		t.backend.SoftmaxGrad(dx.storage, g.storage, y.storage, rows, cols, log)
 		x.accumulate(dx)
 	})
@@ -68,7 +68,7 @@ func (t *Tensor) LayerNorm(weight, bias *Tensor, eps float32) *Tensor {
 	rows := t.Numel() / max(cols, 1)
 	x := t.dense()
 	w, b := contiguousOrNil(weight), contiguousOrNil(bias)
-	y := empty(t.backend, Float32, t.layout.Shape)
+	y := emptyOut(t.backend, t.layout.Shape)
 	mean := empty(t.backend, Float32, []int{rows})
 	rstd := empty(t.backend, Float32, []int{rows})
 	t.backend.LayerNorm(y.storage, mean.storage, rstd.storage, x.storage, storageOrNil(w), storageOrNil(b), rows, cols, eps)
@@ -76,7 +76,7 @@ func (t *Tensor) LayerNorm(weight, bias *Tensor, eps float32) *Tensor {
 		g = g.dense()
 		var dx, dw, db *Tensor
 		if x.requiresGrad {
-			dx = empty(t.backend, Float32, x.layout.Shape)
+			dx = emptyOut(t.backend, x.layout.Shape)
 		}
 		if weight != nil && weight.requiresGrad {
 			dw = empty(t.backend, Float32, []int{cols})
@@ -183,7 +183,7 @@ func Embedding(weight, idx *Tensor) *Tensor {
 	}
 	w := weight.dense()
 	n := ix.Numel()
-	out := empty(weight.backend, Float32, append(idx.Shape(), rowShape...))
+	out := emptyOut(weight.backend, append(idx.Shape(), rowShape...))
 	if n > 0 && rowLen > 0 {
 		weight.backend.Gather(out.storage, w.storage, ix.storage, n, rowLen)
 	}
@@ -244,7 +244,7 @@ func CrossEntropyIgnore(logits, targets *Tensor, ignoreIndex int) *Tensor {
 	withoutGrad(func() { loss = perRow.Sum().DivScalar(float32(count)) })
 	record("CrossEntropy", loss, []*Tensor{x}, func(g *Tensor) {
 		scale := g.Item() / float32(count)
-		dx := empty(logits.backend, Float32, x.layout.Shape)
+		dx := emptyOut(logits.backend, x.layout.Shape)
 		logits.backend.CrossEntropyGrad(dx.storage, x.storage, tg.storage, rows, cols, ign, scale)
 		x.accumulate(dx)
 	})

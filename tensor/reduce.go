@@ -30,6 +30,19 @@ var reduceNames = map[ReduceOp]string{ReduceSum: "Sum", ReduceMax: "Max", Reduce
 // reduceRaw applies a primitive reduction over dims (keeping them as size
 // 1), without recording.
 func (t *Tensor) reduceRaw(op ReduceOp, dims []int) *Tensor {
+	// all elements of a contiguous tensor: one reduction over them as a
+	// single line (one pass over memory, split across workers for a sum)
+	// instead of one pass per dim, the first of them strided
+	if (op == ReduceSum || op == ReduceMax || op == ReduceMin) && t.Dim() > 1 && len(dims) == t.Dim() && t.IsContiguous() && t.Numel() > 0 {
+		flat := Layout{Shape: []int{t.Numel()}, Strides: []int{1}, Offset: t.layout.Offset}
+		shape := make([]int, t.Dim())
+		for d := range shape {
+			shape[d] = 1
+		}
+		out := empty(t.backend, Float32, shape)
+		t.backend.Reduce(op, out.storage, t.storage, flat, 0)
+		return out
+	}
 	cur := t
 	for _, d := range dims {
 		shape := cur.Shape()

@@ -30,6 +30,13 @@ var benchShapes = []benchShape{
 	{"gpt768x512x128NT", 768, 512, 128, false, true},
 	{"gpt768x512x128NN", 768, 512, 128, false, false},
 	{"gpt512x768x128TN", 512, 768, 128, true, false},
+	// weight gradients as tensor's MatMul computes them for a Wᵀ operand,
+	// (Gᵀ·X) in W's layout, and the transposed orientation (Xᵀ·G) it
+	// used before: c_attn, c_fc, c_proj (attention), c_proj (MLP)
+	{"gpt384x768x128TN", 384, 768, 128, true, false},
+	{"gpt128x768x384TN", 128, 768, 384, true, false},
+	{"gpt128x768x512TN", 128, 768, 512, true, false},
+	{"gpt128x768x128TN", 128, 768, 128, true, false},
 }
 
 func (s benchShape) operands() (a []float32, lda int, b []float32, ldb int, c []float32) {

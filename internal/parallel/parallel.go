@@ -85,7 +85,6 @@ func pollPosted() *job {
 type job struct {
 	fn        func(lo, hi int)
 	n         int
-	chunk     int
 	parts     int64
 	next      atomic.Int64
 	remaining atomic.Int64
@@ -120,8 +119,8 @@ func (j *job) runRange(i int64) {
 		}
 		j.finish(1)
 	}()
-	lo := int(i) * j.chunk
-	j.fn(lo, min(lo+j.chunk, j.n))
+	// parts ranges of equal length (±1)
+	j.fn(int(i)*j.n/int(j.parts), int(i+1)*j.n/int(j.parts))
 }
 
 // finish records c more ranges as finished.
@@ -153,7 +152,9 @@ func (j *job) wait() {
 const chunksPerWorker = 4
 
 // For calls fn on consecutive ranges [lo, hi) that together cover [0, n),
-// each at least grain long except possibly the last. The ranges run
+// of equal length (±1), each at least grain long, and as many as
+// chunksPerWorker per worker or, when n allows fewer, a multiple of the
+// workers (so that they finish together). The ranges run
 // concurrently on the calling goroutine and on idle workers of the pool,
 // each claiming the next unclaimed range until none is left; For returns
 // when all have finished. With one range (n < 2·grain, or a single
@@ -166,13 +167,16 @@ func For(n, grain int, fn func(lo, hi int)) {
 	}
 	w := Workers()
 	parts := min(chunksPerWorker*w, n/max(grain, 1))
+	if parts > w && parts < chunksPerWorker*w {
+		// a multiple of the workers, so that they finish together: 3
+		// ranges on 2 workers take 2/3 of the serial time, 2 take 1/2
+		parts -= parts % w
+	}
 	if w == 1 || parts <= 1 {
 		fn(0, n)
 		return
 	}
-	chunk := (n + parts - 1) / parts
-	parts = (n + chunk - 1) / chunk
-	j := &job{fn: fn, n: n, chunk: chunk, parts: int64(parts), done: make(chan struct{}, 1)}
+	j := &job{fn: fn, n: n, parts: int64(parts), done: make(chan struct{}, 1)}
 	j.remaining.Store(int64(parts))
 	// polling workers find the loop here; parked ones are woken, as many
 	// as could have a range (busy ones are not waited for)

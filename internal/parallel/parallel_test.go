@@ -30,15 +30,21 @@ func cover(t *testing.T, n, grain int) {
 		t.Fatalf("For(%d, %d): %d ranges for %d workers", n, grain, len(ranges), Workers())
 	}
 	for _, r := range ranges {
-		if r[1]-r[0] < grain && r[1] != n && len(ranges) > 1 {
+		if r[1]-r[0] < grain && len(ranges) > 1 {
 			t.Fatalf("For(%d, %d): range %v shorter than the grain", n, grain, r)
 		}
+		if len(ranges) > 1 && r[1]-r[0] > n/len(ranges)+1 {
+			t.Fatalf("For(%d, %d): range %v longer than %d/%d+1 (unbalanced)", n, grain, r, n, len(ranges))
+		}
+	}
+	if w := Workers(); len(ranges) > w && len(ranges) < chunksPerWorker*w && len(ranges)%w != 0 {
+		t.Fatalf("For(%d, %d): %d ranges on %d workers, not a multiple", n, grain, len(ranges), w)
 	}
 }
 
 func TestForCovers(t *testing.T) {
-	for _, n := range []int{0, 1, 2, 3, 7, 100, 1001} {
-		for _, grain := range []int{0, 1, 2, 5, 1000, 5000} {
+	for _, n := range []int{0, 1, 2, 3, 7, 100, 1001, 98304} {
+		for _, grain := range []int{0, 1, 2, 5, 14, 30, 1000, 5000, 32768} {
 			cover(t, n, grain)
 		}
 	}

@@ -1,0 +1,66 @@
+package tensor
+
+import (
+	"math"
+	"unsafe"
+)
+
+// mallocgc is the runtime's allocator. Called with a nil type it returns
+// memory the garbage collector does not scan, and with needzero false it
+// skips clearing it (a span fresh from the OS is zero anyway). The runtime
+// keeps this symbol reachable by go:linkname for packages outside the
+// standard library (see the "hall of shame" note on mallocgc in
+// runtime/malloc.go).
+//
+//go:linkname mallocgc runtime.mallocgc
+func mallocgc(size uintptr, typ unsafe.Pointer, needzero bool) unsafe.Pointer
+
+// makeUninitF32 returns a float32 slice of length n whose contents are
+// unspecified (whatever the memory last held). Only for outputs that the
+// kernel writing them fully overwrites before anything reads them.
+func makeUninitF32(n int) []float32 {
+	if poisonUninit {
+		s := make([]float32, n)
+		for i := range s {
+			s[i] = poison
+		}
+		return s
+	}
+	// small buffers: clearing costs nothing worth saving
+	if n < 1024 {
+		return make([]float32, n)
+	}
+	p := mallocgc(uintptr(n)*4, nil, false)
+	return unsafe.Slice((*float32)(p), n)
+}
+
+// poisonUninit makes makeUninitF32 fill its buffers with poison, so that
+// an element a kernel fails to write shows up in the results. The package's
+// tests set it.
+var poisonUninit = false
+
+// poison is a NaN with a payload no arithmetic produces.
+var poison = math.Float32frombits(0x7fa5a5a5)
+
+// uninitAllocator is implemented by backends that can allocate a storage
+// without clearing it.
+type uninitAllocator interface {
+	// AllocUninit returns a Float32 storage of n elements with unspecified
+	// contents.
+	AllocUninit(n int) Storage
+}
+
+// AllocUninit returns a Float32 storage of n elements whose contents are
+// unspecified.
+func (cpuBackend) AllocUninit(n int) Storage { return &cpuStorage{f: makeUninitF32(n)} }
+
+// emptyOut allocates a contiguous Float32 tensor for an output that the
+// kernel computing it writes in full (every element, whatever the inputs):
+// on backends that can, its memory is not cleared first. Anything else must
+// use empty.
+func emptyOut(b Backend, shape []int) *Tensor {
+	if u, ok := b.(uninitAllocator); ok {
+		return newTensor(b, u.AllocUninit(numel(shape)), contiguousLayout(shape))
+	}
+	return empty(b, Float32, shape)
+}
