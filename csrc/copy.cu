@@ -11,52 +11,33 @@
 
 #include "common.cuh"
 
-// wick_copy_f32: dst(d)[i] = src(t)[i] for the n elements of shape s.
-// Launch: 1-D grid-stride.
-extern "C" __global__ void wick_copy_f32(float* dst, const float* src, i64 n, int nd, WICK_SHAPE,
-                                         WICK_STRIDES(d), WICK_STRIDES(t)) {
-    const i64 shape[WICK_MAXD] = WICK_ARR(s), sd[WICK_MAXD] = WICK_ARR(d), ss[WICK_MAXD] = WICK_ARR(t);
+// copy_body: dst(d)[i] = (D)src(t)[i] for the n elements of shape s: the
+// body of the copy and cast kernels below. Launch: 1-D grid-stride.
+template <typename D, typename S>
+__device__ __forceinline__ void copy_body(D* dst, const S* src, i64 n, int nd, const i64* shape, const i64* sd,
+                                          const i64* ss) {
     for (i64 i = wick_tid(); i < n; i += wick_nthreads()) {
         i64 od, os;
         wick_offsets2(i, nd, shape, sd, ss, &od, &os);
-        dst[od] = src[os];
+        dst[od] = (D)src[os];
     }
 }
 
-// wick_copy_i64: wick_copy_f32 for int64 elements.
-extern "C" __global__ void wick_copy_i64(i64* dst, const i64* src, i64 n, int nd, WICK_SHAPE,
-                                         WICK_STRIDES(d), WICK_STRIDES(t)) {
-    const i64 shape[WICK_MAXD] = WICK_ARR(s), sd[WICK_MAXD] = WICK_ARR(d), ss[WICK_MAXD] = WICK_ARR(t);
-    for (i64 i = wick_tid(); i < n; i += wick_nthreads()) {
-        i64 od, os;
-        wick_offsets2(i, nd, shape, sd, ss, &od, &os);
-        dst[od] = src[os];
+// WICK_COPY_KERNEL defines the kernel name copying S elements into D ones.
+#define WICK_COPY_KERNEL(name, D, S)                                                                        \
+    extern "C" __global__ void name(D* dst, const S* src, i64 n, int nd, WICK_SHAPE, WICK_STRIDES(d),      \
+                                    WICK_STRIDES(t)) {                                                      \
+        const i64 shape[WICK_MAXD] = WICK_ARR(s), sd[WICK_MAXD] = WICK_ARR(d), ss[WICK_MAXD] = WICK_ARR(t); \
+        copy_body<D, S>(dst, src, n, nd, shape, sd, ss);                                                    \
     }
-}
 
-// wick_cast_i64_f32: float32 dst(d)[i] = int64 src(t)[i], rounded to
-// nearest. Launch: 1-D grid-stride.
-extern "C" __global__ void wick_cast_i64_f32(float* dst, const i64* src, i64 n, int nd, WICK_SHAPE,
-                                             WICK_STRIDES(d), WICK_STRIDES(t)) {
-    const i64 shape[WICK_MAXD] = WICK_ARR(s), sd[WICK_MAXD] = WICK_ARR(d), ss[WICK_MAXD] = WICK_ARR(t);
-    for (i64 i = wick_tid(); i < n; i += wick_nthreads()) {
-        i64 od, os;
-        wick_offsets2(i, nd, shape, sd, ss, &od, &os);
-        dst[od] = (float)src[os];
-    }
-}
-
-// wick_cast_f32_i64: int64 dst(d)[i] = float32 src(t)[i] truncated toward
-// zero. Launch: 1-D grid-stride.
-extern "C" __global__ void wick_cast_f32_i64(i64* dst, const float* src, i64 n, int nd, WICK_SHAPE,
-                                             WICK_STRIDES(d), WICK_STRIDES(t)) {
-    const i64 shape[WICK_MAXD] = WICK_ARR(s), sd[WICK_MAXD] = WICK_ARR(d), ss[WICK_MAXD] = WICK_ARR(t);
-    for (i64 i = wick_tid(); i < n; i += wick_nthreads()) {
-        i64 od, os;
-        wick_offsets2(i, nd, shape, sd, ss, &od, &os);
-        dst[od] = (i64)src[os];
-    }
-}
+// wick_copy_f32, wick_copy_i64: dst(d)[i] = src(t)[i].
+WICK_COPY_KERNEL(wick_copy_f32, float, float)
+WICK_COPY_KERNEL(wick_copy_i64, i64, i64)
+// wick_cast_i64_f32: float32 dst = int64 src, rounded to nearest.
+WICK_COPY_KERNEL(wick_cast_i64_f32, float, i64)
+// wick_cast_f32_i64: int64 dst = float32 src, truncated toward zero.
+WICK_COPY_KERNEL(wick_cast_f32_i64, i64, float)
 
 // wick_fill_f32: dst(d)[i] = v for the n elements of shape s.
 // Launch: 1-D grid-stride.
