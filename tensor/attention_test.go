@@ -61,6 +61,7 @@ func TestAttentionQKVPanics(t *testing.T) {
 }
 
 func BenchmarkAttentionQKV(b *testing.B) {
+	NoPoison(b)
 	ManualSeed(1)
 	for _, fused := range []bool{true, false} {
 		b.Run(fmt.Sprintf("fused=%v", fused), func(b *testing.B) {

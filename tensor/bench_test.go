@@ -35,6 +35,7 @@ func benchMatMul(b *testing.B, x, y *tensor.Tensor) {
 
 // BenchmarkMatMul multiplies square matrices.
 func BenchmarkMatMul(b *testing.B) {
+	tensor.NoPoison(b)
 	for _, n := range []int{64, 256, 1024} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			tensor.ManualSeed(1)
@@ -49,6 +50,7 @@ func BenchmarkMatMul(b *testing.B) {
 // gradient, a transposed view on the left) and G·Wᵀ (the input gradient, a
 // transposed view on the right).
 func BenchmarkMatMulGPT(b *testing.B) {
+	tensor.NoPoison(b)
 	tensor.ManualSeed(1)
 	x := tensor.Randn(768, 128)
 	w := tensor.Randn(128, 512)
@@ -60,6 +62,7 @@ func BenchmarkMatMulGPT(b *testing.B) {
 
 // BenchmarkAdd adds two tensors of 1M elements.
 func BenchmarkAdd(b *testing.B) {
+	tensor.NoPoison(b)
 	tensor.ManualSeed(1)
 	x, y := tensor.Randn(1024, 1024), tensor.Randn(1024, 1024)
 	for b.Loop() {
@@ -70,6 +73,7 @@ func BenchmarkAdd(b *testing.B) {
 
 // BenchmarkSoftmax normalises 256 rows of 4096.
 func BenchmarkSoftmax(b *testing.B) {
+	tensor.NoPoison(b)
 	tensor.ManualSeed(1)
 	x := tensor.Randn(256, 4096)
 	for b.Loop() {
@@ -81,6 +85,7 @@ func BenchmarkSoftmax(b *testing.B) {
 // BenchmarkMLP runs the forward and backward pass of a small MLP:
 // [64, 128] → Linear 256 → GELU → Linear 10 → cross-entropy.
 func BenchmarkMLP(b *testing.B) {
+	tensor.NoPoison(b)
 	tensor.ManualSeed(1)
 	x := tensor.Randn(64, 128)
 	targets := tensor.RandInt(0, 10, 64)
@@ -104,6 +109,7 @@ func BenchmarkMLP(b *testing.B) {
 // BenchmarkMLPInference is the forward pass of BenchmarkMLP without
 // recording.
 func BenchmarkMLPInference(b *testing.B) {
+	tensor.NoPoison(b)
 	tensor.ManualSeed(1)
 	x := tensor.Randn(64, 128)
 	w1, b1 := tensor.Randn(128, 256), tensor.Zeros(256)

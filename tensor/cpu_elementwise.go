@@ -337,6 +337,9 @@ func binaryArith(op BinaryOp, d, a []float32, sa int, b []float32, sb int) {
 	n := len(d)
 	if sa == 1 && sb == 1 {
 		a, b = a[:n], b[:n]
+		if arithFast && arithF32(op, d, a, b) { // cpu_fast.go
+			return
+		}
 		switch op {
 		case OpAdd:
 			for k := range d {

@@ -142,6 +142,22 @@ func expSub(x []float32, m float32) float32 {
 	return sum
 }
 
+// expSubTo writes e^(x[i]−m) (exp32) into dst[i] and returns their sum.
+func expSubTo(dst, x []float32, m float32) float32 {
+	x = x[:len(dst)]
+	var sum float32
+	if n := len(dst) &^ 7; geluAsm && n > 0 {
+		sum = expSubToAVX2(&dst[0], &x[0], n, m)
+		dst, x = dst[n:], x[n:]
+	}
+	for j, v := range x {
+		e := exp32(v - m)
+		dst[j] = e
+		sum += e
+	}
+	return sum
+}
+
 // rowMax returns the largest element of x (NaN if there is one).
 func rowMax(x []float32) float32 {
 	m := x[0]
@@ -159,8 +175,7 @@ func logSumExpFast(x, scratch []float32) (float32, bool) {
 	if m-m != 0 { // NaN or ±Inf
 		return 0, false
 	}
-	copy(scratch, x)
-	return m + float32(math.Log(float64(expSub(scratch[:len(x)], m)))), true
+	return m + float32(math.Log(float64(expSubTo(scratch[:len(x)], x, m)))), true
 }
 
 // softmaxScaledFast writes scale·softmax(x) into dst for a non-empty row.
@@ -171,11 +186,8 @@ func softmaxScaledFast(dst, x []float32, scale float32) bool {
 	if m-m != 0 {
 		return false
 	}
-	copy(dst, x)
-	k := scale / expSub(dst[:len(x)], m)
-	for j := range dst[:len(x)] {
-		dst[j] *= k
-	}
+	dst = dst[:len(x)]
+	scaleF32(dst, scale/expSubTo(dst, x, m))
 	return true
 }
 
@@ -367,4 +379,142 @@ func layerNormFwdFast(d, ms, rs, xs, ws, bs []float32, rows, cols int, eps float
 			}
 		}
 	})
+}
+
+// softmaxFast selects softmaxRowFast and softmaxGradRowFast in
+// cpuBackend.Softmax and SoftmaxGrad; tests switch it off to compare with
+// the float64 reference.
+var softmaxFast = true
+
+// rowMax4 is rowMax in four independent chains (one chain is bound by the
+// latency of max). It returns NaN if x holds one.
+func rowMax4(x []float32) float32 {
+	m0 := x[0]
+	i := 0
+	if n := len(x) &^ 7; geluAsm && n > 0 {
+		m0 = maxAVX2(&x[0], n)
+		i = n
+	}
+	m1, m2, m3 := m0, m0, m0
+	for ; i+4 <= len(x); i += 4 {
+		v := x[i : i+4 : i+4]
+		m0 = max(m0, v[0])
+		m1 = max(m1, v[1])
+		m2 = max(m2, v[2])
+		m3 = max(m3, v[3])
+	}
+	for ; i < len(x); i++ {
+		m0 = max(m0, x[i])
+	}
+	return max(max(m0, m1), max(m2, m3))
+}
+
+// softmaxRowFast writes softmax(x), or log-softmax(x) if log, of a
+// non-empty row into y, with exp32 (the AVX2 kernel where there is one)
+// and a float32 sum. It reports false, having written nothing useful, when
+// the row's maximum is not finite (NaN, an all −Inf row, +Inf): the float64
+// reference handles those.
+func softmaxRowFast(y, x []float32, log bool) bool {
+	m := rowMax4(x)
+	if m-m != 0 {
+		return false
+	}
+	y = y[:len(x)]
+	sum := expSubTo(y, x, m)
+	if log {
+		ls := float32(math.Log(float64(sum)))
+		for j, v := range x {
+			y[j] = v - m - ls
+		}
+		return true
+	}
+	scaleF32(y, 1/sum)
+	return true
+}
+
+// scaleF32 multiplies x by k in place.
+func scaleF32(x []float32, k float32) {
+	if n := len(x) &^ 7; geluAsm && n > 0 {
+		scaleAVX2(&x[0], n, k)
+		x = x[n:]
+	}
+	for j := range x {
+		x[j] *= k
+	}
+}
+
+// arithFast selects arithF32 in cpuBackend.Binary; tests switch it off to
+// compare with the Go loops.
+var arithFast = true
+
+// arithF32 writes d[i] = a[i] op b[i] for the four arithmetic ops with the
+// AVX2 kernels (same IEEE results as the Go loop), the tail in Go. It
+// reports false, doing nothing, where there is no assembly.
+func arithF32(op BinaryOp, d, a, b []float32) bool {
+	n := len(d) &^ 7
+	if !geluAsm || n == 0 {
+		return false
+	}
+	a, b = a[:len(d)], b[:len(d)]
+	switch op {
+	case OpAdd:
+		addAVX2(&d[0], &a[0], &b[0], n)
+	case OpSub:
+		subAVX2(&d[0], &a[0], &b[0], n)
+	case OpMul:
+		mulAVX2(&d[0], &a[0], &b[0], n)
+	case OpDiv:
+		divAVX2(&d[0], &a[0], &b[0], n)
+	default:
+		return false
+	}
+	for k := n; k < len(d); k++ {
+		switch op {
+		case OpAdd:
+			d[k] = a[k] + b[k]
+		case OpSub:
+			d[k] = a[k] - b[k]
+		case OpMul:
+			d[k] = a[k] * b[k]
+		case OpDiv:
+			d[k] = a[k] / b[k]
+		}
+	}
+	return true
+}
+
+// dotF64 returns Σ a[i]·b[i] accumulated in float64, in four chains.
+func dotF64(a, b []float32) float64 {
+	b = b[:len(a)]
+	var a0, a1, a2, a3 float64
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		u, v := a[i:i+4:i+4], b[i:i+4:i+4]
+		a0 += float64(u[0]) * float64(v[0])
+		a1 += float64(u[1]) * float64(v[1])
+		a2 += float64(u[2]) * float64(v[2])
+		a3 += float64(u[3]) * float64(v[3])
+	}
+	for ; i < len(a); i++ {
+		a0 += float64(a[i]) * float64(b[i])
+	}
+	return (a0 + a1) + (a2 + a3)
+}
+
+// softmaxGradRowFast is one row of cpuBackend.SoftmaxGrad: the sums in
+// float64 chains, and for log-softmax e^y with exp32 instead of math.Exp.
+func softmaxGradRowFast(d, g, y []float32, log bool) {
+	g, y = g[:len(d)], y[:len(d)]
+	if log {
+		a := float32(sumF64(g))
+		expSubTo(d, y, 0)
+		for j, e := range d {
+			d[j] = g[j] - e*a
+		}
+		return
+	}
+	a := float32(dotF64(g, y))
+	for j, v := range y {
+		d[j] = v * (g[j] - a)
+	}
 }

@@ -28,3 +28,35 @@ func expSubAVX2(x *float32, n int, m float32) (sum float32)
 //
 //go:noescape
 func adamwAVX2(p, gr, m, v *float32, n int, c *adamwConsts)
+
+// maxAVX2 returns the largest of n elements (n a positive multiple of 8),
+// or NaN if one is NaN.
+//
+//go:noescape
+func maxAVX2(x *float32, n int) float32
+
+// scaleAVX2 multiplies n elements (n a multiple of 8) by k in place.
+//
+//go:noescape
+func scaleAVX2(x *float32, n int, k float32)
+
+// addAVX2, subAVX2, mulAVX2 and divAVX2 write d[i] = a[i] op b[i] for n
+// elements, n a multiple of 8 (IEEE results, identical to Go's).
+//
+//go:noescape
+func addAVX2(d, a, b *float32, n int)
+
+//go:noescape
+func subAVX2(d, a, b *float32, n int)
+
+//go:noescape
+func mulAVX2(d, a, b *float32, n int)
+
+//go:noescape
+func divAVX2(d, a, b *float32, n int)
+
+// expSubToAVX2 writes dst[i] = e^(x[i]−m) for n elements, n a multiple of 8,
+// and returns their sum.
+//
+//go:noescape
+func expSubToAVX2(dst, x *float32, n int, m float32) (sum float32)

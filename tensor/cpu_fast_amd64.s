@@ -520,3 +520,255 @@ adamloop:
 adamdone:
 	VZEROUPPER
 	RET
+
+// func maxAVX2(x *float32, n int) float32
+// The largest of n (a positive multiple of 8) elements, or NaN if one is NaN.
+TEXT ·maxAVX2(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VMOVUPS (SI), Y0
+	VMOVAPS Y0, Y1
+	VXORPS Y2, Y2, Y2
+	SHRQ $3, CX
+maxloop:
+	VMOVUPS (SI), Y3
+	VCMPPS $3, Y3, Y3, Y4 // unordered: NaN lanes
+	VORPS Y4, Y2, Y2
+	VMAXPS Y3, Y0, Y0
+	ADDQ $32, SI
+	DECQ CX
+	JNZ  maxloop
+	VPTEST Y2, Y2
+	JNZ  maxnan
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS X1, X0, X0
+	VPERMILPS $0x4e, X0, X1
+	VMAXPS X1, X0, X0
+	VPERMILPS $0xb1, X0, X1
+	VMAXPS X1, X0, X0
+	MOVSS X0, ret+16(FP)
+	VZEROUPPER
+	RET
+maxnan:
+	MOVL $0x7fc00000, AX
+	MOVL AX, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func scaleAVX2(x *float32, n int, k float32)
+// x[i] *= k for n (a multiple of 8) elements.
+TEXT ·scaleAVX2(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS k+16(FP), Y1
+	SHRQ $3, CX
+	JZ   scaledone
+scaleloop:
+	VMULPS (SI), Y1, Y0
+	VMOVUPS Y0, (SI)
+	ADDQ $32, SI
+	DECQ CX
+	JNZ  scaleloop
+scaledone:
+	VZEROUPPER
+	RET
+
+// func addAVX2(d, a, b *float32, n int)
+// d[i] = a[i] + b[i] for n (a multiple of 8) elements, 16 at a time.
+TEXT ·addAVX2(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	SHRQ $3, CX
+	JZ   adddone
+	TESTQ $1, CX
+	JZ   addpairs
+	VMOVUPS (SI), Y0
+	VADDPS (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	DECQ CX
+	JZ   adddone
+addpairs:
+	SHRQ $1, CX
+addloop:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VADDPS (DX), Y0, Y0
+	VADDPS 32(DX), Y1, Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  addloop
+adddone:
+	VZEROUPPER
+	RET
+
+// func subAVX2(d, a, b *float32, n int)
+// d[i] = a[i] - b[i] for n (a multiple of 8) elements, 16 at a time.
+TEXT ·subAVX2(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	SHRQ $3, CX
+	JZ   subdone
+	TESTQ $1, CX
+	JZ   subpairs
+	VMOVUPS (SI), Y0
+	VSUBPS (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	DECQ CX
+	JZ   subdone
+subpairs:
+	SHRQ $1, CX
+subloop:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VSUBPS (DX), Y0, Y0
+	VSUBPS 32(DX), Y1, Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  subloop
+subdone:
+	VZEROUPPER
+	RET
+
+// func mulAVX2(d, a, b *float32, n int)
+// d[i] = a[i] * b[i] for n (a multiple of 8) elements, 16 at a time.
+TEXT ·mulAVX2(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	SHRQ $3, CX
+	JZ   muldone
+	TESTQ $1, CX
+	JZ   mulpairs
+	VMOVUPS (SI), Y0
+	VMULPS (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	DECQ CX
+	JZ   muldone
+mulpairs:
+	SHRQ $1, CX
+mulloop:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMULPS (DX), Y0, Y0
+	VMULPS 32(DX), Y1, Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  mulloop
+muldone:
+	VZEROUPPER
+	RET
+
+// func divAVX2(d, a, b *float32, n int)
+// d[i] = a[i] / b[i] for n (a multiple of 8) elements, 16 at a time.
+TEXT ·divAVX2(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	SHRQ $3, CX
+	JZ   divdone
+	TESTQ $1, CX
+	JZ   divpairs
+	VMOVUPS (SI), Y0
+	VDIVPS (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	DECQ CX
+	JZ   divdone
+divpairs:
+	SHRQ $1, CX
+divloop:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VDIVPS (DX), Y0, Y0
+	VDIVPS 32(DX), Y1, Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  divloop
+divdone:
+	VZEROUPPER
+	RET
+
+// func expSubToAVX2(dst, x *float32, n int, m float32) (sum float32)
+// dst[i] = e^(x[i]−m) for n (a multiple of 8) elements, as expSubAVX2 (which
+// works in place); returns the sum of the results.
+TEXT ·expSubToAVX2(SB), NOSPLIT, $0-36
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS m+24(FP), Y14
+	VMOVUPS gelu_minarg<>(SB), Y13
+	VXORPS Y8, Y8, Y8
+	SHRQ $3, CX
+	JZ   exptodone
+exptoloop:
+	VMOVUPS (SI), Y1
+	VSUBPS Y14, Y1, Y1
+	VCMPPS $1, Y13, Y1, Y3
+	VMAXPS Y1, Y13, Y1
+	VMOVUPS gelu_log2e<>(SB), Y4
+	VFMADD213PS gelu_half<>(SB), Y1, Y4
+	VROUNDPS $1, Y4, Y4
+	VMOVAPS Y1, Y5
+	VFNMADD231PS gelu_c1<>(SB), Y4, Y5
+	VFNMADD231PS gelu_c2<>(SB), Y4, Y5
+	VMOVUPS gelu_p0<>(SB), Y6
+	VFMADD213PS gelu_p1<>(SB), Y5, Y6
+	VFMADD213PS gelu_p2<>(SB), Y5, Y6
+	VFMADD213PS gelu_p3<>(SB), Y5, Y6
+	VFMADD213PS gelu_p4<>(SB), Y5, Y6
+	VFMADD213PS gelu_p5<>(SB), Y5, Y6
+	VMULPS Y5, Y5, Y7
+	VFMADD213PS Y5, Y7, Y6
+	VADDPS gelu_one<>(SB), Y6, Y6
+	VCVTPS2DQ Y4, Y4
+	VPSLLD $23, Y4, Y4
+	VPADDD gelu_bias<>(SB), Y4, Y4
+	VMULPS Y4, Y6, Y6
+	VANDNPS Y6, Y3, Y6
+	VMOVUPS Y6, (DI)
+	VADDPS Y6, Y8, Y8
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  exptoloop
+exptodone:
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	MOVSS X8, sum+32(FP)
+	VZEROUPPER
+	RET

@@ -13,3 +13,14 @@ func expSubAVX2(x *float32, n int, m float32) float32 { panic("tensor: expSubAVX
 func adamwAVX2(p, gr, m, v *float32, n int, c *adamwConsts) {
 	panic("tensor: adamwAVX2 without assembly")
 }
+
+func maxAVX2(x *float32, n int) float32      { panic("tensor: maxAVX2 without assembly") }
+func scaleAVX2(x *float32, n int, k float32) { panic("tensor: scaleAVX2 without assembly") }
+func addAVX2(d, a, b *float32, n int)        { panic("tensor: addAVX2 without assembly") }
+func subAVX2(d, a, b *float32, n int)        { panic("tensor: subAVX2 without assembly") }
+func mulAVX2(d, a, b *float32, n int)        { panic("tensor: mulAVX2 without assembly") }
+func divAVX2(d, a, b *float32, n int)        { panic("tensor: divAVX2 without assembly") }
+
+func expSubToAVX2(dst, x *float32, n int, m float32) float32 {
+	panic("tensor: expSubToAVX2 without assembly")
+}

@@ -110,6 +110,7 @@ func testGELUFast(t *testing.T) {
 }
 
 func BenchmarkGELUFast(b *testing.B) {
+	NoPoison(b)
 	xs := make([]float32, 1<<16)
 	for i := range xs {
 		xs[i] = float32(i%2000)/200 - 5
@@ -122,6 +123,7 @@ func BenchmarkGELUFast(b *testing.B) {
 }
 
 func BenchmarkGELUReference(b *testing.B) {
+	NoPoison(b)
 	xs := make([]float32, 1<<16)
 	for i := range xs {
 		xs[i] = float32(i%2000)/200 - 5
@@ -297,6 +299,7 @@ func TestLayerNormGradFast(t *testing.T) {
 }
 
 func BenchmarkAdamWKernel(b *testing.B) {
+	NoPoison(b)
 	defer func(f bool) { adamwFast = f }(adamwFast)
 	const n = 1 << 16
 	p, g, m, v := make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
@@ -318,6 +321,7 @@ func BenchmarkAdamWKernel(b *testing.B) {
 }
 
 func BenchmarkLayerNormGrad(b *testing.B) {
+	NoPoison(b)
 	defer func(f bool) { layerNormFast = f }(layerNormFast)
 	const rows, cols = 768, 128 // the GPT CPU recipe's activations
 	gen := NewGenerator(1)
@@ -410,4 +414,191 @@ func closeF(got, want, rtol float64) bool {
 		return got == want
 	}
 	return math.Abs(got-want) <= rtol*(math.Abs(want)+1e-3)
+}
+
+// softmaxRows returns rows×cols inputs for the softmax tests: random rows,
+// then rows with a NaN, a −Inf, all −Inf, a +Inf and huge values.
+func softmaxRows(rows, cols int) []float32 {
+	g := NewGenerator(7)
+	x := make([]float32, rows*cols)
+	for i := range x {
+		x[i] = float32(g.NormFloat64() * 4)
+	}
+	special := [][]float32{
+		{float32(math.NaN())},
+		{float32(math.Inf(-1))},
+		nil, // all −Inf
+		{float32(math.Inf(1))},
+		{1e30, -1e30, 3e4},
+	}
+	for k, sp := range special {
+		r := rows - 1 - k
+		if r < 0 {
+			break
+		}
+		row := x[r*cols : (r+1)*cols]
+		if sp == nil {
+			for j := range row {
+				row[j] = float32(math.Inf(-1))
+			}
+			continue
+		}
+		for j, v := range sp {
+			row[(j*5)%cols] = v
+		}
+	}
+	return x
+}
+
+// closeOrBothNaN reports whether got is within tol (relative to max(1,
+// |want|)) of want, or both are NaN.
+func closeOrBothNaN(got, want, tol float32) bool {
+	if want != want || got != got {
+		return want != want && got != got
+	}
+	if math.IsInf(float64(want), 0) {
+		return got == want
+	}
+	return math.Abs(float64(got-want)) <= float64(tol*max(1, float32(math.Abs(float64(want)))))
+}
+
+// TestSoftmaxFast compares the exp32 softmax, log-softmax and their
+// gradients (assembly and Go loops) with the float64 reference kernels.
+func TestSoftmaxFast(t *testing.T) {
+	defer func(f, a bool) { softmaxFast, geluAsm = f, a }(softmaxFast, geluAsm)
+	have := geluAsm
+	for _, asm := range []bool{false, true} {
+		if asm && !have {
+			continue
+		}
+		geluAsm = asm
+		for _, cols := range []int{1, 5, 8, 13, 64, 203} {
+			rows := 9
+			x := softmaxRows(rows, cols)
+			g := softmaxRows(rows, cols)[:rows*cols]
+			for i := range g { // finite upstream gradients
+				if g[i]-g[i] != 0 {
+					g[i] = 0.5
+				}
+			}
+			for _, log := range []bool{false, true} {
+				run := func(fast bool) (y, dx []float32) {
+					softmaxFast = fast
+					y, dx = make([]float32, len(x)), make([]float32, len(x))
+					cpu.Softmax(&cpuStorage{f: y}, &cpuStorage{f: x}, rows, cols, log)
+					cpu.SoftmaxGrad(&cpuStorage{f: dx}, &cpuStorage{f: g}, &cpuStorage{f: y}, rows, cols, log)
+					return y, dx
+				}
+				wy, wdx := run(false)
+				gy, gdx := run(true)
+				for i := range wy {
+					if !closeOrBothNaN(gy[i], wy[i], 2e-6) {
+						t.Fatalf("asm=%v cols=%d log=%v: y[%d] (x %v) = %v, want %v", asm, cols, log, i, x[i], gy[i], wy[i])
+					}
+					if !closeOrBothNaN(gdx[i], wdx[i], 1e-5) {
+						t.Fatalf("asm=%v cols=%d log=%v: dx[%d] = %v, want %v", asm, cols, log, i, gdx[i], wdx[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestRowMax4 checks the multi-chain and assembly maximum, NaN included.
+func TestRowMax4(t *testing.T) {
+	defer func(a bool) { geluAsm = a }(geluAsm)
+	have := geluAsm
+	for _, asm := range []bool{false, true} {
+		if asm && !have {
+			continue
+		}
+		geluAsm = asm
+		for _, n := range []int{1, 3, 8, 9, 16, 31, 100} {
+			for at := range n {
+				x := make([]float32, n)
+				for i := range x {
+					x[i] = -float32(i%7) - 100
+				}
+				x[at] = -3
+				if got := rowMax4(x); got != -3 {
+					t.Fatalf("asm=%v n=%d: max with −3 at %d = %v", asm, n, at, got)
+				}
+				x[at] = float32(math.NaN())
+				if got := rowMax4(x); got == got {
+					t.Fatalf("asm=%v n=%d: max with NaN at %d = %v", asm, n, at, got)
+				}
+			}
+		}
+	}
+}
+
+// TestArithFast checks that the assembly add, sub, mul and div give the Go
+// loops' results bit for bit, specials and tails included.
+func TestArithFast(t *testing.T) {
+	defer func(f bool) { arithFast = f }(arithFast)
+	g := NewGenerator(3)
+	for _, n := range []int{1, 7, 8, 15, 16, 17, 24, 40, 1001} {
+		a, b := make([]float32, n), make([]float32, n)
+		for i := range a {
+			a[i], b[i] = float32(g.NormFloat64()), float32(g.NormFloat64())
+		}
+		specials := []float32{0, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 1e38, -0.0}
+		for i, v := range specials {
+			if i < n {
+				a[i], b[(i*3)%n] = v, specials[(i+2)%len(specials)]
+			}
+		}
+		for _, op := range []BinaryOp{OpAdd, OpSub, OpMul, OpDiv} {
+			run := func(fast bool) []float32 {
+				arithFast = fast
+				d := make([]float32, n)
+				l := contiguousLayout([]int{n})
+				cpu.Binary(op, &cpuStorage{f: d}, &cpuStorage{f: a}, l, &cpuStorage{f: b}, l)
+				return d
+			}
+			want, got := run(false), run(true)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+					t.Fatalf("op %v n=%d: [%d] %v, %v: got %v, want %v", op, n, i, a[i], b[i], got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestExpSubTo checks that the two-operand exponential gives the in-place
+// one's results and sum bit for bit, leaving its source alone.
+func TestExpSubTo(t *testing.T) {
+	defer func(a bool) { geluAsm = a }(geluAsm)
+	have := geluAsm
+	for _, asm := range []bool{false, true} {
+		if asm && !have {
+			continue
+		}
+		geluAsm = asm
+		for _, n := range []int{1, 7, 8, 9, 64, 203} {
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = float32(i%23)*4.5 - 95
+			}
+			x[n/2] = float32(math.Inf(-1))
+			src := append([]float32(nil), x...)
+			dst := make([]float32, n)
+			gotSum := expSubTo(dst, x, -1.25)
+			for i := range x {
+				if math.Float32bits(x[i]) != math.Float32bits(src[i]) {
+					t.Fatalf("asm=%v n=%d: source [%d] changed to %v", asm, n, i, x[i])
+				}
+			}
+			wantSum := expSub(x, -1.25)
+			if math.Float32bits(gotSum) != math.Float32bits(wantSum) {
+				t.Fatalf("asm=%v n=%d: sum %v, want %v", asm, n, gotSum, wantSum)
+			}
+			for i := range dst {
+				if math.Float32bits(dst[i]) != math.Float32bits(x[i]) {
+					t.Fatalf("asm=%v n=%d: [%d] = %v, want %v", asm, n, i, dst[i], x[i])
+				}
+			}
+		}
+	}
 }

@@ -7,6 +7,9 @@ func (cpuBackend) Softmax(dst, src Storage, rows, cols int, log bool) {
 	parallelFor(rows, max(1, grain/max(cols, 1)), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			x, y := s[r*cols:(r+1)*cols], d[r*cols:(r+1)*cols]
+			if softmaxFast && cols > 0 && softmaxRowFast(y, x, log) { // cpu_fast.go
+				continue
+			}
 			m := float32(math.Inf(-1))
 			for _, v := range x {
 				m = max(m, v)
@@ -42,6 +45,10 @@ func (cpuBackend) SoftmaxGrad(dst, g, y Storage, rows, cols int, log bool) {
 	parallelFor(rows, max(1, grain/max(cols, 1)), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			gr, yr, dr := gs[r*cols:(r+1)*cols], ys[r*cols:(r+1)*cols], d[r*cols:(r+1)*cols]
+			if softmaxFast { // cpu_fast.go
+				softmaxGradRowFast(dr, gr, yr, log)
+				continue
+			}
 			var acc float64
 			if log {
 				for _, v := range gr {

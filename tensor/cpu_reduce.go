@@ -51,12 +51,46 @@ func (cpuBackend) Reduce(op ReduceOp, dst, src Storage, sl Layout, dim int) {
 		d[0] = float32(acc)
 		return
 	}
+	if op == ReduceSum && reduceRowsFast && pl.inner[1] == 1 && st != 1 {
+		// a run of consecutive outputs reads consecutive inputs (a sum
+		// over a leading dimension, such as a bias gradient): add whole
+		// rows into float64 accumulators instead of walking each strided
+		// line. Every output's sum has the same terms in the same order
+		// as reduceLine's, so the results are identical.
+		// The plan splits by outputs only; a run is split further here,
+		// since each output costs n additions.
+		pl.run(func(o []int, cnt int) {
+			parallelFor(cnt, max(64, grain/max(n, 1)), func(lo, hi int) {
+				var buf [256]float64
+				for k0 := lo; k0 < hi; k0 += len(buf) {
+					acc := buf[:min(len(buf), hi-k0)]
+					clear(acc)
+					for j := range n {
+						b := o[1] + k0 + j*st
+						row := s[b : b+len(acc)]
+						for k := range acc {
+							acc[k] += float64(row[k])
+						}
+					}
+					dd := d[o[0]+k0 : o[0]+k0+len(acc)]
+					for k, v := range acc {
+						dd[k] = float32(v)
+					}
+				}
+			})
+		})
+		return
+	}
 	pl.run(func(o []int, cnt int) {
 		for k := range cnt {
 			d[o[0]+k] = reduceLine(op, s, o[1]+k*pl.inner[1], st, n)
 		}
 	})
 }
+
+// reduceRowsFast selects the row-wise accumulation of sums over a strided
+// dimension in cpuBackend.Reduce; tests switch it off to compare.
+var reduceRowsFast = true
 
 // reduceLine reduces n elements of s starting at base with stride st.
 // Sums accumulate in float64.

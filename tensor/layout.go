@@ -1,6 +1,6 @@
 package tensor
 
-import "fmt"
+import "strconv"
 
 // Layout says how a tensor's elements sit in its storage: element
 // (i0, i1, ...) is at Offset + i0*Strides[0] + i1*Strides[1] + ...
@@ -195,7 +195,19 @@ func Collapse(shape []int, strides ...[]int) ([]int, [][]int) {
 	return outShape, outStrides
 }
 
-func shapeString(s []int) string { return fmt.Sprint(s) }
+// shapeString formats s as fmt.Sprint does ("[2 3]"), without fmt's
+// reflection: record calls it for every recorded op.
+func shapeString(s []int) string {
+	b := make([]byte, 0, 2+8*len(s))
+	b = append(b, '[')
+	for i, v := range s {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = strconv.AppendInt(b, int64(v), 10)
+	}
+	return string(append(b, ']'))
+}
 
 // MatrixOperand says how the matrices of a [..., rows, cols] layout are laid
 // out for BLAS: row-major with leading dimension ld (trans false) or

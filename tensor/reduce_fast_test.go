@@ -63,3 +63,58 @@ func TestReduceAllFastPath(t *testing.T) {
 		}
 	}
 }
+
+// TestReduceRowsFast checks sums over a leading or middle dimension (rows
+// added into float64 accumulators) against the per-line reference bit for
+// bit, with runs longer than the accumulator block and split across
+// workers, views at an offset, transposed and broadcast inputs.
+func TestReduceRowsFast(t *testing.T) {
+	defer func(f bool) { reduceRowsFast = f }(reduceRowsFast)
+	ManualSeed(11)
+	type tc struct {
+		x   *Tensor
+		dim int
+	}
+	var cases []tc
+	for _, shape := range [][]int{{64, 256}, {3, 1000}, {7, 5, 300}, {1, 9}, {0, 4}, {40000, 2}, {300, 700}} {
+		x := Randn(shape...)
+		for d := range shape {
+			cases = append(cases, tc{x, d})
+		}
+	}
+	wide := Randn(3, 300, 257)
+	cases = append(cases,
+		tc{wide.Narrow(1, 3, 200), 0},
+		tc{wide.Narrow(2, 1, 256), 1},
+		tc{wide.Transpose(0, 2), 1},
+		tc{Randn(1, 513).Expand(6, 513), 0})
+	for _, c := range cases {
+		reduceRowsFast = false
+		want := c.x.Sum(c.dim).Float32s()
+		reduceRowsFast = true
+		got := c.x.Sum(c.dim).Float32s()
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("Sum(%d) of %v (strides %v): [%d] = %v, want %v", c.dim, c.x.Shape(), c.x.Strides(), i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// BenchmarkSumRows sums a GPT layer's [768, 512] gradient over its rows (a
+// bias gradient), with the row-wise accumulation and with the per-line
+// reference.
+func BenchmarkSumRows(b *testing.B) {
+	NoPoison(b)
+	defer func(f bool) { reduceRowsFast = f }(reduceRowsFast)
+	ManualSeed(1)
+	x := Randn(768, 512)
+	for _, fast := range []bool{true, false} {
+		b.Run(map[bool]string{true: "rows", false: "lines"}[fast], func(b *testing.B) {
+			reduceRowsFast = fast
+			for b.Loop() {
+				x.Sum(0)
+			}
+		})
+	}
+}

@@ -10,6 +10,17 @@ import (
 // NaN in its result, which the golden and reference comparisons catch.
 func init() { poisonUninit = true }
 
+// NoPoison turns the poisoning of uninitialised outputs off until tb ends.
+// Every benchmark of the package calls it (those of package tensor_test
+// too): they must measure what users run, and filling a fresh buffer with
+// poison costs as much as a bandwidth-bound kernel itself (it doubled the
+// time of BenchmarkAdd).
+func NoPoison(tb testing.TB) {
+	old := poisonUninit
+	poisonUninit = false
+	tb.Cleanup(func() { poisonUninit = old })
+}
+
 func TestEmptyOutPoisoned(t *testing.T) {
 	for _, n := range []int{0, 1, 7, 5000} {
 		out := emptyOut(cpu, []int{n})
