@@ -16,22 +16,17 @@ type Node struct {
 
 	leaf     bool
 	released bool
-	id       int
 }
-
-var nextID int
 
 // NewNode records an operation node. backward is called once during Run,
 // after every node that consumes this node's output has run.
 func NewNode(op, label string, inputs []*Node, backward func()) *Node {
-	nextID++
-	return &Node{Op: op, Label: label, Inputs: inputs, Backward: backward, id: nextID}
+	return &Node{Op: op, Label: label, Inputs: inputs, Backward: backward}
 }
 
 // NewLeaf returns the node of a leaf that accumulates its gradient.
 func NewLeaf(label string) *Node {
-	nextID++
-	return &Node{Op: "AccumulateGrad", Label: label, leaf: true, id: nextID}
+	return &Node{Op: "AccumulateGrad", Label: label, leaf: true}
 }
 
 // IsLeaf reports whether n is a leaf node.
