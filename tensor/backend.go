@@ -1,6 +1,9 @@
 package tensor
 
-import "fmt"
+import (
+	"fmt"
+	"sync"
+)
 
 // Storage is a flat buffer of elements owned by a backend. Tensors view
 // storages through a Layout; several tensors may share one storage.
@@ -188,14 +191,25 @@ var backends = map[DeviceKind]func(index int) (Backend, error){
 // RegisterBackend makes the backend constructor available for devices of
 // kind. Package cuda calls it from init in builds with the cuda tag.
 func RegisterBackend(kind DeviceKind, open func(index int) (Backend, error)) {
+	backendsMu.Lock()
+	defer backendsMu.Unlock()
 	backends[kind] = open
 }
+
+// backendsMu guards backends and openBackends: devices may be opened from
+// several goroutines.
+var backendsMu sync.Mutex
 
 var openBackends = map[Device]Backend{CPU: cpu}
 
 // BackendFor returns the backend of dev, or an error when the device is not
 // available (no GPU build, no such device).
 func BackendFor(dev Device) (Backend, error) {
+	if dev == CPU {
+		return cpu, nil
+	}
+	backendsMu.Lock()
+	defer backendsMu.Unlock()
 	if b, ok := openBackends[dev]; ok {
 		return b, nil
 	}
