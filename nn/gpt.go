@@ -261,10 +261,6 @@ func (g *GPT) String() string {
 	return treeString("GPT", NumParams(g), []child{{"transformer", transformer}, {"lm_head", lmHead}})
 }
 
-// HTML returns a table of the parameters (name, shape, count) for
-// notebooks.
-func (g *GPT) HTML() string { return ParamsHTML(g) }
-
 type stringFunc func() string
 
 func (f stringFunc) String() string { return f() }
