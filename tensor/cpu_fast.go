@@ -128,19 +128,7 @@ func f32GELU(x float32) float32 {
 }
 
 // expSub replaces x[i] by e^(x[i]−m) (exp32) and returns their sum.
-func expSub(x []float32, m float32) float32 {
-	var sum float32
-	if n := len(x) &^ 7; geluAsm && n > 0 {
-		sum = expSubAVX2(&x[0], n, m)
-		x = x[n:]
-	}
-	for j, v := range x {
-		e := exp32(v - m)
-		x[j] = e
-		sum += e
-	}
-	return sum
-}
+func expSub(x []float32, m float32) float32 { return expSubTo(x, x, m) }
 
 // expSubTo writes e^(x[i]−m) (exp32) into dst[i] and returns their sum.
 func expSubTo(dst, x []float32, m float32) float32 {

@@ -18,12 +18,6 @@ func geluAVX2(dst, x *float32, n int)
 //go:noescape
 func geluGradAVX2(dst, gr, x *float32, n int)
 
-// expSubAVX2 replaces x[i] by e^(x[i]−m) for n elements, n a multiple of 8,
-// and returns their sum.
-//
-//go:noescape
-func expSubAVX2(x *float32, n int, m float32) (sum float32)
-
 // adamwAVX2 is cpuBackend.AdamW's loop for n elements, n a multiple of 8.
 //
 //go:noescape
@@ -55,7 +49,7 @@ func mulAVX2(d, a, b *float32, n int)
 //go:noescape
 func divAVX2(d, a, b *float32, n int)
 
-// expSubToAVX2 writes dst[i] = e^(x[i]−m) for n elements, n a multiple of 8,
+// expSubToAVX2 writes dst[i] = e^(x[i]−m) (dst may be x) for n elements, n a multiple of 8,
 // and returns their sum.
 //
 //go:noescape

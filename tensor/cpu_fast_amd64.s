@@ -421,56 +421,6 @@ bwddone:
 	VZEROUPPER
 	RET
 
-// func expSubAVX2(x *float32, n int, m float32) (sum float32)
-// x[i] = e^(x[i]−m) for n (a multiple of 8) elements (exp32's method; NaN
-// stays NaN, arguments below −87.3 give 0); returns the sum of the results.
-TEXT ·expSubAVX2(SB), NOSPLIT, $0-28
-	MOVQ x+0(FP), SI
-	MOVQ n+8(FP), CX
-	VBROADCASTSS m+16(FP), Y14
-	VMOVUPS gelu_minarg<>(SB), Y13
-	VXORPS Y8, Y8, Y8
-	SHRQ $3, CX
-	JZ   expdone
-exploop:
-	VMOVUPS (SI), Y1
-	VSUBPS Y14, Y1, Y1
-	VCMPPS $1, Y13, Y1, Y3
-	VMAXPS Y1, Y13, Y1
-	VMOVUPS gelu_log2e<>(SB), Y4
-	VFMADD213PS gelu_half<>(SB), Y1, Y4
-	VROUNDPS $1, Y4, Y4
-	VMOVAPS Y1, Y5
-	VFNMADD231PS gelu_c1<>(SB), Y4, Y5
-	VFNMADD231PS gelu_c2<>(SB), Y4, Y5
-	VMOVUPS gelu_p0<>(SB), Y6
-	VFMADD213PS gelu_p1<>(SB), Y5, Y6
-	VFMADD213PS gelu_p2<>(SB), Y5, Y6
-	VFMADD213PS gelu_p3<>(SB), Y5, Y6
-	VFMADD213PS gelu_p4<>(SB), Y5, Y6
-	VFMADD213PS gelu_p5<>(SB), Y5, Y6
-	VMULPS Y5, Y5, Y7
-	VFMADD213PS Y5, Y7, Y6
-	VADDPS gelu_one<>(SB), Y6, Y6
-	VCVTPS2DQ Y4, Y4
-	VPSLLD $23, Y4, Y4
-	VPADDD gelu_bias<>(SB), Y4, Y4
-	VMULPS Y4, Y6, Y6
-	VANDNPS Y6, Y3, Y6
-	VMOVUPS Y6, (SI)
-	VADDPS Y6, Y8, Y8
-	ADDQ $32, SI
-	DECQ CX
-	JNZ  exploop
-expdone:
-	VEXTRACTF128 $1, Y8, X9
-	VADDPS X9, X8, X8
-	VHADDPS X8, X8, X8
-	VHADDPS X8, X8, X8
-	MOVSS X8, sum+24(FP)
-	VZEROUPPER
-	RET
-
 // func adamwAVX2(p, gr, m, v *float32, n int, c *adamwConsts)
 // PyTorch's AdamW update for n (a multiple of 8) elements, with the same
 // float32 operations in the same order as cpuBackend.AdamW's loop (no FMA),
@@ -722,8 +672,9 @@ divdone:
 	RET
 
 // func expSubToAVX2(dst, x *float32, n int, m float32) (sum float32)
-// dst[i] = e^(x[i]−m) for n (a multiple of 8) elements, as expSubAVX2 (which
-// works in place); returns the sum of the results.
+// dst[i] = e^(x[i]−m) for n (a multiple of 8) elements (exp32's method; NaN
+// stays NaN, arguments below −87.3 give 0); dst may be x. Returns the sum of
+// the results.
 TEXT ·expSubToAVX2(SB), NOSPLIT, $0-36
 	MOVQ dst+0(FP), DI
 	MOVQ x+8(FP), SI
