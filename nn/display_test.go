@@ -2,36 +2,20 @@ package nn_test
 
 import (
 	"encoding/xml"
-	"flag"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/wickml/wick/internal/golden"
 	"github.com/wickml/wick/nn"
 )
 
-// -update-display rewrites ../testdata/display/nn (a distinct flag name, so that
-// it cannot clash with other golden-file flags of the package's tests).
-var updateDisplay = flag.Bool("update-display", false, "rewrite the golden files in ../testdata/display/nn")
-
+// displayGolden compares got with ../testdata/display/nn/<name>
+// (-update-golden rewrites it).
 func displayGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("..", "testdata", "display", "nn", name)
-	if *updateDisplay {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update-display to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from the golden file (check, then run go test -update-display):\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
+	golden.Check(t, filepath.Join("..", "testdata", "display", "nn", name), got)
 }
 
 func tinyGPT() *nn.GPT {

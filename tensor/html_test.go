@@ -2,39 +2,20 @@ package tensor_test
 
 import (
 	"encoding/xml"
-	"flag"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/wickml/wick/internal/golden"
 	"github.com/wickml/wick/tensor"
 )
 
-// -update-display rewrites the HTML and graph golden files (a distinct
-// name, so that it cannot clash with other golden-file flags of the
-// package's tests).
-var updateDisplay = flag.Bool("update-display", false, "rewrite testdata/html and testdata/graph golden files")
-
-// displayGolden compares got with testdata/<dir>/<name>, or rewrites it
-// with -update-display.
+// displayGolden compares got with testdata/<dir>/<name> (-update-golden
+// rewrites it).
 func displayGolden(t *testing.T, dir, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", dir, name)
-	if *updateDisplay {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update-display to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from the golden file (check, then run go test -update-display):\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", dir, name), got)
 }
 
 // checkXML fails unless s is well-formed XML (so the browser's HTML parser
