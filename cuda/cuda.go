@@ -6,6 +6,9 @@
 
 package cuda
 
+// #include "cuinit.h"
+import "C"
+
 import (
 	"errors"
 	"fmt"
@@ -41,6 +44,9 @@ func Available() bool { return DeviceCount() > 0 }
 
 // DeviceCount returns the number of CUDA devices (0 without GPU support).
 func DeviceCount() int {
+	if initErr != nil {
+		return 0
+	}
 	n, err := cu.NumDevices()
 	if err != nil {
 		return 0
@@ -186,7 +192,77 @@ var (
 	devices   = map[int]*device{}
 )
 
+var (
+	// cuInitResult is what the driver's cuInit returned when gorgonia.org/cu
+	// initialised it (0: CUDA_SUCCESS), or C.WICK_CUINIT_MISSING.
+	cuInitResult = int(C.wick_cuinit_result())
+	// initErr is why the NVIDIA driver cannot be used (nil when it
+	// initialised): every device request returns it, and DeviceCount is 0.
+	initErr = cuInitError(cuInitResult)
+)
+
+// cuInitError turns the result of the driver's cuInit, as kept by the
+// interposed cuInit of cuinit.c, into an error that says why no GPU can be
+// used; nil for CUDA_SUCCESS.
+//
+// gorgonia.org/cu exits the program in its init when cuInit fails;
+// cuinit.c defines cuInit in the binary itself, so that gorgonia's call
+// always succeeds and a binary built with the cuda tag starts (and runs
+// on the CPU) on a machine with the driver but no GPU.
+func cuInitError(code int) error {
+	if code == 0 {
+		return nil
+	}
+	if code == C.WICK_CUINIT_MISSING {
+		return errors.New("cuda: the NVIDIA driver cannot be used: libcuda.so.1 has no cuInit (a broken driver installation?)")
+	}
+	why, ok := cuInitReasons[code]
+	if !ok {
+		why = "the NVIDIA driver failed to initialise"
+	}
+	return fmt.Errorf("cuda: %s (cuInit: %s)", why, cuResultName(code))
+}
+
+// cuInitReasons says in words what the common failures of cuInit mean.
+var cuInitReasons = map[int]string{
+	3:   "the NVIDIA driver failed to initialise",
+	35:  "the NVIDIA driver is too old for its CUDA library libcuda.so.1",
+	100: "the NVIDIA driver found no usable GPU",
+	304: "the operating system refused the NVIDIA driver's request (can this user open /dev/nvidia*?)",
+	803: "the NVIDIA driver's kernel module and its libcuda.so.1 are different versions",
+	804: "the CUDA forward-compatibility driver does not support this GPU",
+	999: "the NVIDIA driver failed to initialise with an unknown error (is the nvidia kernel module loaded? try nvidia-smi)",
+}
+
+// cuResultNames are the driver's names of the results cuInitReasons
+// explains; other results are named by the driver (cuGetErrorName).
+var cuResultNames = map[int]string{
+	3:   "CUDA_ERROR_NOT_INITIALIZED",
+	35:  "CUDA_ERROR_INSUFFICIENT_DRIVER",
+	100: "CUDA_ERROR_NO_DEVICE",
+	304: "CUDA_ERROR_OPERATING_SYSTEM",
+	803: "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+	804: "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
+	999: "CUDA_ERROR_UNKNOWN",
+}
+
+// cuResultName returns the driver's name of a CUresult, such as
+// "CUDA_ERROR_NO_DEVICE" (gorgonia.org/cu's names are of an unexported
+// type that cannot be built from a number).
+func cuResultName(code int) string {
+	if name, ok := cuResultNames[code]; ok {
+		return name
+	}
+	if name := C.wick_cu_error_name(C.int(code)); name != nil {
+		return C.GoString(name)
+	}
+	return fmt.Sprintf("CUresult %d", code)
+}
+
 func checkIndex(i int) error {
+	if initErr != nil {
+		return initErr
+	}
 	n, err := cu.NumDevices()
 	if err != nil {
 		return fmt.Errorf("cuda: counting devices: %w", err)

@@ -11,12 +11,17 @@
 // from CUDA: cuBLAS is loaded at run time with dlopen (the newest of
 // libcublas.so.13, .12, .11 found), and the kernels ship inside the binary
 // as PTX that the driver compiles for the GPU at start-up. Such a binary
-// needs the driver and a GPU to start at all (gorgonia.org/cu initialises
-// the driver when the program starts and exits if it cannot), so the
-// default build, without the tag, is the CPU-only one: there this package
-// is a stub whose Available reports false and whose functions return
-// ErrNotBuilt, and package tensor answers requests for CUDA devices with an
-// error that says how to build with GPU support.
+// needs the driver library to load, but it starts on a machine without a
+// GPU (or with a driver that fails to initialise): Available then reports
+// false and every device request returns an error that names the driver's
+// reason, such as "cuda: the NVIDIA driver found no usable GPU (cuInit:
+// CUDA_ERROR_NO_DEVICE)". (gorgonia.org/cu initialises the driver when the
+// program starts and exits if it cannot; cuinit.c interposes the driver's
+// cuInit so that the program goes on.) The default build, without the tag,
+// is the CPU-only one: there this package is a stub whose Available reports
+// false and whose functions return ErrNotBuilt, and package tensor answers
+// requests for CUDA devices with an error that says how to build with GPU
+// support.
 //
 // Importing the package (for its side effect, import _ ".../cuda") registers
 // the backend with package tensor:

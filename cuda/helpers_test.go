@@ -25,7 +25,11 @@ var seedFlag = flag.Uint64("seed", 0, "seed of the random test inputs (0: from t
 func gpu(t testing.TB) (g, c tensor.Backend) {
 	t.Helper()
 	if !Available() {
-		t.Skip("cuda: no CUDA device on this machine; the GPU tests need one (they run on a lent device, see scripts/device-check.sh)")
+		why := "cuda: no CUDA device on this machine"
+		if initErr != nil {
+			why = initErr.Error()
+		}
+		t.Skipf("%s; the GPU tests need one (they run on a lent device, see scripts/device-check.sh)", why)
 	}
 	g, err := tensor.BackendFor(tensor.CUDA(0))
 	if err != nil {

@@ -10,18 +10,22 @@
 #   4. compiles the cuda package's test binary (go test -c -tags cuda) and
 #      checks with ldd that it links libcuda.so.1 and nothing else from CUDA
 #      (cuBLAS is loaded with dlopen at run time: DESIGN.md, hard rule 3),
-#   5. runs the cuda package's plain-Go tests, which need no GPU: kernel
+#   5. go test -tags cuda ./...: the whole module with the GPU backend
+#      linked in. Without a GPU the binaries start all the same (cuda/cuinit.c
+#      keeps gorgonia.org/cu's init from exiting) and the GPU tests skip;
+#      what runs is every CPU test, the cuda package's plain-Go tests (kernel
 #      launch planning, the cuBLAS calls of MatMul and attention against a
-#      reference sgemm, the allocator's policy, the Philox reference, the
-#      stub, and that cuda.go and stub.go declare the same API,
+#      reference sgemm, the allocator's policy, the Philox reference, that
+#      cuda.go and stub.go declare the same API), the no-GPU path (every
+#      device request fails naming the driver's cuInit error), and
+#      cmd/train training on the CPU with --device=cuda failing in one line.
+#      (The stub's own test runs in the pure-Go go test ./..., .ci/run.)
 #   6. assembles the PTX for sm_90 (H100/H200) with ptxas and prints each
 #      kernel's registers, stack and spills,
 #   7. with CUDA_CI_EMU=1, runs every kernel on the CPU under emulation
 #      against the CPU backend (scripts/kernel-emu.sh; a few minutes).
 #
-# The -tags cuda test binaries cannot start without a GPU (gorgonia.org/cu
-# exits in its init when cuInit fails), so they are built here and run on a
-# lent device: scripts/device-check.sh.
+# The GPU tests themselves run on a lent device: scripts/device-check.sh.
 #
 # Usage: scripts/cuda-ci.sh   (from anywhere; about half a minute once the
 # toolkit is installed)
@@ -67,8 +71,8 @@ if grep -v 'libcuda\.so\.1' "$tmp/ldd" | grep -Ei 'libcu|libnv|cudart|cublas|cur
 	die "the -tags cuda test binary links CUDA libraries other than libcuda.so.1 (they must be loaded with dlopen)"
 fi
 
-step "go test ./cuda/ (plain-Go tests: launch and cuBLAS planning, allocator, Philox, stub)"
-go test -count=1 ./cuda/ || die "go test ./cuda/"
+step "go test -tags cuda ./... (GPU tests skip without a GPU)"
+go test -count=1 -tags cuda ./... || die "go test -tags cuda ./..."
 
 step "ptxas -arch=sm_90 cuda/kernels.ptx"
 ptxas -arch=sm_90 -v cuda/kernels.ptx -o "$tmp/kernels.cubin" 2>"$tmp/ptxas" || { cat "$tmp/ptxas"; die "ptxas rejected the PTX"; }

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wickml/wick/cuda"
 )
 
 // tinyArgs is a model small enough for a few dozen iterations in well under
@@ -35,6 +37,24 @@ func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	var o, e bytes.Buffer
 	code = run(args, &o, &e)
 	return o.String(), e.String(), code
+}
+
+// cudaCase is TestBadInput's case for --device=cuda in this build: without
+// the cuda tag, and with it on a machine without a usable GPU, asking for
+// cuda fails with the reason; with a GPU, asking for a GPU that does not
+// exist fails.
+func cudaCase(outDir string) (name string, args []string, want string) {
+	switch {
+	case !cuda.Built:
+		return "cuda without GPU build", tinyArgs(outDir, "--device=cuda"), "built without GPU support"
+	case !cuda.Available():
+		// such as "device cuda:0: cuda: the NVIDIA driver found no
+		// usable GPU (cuInit: CUDA_ERROR_NO_DEVICE)"
+		_, err := cuda.Open(0)
+		return "cuda without a usable GPU", tinyArgs(outDir, "--device=cuda"), strings.TrimPrefix(err.Error(), "tensor: ")
+	default:
+		return "cuda device out of range", tinyArgs(outDir, "--device=cuda:99"), "no device cuda:99"
+	}
 }
 
 func mustRun(t *testing.T, args ...string) string {
@@ -359,6 +379,7 @@ func TestBadInput(t *testing.T) {
 	newChars := writeFile(t, filepath.Join(tmp, "snow.txt"), append(bytes.Clone(tiny), "☃ Zebra\n"...))
 	aFile := writeFile(t, filepath.Join(tmp, "a-file"), []byte("x"))
 
+	cudaName, cudaArgs, cudaWant := cudaCase(good)
 	cases := []struct {
 		name string
 		args []string
@@ -379,7 +400,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown tokenizer", tinyArgs(good, "--tokenizer=word"), "--tokenizer=word is unknown"},
 		{"bpe vocab too small", tinyArgs(good, "--tokenizer=bpe", "--vocab_size=100"), "--vocab_size=100"},
 		{"unknown device", tinyArgs(good, "--device=tpu"), `unknown device "tpu"`},
-		{"cuda without GPU build", tinyArgs(good, "--device=cuda"), "built without GPU support"},
+		{cudaName, cudaArgs, cudaWant},
 		{"bfloat16", tinyArgs(good, "--dtype=bfloat16"), "--dtype=bfloat16 is not supported"},
 		{"unknown flag", tinyArgs(good, "--n_layers=3"), "unknown flag --n_layers"},
 		{"bad int", tinyArgs(good, "--n_layer=four"), `invalid value "four" for flag --n_layer`},
