@@ -29,7 +29,11 @@
 typedef long long i64;
 
 #define WICK_MAXD 6
+// The block size of the row kernels (a power of two). Only the emulated
+// driver (scripts/kernel-emu/driver.cpp) builds with another value.
+#ifndef WICK_ROWTHREADS
 #define WICK_ROWTHREADS 256
+#endif
 
 // The unary ops, in the order of tensor.UnaryOp (tensor/backend.go).
 enum {

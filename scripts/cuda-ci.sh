@@ -22,12 +22,18 @@
 #      (The stub's own test runs in the pure-Go go test ./..., .ci/run.)
 #   6. assembles the PTX for sm_90 (H100/H200) with ptxas and prints each
 #      kernel's registers, stack and spills,
-#   7. with CUDA_CI_EMU=1, runs every kernel on the CPU under emulation
-#      against the CPU backend (scripts/kernel-emu.sh; a few minutes).
+#   7. runs every kernel on the CPU under emulation against the CPU
+#      backend (scripts/kernel-emu.sh: strided, broadcast and special-value
+#      cases, row kernels at their GPU block size),
+#   8. runs the GPU tests and `train --device cuda` on an emulated device
+#      (scripts/cuda-emu.sh: an emulated libcuda.so.1 and cuBLAS that run
+#      the kernels on the CPU and check the driver calls).
 #
-# The GPU tests themselves run on a lent device: scripts/device-check.sh.
+# The emulation cannot show what only hardware does (the PTX JIT, the
+# memory model, timing): the GPU tests run on a lent device too,
+# scripts/device-check.sh.
 #
-# Usage: scripts/cuda-ci.sh   (from anywhere; about half a minute once the
+# Usage: scripts/cuda-ci.sh   (from anywhere; about two minutes once the
 # toolkit is installed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -92,9 +98,10 @@ awk '
 ' "$tmp/ptxas"
 grep -qi 'error' "$tmp/ptxas" && { cat "$tmp/ptxas"; die "ptxas reported errors"; }
 
-if [ "${CUDA_CI_EMU:-0}" = 1 ]; then
-	step "kernels under CPU emulation (scripts/kernel-emu.sh)"
-	scripts/kernel-emu.sh || die "a kernel differs from the CPU backend under emulation"
-fi
+step "kernels under CPU emulation (scripts/kernel-emu.sh)"
+scripts/kernel-emu.sh || die "a kernel differs from the CPU backend under emulation"
+
+step "GPU tests and train --device cuda on an emulated device (scripts/cuda-emu.sh)"
+scripts/cuda-emu.sh || die "the GPU tests failed on the emulated device"
 
 printf '\ncuda-ci: OK\n'

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# cuda-emu.sh: runs the -tags cuda tests, and `train --device cuda`, on an
+# emulated GPU, on a machine without one. It builds
+#
+#   - libcuda.so.1 from scripts/kernel-emu/driver.cpp: the driver API the
+#     cuda package uses, with every kernel of csrc/ compiled for the CPU
+#     under scripts/kernel-emu/emu.h, plus a stub for every other driver
+#     symbol the binaries link (printing its name, failing);
+#   - libcublas.so.12 from scripts/kernel-emu/cublas.cpp,
+#
+# and runs the cuda package's -tags cuda tests with LD_LIBRARY_PATH
+# pointing at them: every GPU test must run (a skip fails this script;
+# extra arguments go to the test binary, such as -test.run). Then it trains
+# a small model with `train --device cuda` and with `--device cpu` (10
+# steps, 5 more resumed from the checkpoint, a sample) and checks that the
+# losses agree.
+#
+# What the emulation checks: the Go side's driver and cuBLAS calls (context
+# current on the calling thread, launch shapes, argument counts and sizes
+# against the PTX, copies inside allocations, sgemm arguments as cuBLAS
+# validates them), every kernel's results against the CPU backend with
+# out-of-bounds writes caught by guard zones, and the backend's logic end to
+# end. What it cannot check: the PTX JIT and the hardware (the memory model,
+# real concurrency between the stream and the host, timing): those need a
+# lent device (scripts/device-check.sh).
+#
+# Usage: scripts/cuda-emu.sh [test binary flags]   (CUDA_EMU_KEEP=1 keeps
+# its work directory; needs cuda.h and g++: scripts/cuda-ci.sh installs the
+# toolkit and runs this; about a minute on two cores)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+die() { printf 'cuda-emu: FAIL: %s\n' "$*" >&2; exit 1; }
+[ -f /usr/include/cuda.h ] || die "cuda.h is missing: run scripts/cuda-ci.sh, which installs Debian's CUDA toolkit"
+
+tmp=$(mktemp -d)
+if [ "${CUDA_EMU_KEEP:-0}" = 1 ]; then
+	echo "cuda-emu: keeping the libraries, binaries and logs in $tmp"
+else
+	trap 'rm -rf "$tmp"' EXIT
+fi
+emu=scripts/kernel-emu
+cxx=(g++ -std=c++20 -O2 -fPIC -ffp-contract=off -w -DWICK_ROWTHREADS=32)
+
+echo "== cuda-emu: building the cuda package's test binary"
+mkdir -p "$tmp/lib"
+go test -c -tags cuda -o "$tmp/cuda.test" ./cuda/
+
+echo "== cuda-emu: building the emulated driver and cuBLAS"
+# the kernel table: every .entry of the committed PTX
+grep -oE '\.entry [a-z0-9_]+' cuda/kernels.ptx | awk '{print "K(" $2 ")"}' >"$tmp/kernels.inc"
+"${cxx[@]}" -I"$tmp" -c "$emu/driver.cpp" -o "$tmp/driver.o"
+# a stub for every other driver symbol the binary links
+nm -D --undefined-only "$tmp/cuda.test" | awk '$2 ~ /^cu[A-Z]/ {print $2}' | sort -u >"$tmp/wanted"
+nm --defined-only -g "$tmp/driver.o" | awk '{print $3}' | sort -u >"$tmp/have"
+comm -23 "$tmp/wanted" "$tmp/have" | awk '
+	BEGIN { print "#include <stdio.h>" }
+	{ printf "int %s(void) { fputs(\"emulated CUDA driver: %s is not emulated\\n\", stderr); return 801; }\n", $1, $1 }
+' >"$tmp/stubs.c"
+gcc -O1 -fPIC -c "$tmp/stubs.c" -o "$tmp/stubs.o"
+"${cxx[@]}" -shared -Wl,-soname,libcuda.so.1 "$tmp/driver.o" "$tmp/stubs.o" -o "$tmp/lib/libcuda.so.1"
+"${cxx[@]}" -O3 -shared -Wl,-soname,libcublas.so.12 "$emu/cublas.cpp" "$tmp/lib/libcuda.so.1" -o "$tmp/lib/libcublas.so.12"
+export LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+ldd "$tmp/cuda.test" | grep -q "$tmp/lib/libcuda.so.1" || die "the test binary does not pick up the emulated libcuda.so.1"
+
+echo "== cuda-emu: the cuda package's tests on the emulated GPU"
+# Every GPU test must run: a skip fails, except TestNoGPU's (the path
+# without a usable GPU, which cuda-ci.sh's go test -tags cuda covers).
+start=$(date +%s)
+if ! (cd cuda && "$tmp/cuda.test" -test.count=1 -test.v -test.skip '^TestNoGPU$' "$@") >"$tmp/cuda.log" 2>&1; then
+	grep -E -- '--- FAIL|^FAIL|panic|emulated|_test.go' "$tmp/cuda.log" | head -60
+	die "a GPU test failed on the emulated device (log: CUDA_EMU_KEEP=1)"
+fi
+grep -E -- '^--- (PASS|SKIP)' "$tmp/cuda.log" | awk '{ printf "  %-5s %-34s %s\n", $2, $3, $4 }'
+if grep -q -- '--- SKIP' "$tmp/cuda.log"; then
+	grep -A2 -- '--- SKIP' "$tmp/cuda.log" | head -20
+	die "a GPU test skipped on the emulated device"
+fi
+printf '  %d tests passed in %ds\n' "$(grep -c -- '^--- PASS' "$tmp/cuda.log")" $(($(date +%s) - start))
+
+echo "== cuda-emu: train --device cuda against --device cpu"
+go build -tags cuda -o "$tmp/train" ./cmd/train
+corpus="$tmp/corpus.txt"
+for i in $(seq 40); do echo "the quick brown fox jumps over the lazy dog, said the fox to the dog $i times."; done >"$corpus"
+args=(--data="$corpus" --n_layer=1 --n_head=2 --n_embd=32 --block_size=16 --batch_size=4
+	--eval_interval=5 --eval_iters=2 --log_interval=1 --num_tokens=20 --progress=plain)
+for dev in cuda cpu; do
+	# 10 steps, then 5 more resumed from the checkpoint, then a sample from it
+	{ "$tmp/train" "${args[@]}" --max_iters=10 --device="$dev" --out_dir="$tmp/out-$dev" &&
+		"$tmp/train" "${args[@]}" --max_iters=15 --resume --device="$dev" --out_dir="$tmp/out-$dev" &&
+		"$tmp/train" sample --out_dir="$tmp/out-$dev" --num_tokens=40 --device="$dev" >"$tmp/sample-$dev.txt"; } >"$tmp/train-$dev.log" 2>&1 ||
+		{ cat "$tmp/train-$dev.log"; die "train --device $dev failed"; }
+done
+grep -q 'parameters on cuda:0' "$tmp/train-cuda.log" || { cat "$tmp/train-cuda.log"; die "train --device cuda did not train on cuda:0"; }
+grep -E '^done:' "$tmp/train-cuda.log" | sed 's/^/  cuda: /'
+grep -E '^done:' "$tmp/train-cpu.log" | sed 's/^/  cpu:  /'
+# every logged loss (training and evaluation) of both runs, side by side
+losses() { grep -oE '(loss|val loss) [0-9]+\.[0-9]+' "$1" | awk '{print $NF}'; }
+paste <(losses "$tmp/train-cuda.log") <(losses "$tmp/train-cpu.log") >"$tmp/losses"
+[ "$(losses "$tmp/train-cuda.log" | wc -l)" = "$(losses "$tmp/train-cpu.log" | wc -l)" ] && [ -s "$tmp/losses" ] ||
+	{ cat "$tmp/train-cuda.log"; die "the train logs of the two devices do not have the same loss lines"; }
+awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > 1e-3 * $2) { bad++; print "  differ: cuda " $1 ", cpu " $2 } n++ }
+	END { printf "  %d logged losses (train, eval, resumed), %d differ by more than 1e-3 relative\n", n, bad; exit bad > 0 }' "$tmp/losses" ||
+	die "train --device cuda and --device cpu disagree"
+if cmp -s "$tmp/sample-cuda.txt" "$tmp/sample-cpu.txt"; then
+	echo "  the samples from the two checkpoints are the same text"
+else
+	echo "  note: the samples differ (sampling follows the logits, which differ in the last bits)"
+fi
+echo
+echo "cuda-emu: OK"
