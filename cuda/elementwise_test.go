@@ -116,7 +116,7 @@ func TestUnaryGrad(t *testing.T) {
 			g.UnaryGrad(u.op, u.p, dst.g, gs.g, xs.g, ys.g, n)
 			c.UnaryGrad(u.op, u.p, dst.c, gs.c, xs.c, ys.c, n)
 			gv, cv := dst.read(g, c)
-			compare(t, fmt.Sprintf("%vGrad(A=%v)/n=%d", u.op, u.p.A, n), gv, cv, elementwiseTol)
+			compare(t, fmt.Sprintf("%vGrad(A=%v)/n=%d", u.op, u.p.A, n), gv, cv, cancelTol)
 		}
 	}
 }

@@ -40,7 +40,7 @@ func TestSoftmax(t *testing.T) {
 			g.Softmax(y.g, src.g, rows, cols, log)
 			c.Softmax(y.c, src.c, rows, cols, log)
 			gv, cv := y.read(g, c)
-			compare(t, name, gv, cv, elementwiseTol)
+			compare(t, name, gv, cv, cancelTol)
 
 			// backward from the CPU's y, so both sides see the same input
 			ys := upload(g, c, cv)
@@ -211,7 +211,10 @@ func TestCrossEntropy(t *testing.T) {
 		c.CrossEntropy(loss.c, xs.c, ts.c, rows, cols, -1)
 		// The CPU sums a row's exponentials in float32 (tensor/cpu_fast.go),
 		// a few 1e-6 relative over a 50257-wide row; the GPU sums in double.
-		ceTol := tol{1e-4, 1e-9}
+		// A loss near zero is logsumexp − x[target] with both near the
+		// row's maximum (|x| up to ~15 here): the CPU's float32 rounding of
+		// the two, a few 1e-7 (seen on the emulated device), is the floor.
+		ceTol := tol{1e-4, 2e-6}
 		gv, cv := loss.read(g, c)
 		compare(t, name, gv, cv, ceTol)
 
