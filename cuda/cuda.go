@@ -216,47 +216,27 @@ func cuInitError(code int) error {
 	if code == C.WICK_CUINIT_MISSING {
 		return errors.New("cuda: the NVIDIA driver cannot be used: libcuda.so.1 has no cuInit (a broken driver installation?)")
 	}
-	why, ok := cuInitReasons[code]
-	if !ok {
-		why = "the NVIDIA driver failed to initialise"
+	if r, ok := cuInitResults[code]; ok {
+		return fmt.Errorf("cuda: %s (cuInit: %s)", r.why, r.name)
 	}
-	return fmt.Errorf("cuda: %s (cuInit: %s)", why, cuResultName(code))
+	name := fmt.Sprintf("CUresult %d", code)
+	if n := C.wick_cu_error_name(C.int(code)); n != nil {
+		name = C.GoString(n) // the driver's own name, such as CUDA_ERROR_OUT_OF_MEMORY
+	}
+	return fmt.Errorf("cuda: the NVIDIA driver failed to initialise (cuInit: %s)", name)
 }
 
-// cuInitReasons says in words what the common failures of cuInit mean.
-var cuInitReasons = map[int]string{
-	3:   "the NVIDIA driver failed to initialise",
-	35:  "the NVIDIA driver is too old for its CUDA library libcuda.so.1",
-	100: "the NVIDIA driver found no usable GPU",
-	304: "the operating system refused the NVIDIA driver's request (can this user open /dev/nvidia*?)",
-	803: "the NVIDIA driver's kernel module and its libcuda.so.1 are different versions",
-	804: "the CUDA forward-compatibility driver does not support this GPU",
-	999: "the NVIDIA driver failed to initialise with an unknown error (is the nvidia kernel module loaded? try nvidia-smi)",
-}
-
-// cuResultNames are the driver's names of the results cuInitReasons
-// explains; other results are named by the driver (cuGetErrorName).
-var cuResultNames = map[int]string{
-	3:   "CUDA_ERROR_NOT_INITIALIZED",
-	35:  "CUDA_ERROR_INSUFFICIENT_DRIVER",
-	100: "CUDA_ERROR_NO_DEVICE",
-	304: "CUDA_ERROR_OPERATING_SYSTEM",
-	803: "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
-	804: "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
-	999: "CUDA_ERROR_UNKNOWN",
-}
-
-// cuResultName returns the driver's name of a CUresult, such as
-// "CUDA_ERROR_NO_DEVICE" (gorgonia.org/cu's names are of an unexported
-// type that cannot be built from a number).
-func cuResultName(code int) string {
-	if name, ok := cuResultNames[code]; ok {
-		return name
-	}
-	if name := C.wick_cu_error_name(C.int(code)); name != nil {
-		return C.GoString(name)
-	}
-	return fmt.Sprintf("CUresult %d", code)
+// cuInitResults are the common failures of cuInit: the driver's name of
+// each and what it means, in words. (gorgonia.org/cu's names are of an
+// unexported type that cannot be built from a number.)
+var cuInitResults = map[int]struct{ name, why string }{
+	3:   {"CUDA_ERROR_NOT_INITIALIZED", "the NVIDIA driver failed to initialise"},
+	35:  {"CUDA_ERROR_INSUFFICIENT_DRIVER", "the NVIDIA driver is too old for its CUDA library libcuda.so.1"},
+	100: {"CUDA_ERROR_NO_DEVICE", "the NVIDIA driver found no usable GPU"},
+	304: {"CUDA_ERROR_OPERATING_SYSTEM", "the operating system refused the NVIDIA driver's request (can this user open /dev/nvidia*?)"},
+	803: {"CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", "the NVIDIA driver's kernel module and its libcuda.so.1 are different versions"},
+	804: {"CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE", "the CUDA forward-compatibility driver does not support this GPU"},
+	999: {"CUDA_ERROR_UNKNOWN", "the NVIDIA driver failed to initialise with an unknown error (is the nvidia kernel module loaded? try nvidia-smi)"},
 }
 
 func checkIndex(i int) error {
