@@ -53,13 +53,7 @@ func TestNoGPU(t *testing.T) {
 	if Available() || DeviceCount() != 0 {
 		t.Errorf("Available %v, DeviceCount %d; want false, 0", Available(), DeviceCount())
 	}
-	errs := map[string]error{}
-	_, errs["Open"] = Open(0)
-	_, errs["Memory"] = Memory(1)
-	_, errs["DeviceName"] = DeviceName(0)
-	errs["EmptyCache"] = EmptyCache(0)
-	errs["Synchronize"] = Synchronize(0)
-	errs["ResetPeak"] = ResetPeak(0)
+	errs := deviceRequests()
 	for name, err := range errs {
 		if !errors.Is(err, initErr) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: got %v, want %q", name, err, want)

@@ -22,13 +22,7 @@ func TestStub(t *testing.T) {
 		t.Error("the stub cannot allow TF32")
 	}
 	const hint = "rebuild with -tags cuda"
-	errs := map[string]error{}
-	_, errs["Open"] = Open(0)
-	_, errs["Memory"] = Memory(1)
-	_, errs["DeviceName"] = DeviceName(0)
-	errs["EmptyCache"] = EmptyCache(0)
-	errs["Synchronize"] = Synchronize(0)
-	errs["ResetPeak"] = ResetPeak(0)
+	errs := deviceRequests()
 	x := tensor.Zeros(4)
 	errs["RandUniform"] = RandUniform(x, 1, 0)
 	errs["RandNormal"] = RandNormal(x, 1, 0)

@@ -398,6 +398,13 @@ CUresult cuMemFree(CUdeviceptr p) {
     return CUDA_SUCCESS;
 }
 
+// STREAM_OP begins a copy or memset of n units queued on stream s.
+#define STREAM_OP(s, n)                                        \
+    LOCK;                                                      \
+    NEED_CTX;                                                  \
+    if (!validStream(s)) return CUDA_ERROR_INVALID_HANDLE;     \
+    if ((n) == 0) return CUDA_SUCCESS
+
 #define RANGE(p, n, what)                                                             \
     if (!inside(p, n)) {                                                              \
         report("%s of %s bytes outside any allocation", what, std::to_string(n));    \
@@ -405,30 +412,21 @@ CUresult cuMemFree(CUdeviceptr p) {
     }
 
 CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void* src, size_t n, CUstream s) {
-    LOCK;
-    NEED_CTX;
-    if (!validStream(s)) return CUDA_ERROR_INVALID_HANDLE;
-    if (n == 0) return CUDA_SUCCESS;
+    STREAM_OP(s, n);
     RANGE(dst, n, "cuMemcpyHtoD");
     memcpy(reinterpret_cast<void*>(dst), src, n);
     return CUDA_SUCCESS;
 }
 
 CUresult cuMemcpyDtoHAsync(void* dst, CUdeviceptr src, size_t n, CUstream s) {
-    LOCK;
-    NEED_CTX;
-    if (!validStream(s)) return CUDA_ERROR_INVALID_HANDLE;
-    if (n == 0) return CUDA_SUCCESS;
+    STREAM_OP(s, n);
     RANGE(src, n, "cuMemcpyDtoH");
     memcpy(dst, reinterpret_cast<void*>(src), n);
     return CUDA_SUCCESS;
 }
 
 CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
-    LOCK;
-    NEED_CTX;
-    if (!validStream(s)) return CUDA_ERROR_INVALID_HANDLE;
-    if (n == 0) return CUDA_SUCCESS;
+    STREAM_OP(s, n);
     RANGE(dst, n, "cuMemcpyDtoD destination");
     RANGE(src, n, "cuMemcpyDtoD source");
     memmove(reinterpret_cast<void*>(dst), reinterpret_cast<void*>(src), n);
@@ -440,21 +438,15 @@ CUresult cuMemcpyDtoH(void* dst, CUdeviceptr src, size_t n) { return cuMemcpyDto
 CUresult cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t n) { return cuMemcpyDtoDAsync(dst, src, n, nullptr); }
 
 CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, CUstream s) {
-    LOCK;
-    NEED_CTX;
-    if (!validStream(s)) return CUDA_ERROR_INVALID_HANDLE;
-    if (n == 0) return CUDA_SUCCESS;
+    STREAM_OP(s, n);
     RANGE(dst, n, "cuMemsetD8");
     memset(reinterpret_cast<void*>(dst), v, n);
     return CUDA_SUCCESS;
 }
 
 CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int v, size_t n, CUstream s) {
-    LOCK;
-    NEED_CTX;
-    if (!validStream(s)) return CUDA_ERROR_INVALID_HANDLE;
+    STREAM_OP(s, n);
     if (dst % 4 != 0) return CUDA_ERROR_INVALID_VALUE;
-    if (n == 0) return CUDA_SUCCESS;
     RANGE(dst, 4 * n, "cuMemsetD32");
     auto* p = reinterpret_cast<unsigned int*>(dst);
     for (size_t i = 0; i < n; ++i) p[i] = v;
