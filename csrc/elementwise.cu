@@ -58,7 +58,7 @@ __device__ __forceinline__ float wick_unary_grad(int op, float g, float x, float
     case WICK_ABS: return x > 0.0f ? g : (x < 0.0f ? -g : 0.0f);
     case WICK_TANH: return g * (1.0f - y * y);
     case WICK_SIGMOID: return g * (1.0f - y) * y;
-    case WICK_RELU: return y > 0.0f ? g : 0.0f;
+    case WICK_RELU: return y <= 0.0f ? 0.0f : g; // threshold_backward: a NaN passes the gradient
     case WICK_GELU: {
         double cdf = 0.5 * (1.0 + erf(v / WICK_SQRT2));
         double pdf = exp(-0.5 * v * v) / sqrt(2.0 * WICK_PI);

@@ -106,7 +106,7 @@ func TestUnaryGrad(t *testing.T) {
 	r := newRNG(t)
 	for _, u := range unaryOps {
 		for _, n := range []int{1, 37, 70001} {
-			x := unaryInput(r, n, u.lo, u.hi, false)
+			x := unaryInput(r, n, u.lo, u.hi, true)
 			xs := upload(g, c, x)
 			y := c.Alloc(tensor.Float32, n)
 			c.Unary(u.op, u.p, y, xs.c, whole(n))
