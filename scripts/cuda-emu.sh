@@ -10,7 +10,9 @@
 #
 # and runs the cuda package's -tags cuda tests with LD_LIBRARY_PATH
 # pointing at them: every GPU test must run (a skip fails this script;
-# extra arguments go to the test binary, such as -test.run). Then it trains
+# extra arguments go to the test binary, such as -test.run). It replays
+# PyTorch's golden cases on the emulated GPU (tensor's TestGoldenCUDA:
+# every op of the tensor surface, forward and backward). Then it trains
 # a small model with `train --device cuda` and with `--device cpu` (10
 # steps, 5 more resumed from the checkpoint, a sample) and checks that the
 # losses agree.
@@ -42,16 +44,17 @@ fi
 emu=scripts/kernel-emu
 cxx=(g++ -std=c++20 -O2 -fPIC -ffp-contract=off -w -DWICK_ROWTHREADS=32)
 
-echo "== cuda-emu: building the cuda package's test binary"
+echo "== cuda-emu: building the test binaries of packages cuda and tensor"
 mkdir -p "$tmp/lib"
 go test -c -tags cuda -o "$tmp/cuda.test" ./cuda/
+go test -c -tags cuda -o "$tmp/tensor.test" ./tensor/
 
 echo "== cuda-emu: building the emulated driver and cuBLAS"
 # the kernel table: every .entry of the committed PTX
 grep -oE '\.entry [a-z0-9_]+' cuda/kernels.ptx | awk '{print "K(" $2 ")"}' >"$tmp/kernels.inc"
 "${cxx[@]}" -I"$tmp" -c "$emu/driver.cpp" -o "$tmp/driver.o"
 # a stub for every other driver symbol the binary links
-nm -D --undefined-only "$tmp/cuda.test" | awk '$2 ~ /^cu[A-Z]/ {print $2}' | sort -u >"$tmp/wanted"
+nm -D --undefined-only "$tmp/cuda.test" "$tmp/tensor.test" | awk '$2 ~ /^cu[A-Z]/ {print $2}' | sort -u >"$tmp/wanted"
 nm --defined-only -g "$tmp/driver.o" | awk '{print $3}' | sort -u >"$tmp/have"
 comm -23 "$tmp/wanted" "$tmp/have" | awk '
 	BEGIN { print "#include <stdio.h>" }
@@ -77,6 +80,14 @@ if grep -q -- '--- SKIP' "$tmp/cuda.log"; then
 	die "a GPU test skipped on the emulated device"
 fi
 printf '  %d tests passed in %ds\n' "$(grep -c -- '^--- PASS' "$tmp/cuda.log")" $(($(date +%s) - start))
+
+echo "== cuda-emu: PyTorch's golden values on the emulated GPU (tensor: TestGoldenCUDA)"
+if ! (cd tensor && "$tmp/tensor.test" -test.count=1 -test.v -test.run '^TestGoldenCUDA$') >"$tmp/golden.log" 2>&1; then
+	grep -E -A4 -- '--- FAIL|panic' "$tmp/golden.log" | head -60
+	die "golden cases failed on the emulated device"
+fi
+grep -q -- '^--- PASS: TestGoldenCUDA' "$tmp/golden.log" || { tail -5 "$tmp/golden.log"; die "TestGoldenCUDA did not run"; }
+printf '  %d golden cases (forward and backward) match PyTorch on the emulated GPU\n' "$(grep -c -- '^    --- PASS' "$tmp/golden.log")"
 
 echo "== cuda-emu: train --device cuda against --device cpu"
 go build -tags cuda -o "$tmp/train" ./cmd/train

@@ -610,11 +610,21 @@ func goldenTry(t *testing.T, what string, f func()) {
 
 // TestGolden replays every PyTorch case: forward outputs, then the gradient
 // of every base for loss = Σ (out·g).sum() with the recorded upstream g.
-func TestGolden(t *testing.T) {
+func TestGolden(t *testing.T) { testGoldenOn(t, tensor.CPU) }
+
+// testGoldenOn replays every golden case with dev as the default device:
+// inputs, upstream gradients and created tensors live there, so every op
+// and every derivative runs on dev; outputs and gradients are read back to
+// compare. (golden_cuda_test.go runs the cases on a GPU.)
+func testGoldenOn(t *testing.T, dev tensor.Device) {
 	cases := loadGolden(t)
 	if len(cases) == 0 {
 		t.Fatal("no golden cases")
 	}
+	if err := tensor.SetDefaultDevice(dev); err != nil {
+		t.Fatal(err)
+	}
+	defer tensor.SetDefaultDevice(tensor.CPU)
 	for i := range cases {
 		c := &cases[i]
 		t.Run(c.Name, func(t *testing.T) { runGoldenCase(t, c) })
