@@ -126,6 +126,7 @@ func (b *backend) FromInt64s(data []int64) tensor.Storage {
 // the driver has taken the host bytes (into its staging buffer) when it
 // returns, so the caller may reuse them.
 func (b *backend) htod(op string, dst cu.DevicePtr, src unsafe.Pointer, bytes int64) {
+	b.d.copies.Add(1)
 	if err := cu.MemcpyHtoDAsync(dst, src, bytes, b.d.stream); err != nil {
 		b.d.fail(op, "copying to the device", err)
 	}
@@ -134,6 +135,7 @@ func (b *backend) htod(op string, dst cu.DevicePtr, src unsafe.Pointer, bytes in
 // dtoh copies device memory to the host and waits for it (and for every
 // operation queued before it).
 func (b *backend) dtoh(op string, dst unsafe.Pointer, src cu.DevicePtr, bytes int64) {
+	b.d.copies.Add(1)
 	if err := cu.MemcpyDtoHAsync(dst, src, bytes, b.d.stream); err != nil {
 		b.d.fail(op, "copying to the host", err)
 	}

@@ -185,6 +185,7 @@ type device struct {
 	blas    *cublas
 	alloc   *allocator
 	backend *backend
+	copies  atomic.Int64 // copies between host and device so far (for tests)
 }
 
 var (

@@ -3,6 +3,7 @@
 package cuda
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -85,4 +86,75 @@ func TestMemoryFlat(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestOptimizersMatchCPU takes five steps of each optimizer on the GPU and
+// on the CPU from the same parameters and gradients: the parameters agree
+// (the GPU's SGD runs as device tensor operations, the CPU's with fused
+// multiply-adds, so they may differ in the last bits).
+func TestOptimizersMatchCPU(t *testing.T) {
+	gpu(t)
+	r := newRNG(t)
+	init := [][]float32{randn(r, 35), randn(r, 7)}
+	shapes := [][]int{{5, 7}, {7}}
+	var grads [][][]float32
+	for range 5 {
+		grads = append(grads, [][]float32{randn(r, 35), randn(r, 7)})
+	}
+	makers := []struct {
+		name string
+		make func([]*tensor.Tensor) optim.Optimizer
+	}{
+		{"SGD", func(p []*tensor.Tensor) optim.Optimizer {
+			return optim.NewSGD(p, optim.SGDConfig{LR: 0.1})
+		}},
+		{"SGD momentum weight decay", func(p []*tensor.Tensor) optim.Optimizer {
+			return optim.NewSGD(p, optim.SGDConfig{LR: 0.1, Momentum: 0.9, WeightDecay: 0.01})
+		}},
+		{"SGD Nesterov", func(p []*tensor.Tensor) optim.Optimizer {
+			return optim.NewSGD(p, optim.SGDConfig{LR: 0.1, Momentum: 0.9, Nesterov: true})
+		}},
+		{"Adam", func(p []*tensor.Tensor) optim.Optimizer {
+			return optim.NewAdam(p, optim.AdamConfig{LR: 0.01})
+		}},
+		{"AdamW groups", func(p []*tensor.Tensor) optim.Optimizer {
+			return optim.NewAdamWGroups(optim.DecayGroups(p, 0.1), optim.AdamWConfig{LR: 0.01})
+		}},
+	}
+	for _, m := range makers {
+		run := func(dev tensor.Device) [][]float32 {
+			var params []*tensor.Tensor
+			for i, v := range init {
+				params = append(params, tensor.New(v, shapes[i]...).To(dev).RequiresGrad())
+			}
+			opt := m.make(params)
+			for _, gs := range grads {
+				for i, p := range params {
+					p.SetGrad(tensor.New(gs[i], shapes[i]...).To(dev))
+				}
+				if dev.Kind == tensor.KindCUDA {
+					d, _ := openDevice(dev.Index)
+					before := d.copies.Load()
+					opt.Step()
+					if n := d.copies.Load() - before; n != 0 {
+						t.Errorf("%s: a step on the GPU copied between host and device %d times", m.name, n)
+					}
+				} else {
+					opt.Step()
+				}
+			}
+			var out [][]float32
+			for _, p := range params {
+				if p.Device() != dev {
+					t.Fatalf("%s moved a parameter from %s to %s", m.name, dev, p.Device())
+				}
+				out = append(out, p.Float32s())
+			}
+			return out
+		}
+		g, c := run(tensor.CUDA(0)), run(tensor.CPU)
+		for i := range g {
+			compare(t, fmt.Sprintf("%s param %d", m.name, i), g[i], c[i], tol{1e-5, 1e-7})
+		}
+	}
 }

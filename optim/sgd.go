@@ -50,10 +50,10 @@ func NewSGDGroups(gs []ParamGroup, cfg SGDConfig) *SGD {
 	return &SGD{groups: newGroups("SGD", gs, cfg.LR), cfg: cfg, buf: map[*tensor.Tensor]*tensor.Tensor{}}
 }
 
-// Step updates every parameter that has a gradient. The arithmetic runs on
-// the host in float32 with the fused multiply-adds of PyTorch's CPU kernels
-// (add with alpha), so results agree with torch.optim.SGD to the last bit
-// or so; on a GPU it copies each parameter to the host and back.
+// Step updates every parameter that has a gradient. On the CPU the
+// arithmetic uses the fused multiply-adds of PyTorch's CPU kernels (add
+// with alpha), so results agree with torch.optim.SGD to the last bit or
+// so; on a GPU it runs as tensor operations on the device.
 func (o *SGD) Step() {
 	mu := float32(o.cfg.Momentum)
 	alpha := float32(-o.lr)
@@ -61,6 +61,10 @@ func (o *SGD) Step() {
 		o.each(func(_ int, p *tensor.Tensor, grp *ParamGroup) {
 			g := p.Grad()
 			if g == nil {
+				return
+			}
+			if p.Device() != tensor.CPU {
+				o.stepOnDevice(p, g, float32(grp.WeightDecay), mu, alpha)
 				return
 			}
 			pd, d := p.Float32s(), g.Float32s()
@@ -96,6 +100,30 @@ func (o *SGD) Step() {
 			p.CopyFrom(tensor.New(pd, p.Shape()...))
 		})
 	})
+}
+
+// stepOnDevice is Step's update of p with gradient g as tensor operations,
+// which run where p lives.
+func (o *SGD) stepOnDevice(p, g *tensor.Tensor, wd, mu, alpha float32) {
+	d := g
+	if wd != 0 {
+		d = d.Add(p.MulScalar(wd)) // d.add(p, alpha=wd)
+	}
+	if o.cfg.Momentum != 0 {
+		b := o.buf[p]
+		if b == nil {
+			b = d.Clone()
+			o.buf[p] = b
+		} else {
+			b.CopyFrom(b.MulScalar(mu).Add(d)) // b.mul_(μ).add_(d)
+		}
+		if o.cfg.Nesterov {
+			d = d.Add(b.MulScalar(mu)) // d.add(b, alpha=μ)
+		} else {
+			d = b
+		}
+	}
+	p.CopyFrom(p.Add(d.MulScalar(alpha))) // p.add_(d, alpha=-lr)
 }
 
 // fma32 returns a·b + c rounded once, like the fused multiply-add of
