@@ -10,11 +10,13 @@
 //   - the calling OS thread must have the context current (thread-local, as
 //     in the driver) for memory, stream, module and launch calls;
 //   - launches: a known function, block and grid limits, no dynamic shared
-//     memory, the argument count and sizes of the PTX's .entry;
+//     memory, the argument count and sizes of the PTX's .entry, row kernels
+//     at WICK_ROWTHREADS;
 //   - copies and memsets must lie inside one live allocation;
-//   - every allocation has guard zones; a launch, copy or cuBLAS call that
-//     writes outside its allocation is reported as CUDA_ERROR_ILLEGAL_ADDRESS
-//     (sticky, as on a GPU), naming the kernel;
+//   - every allocation has guard zones of NaNs: a kernel that reads outside
+//     its allocation reads NaN, and a launch, copy or cuBLAS call that
+//     writes there is reported as CUDA_ERROR_ILLEGAL_ADDRESS (sticky, as on
+//     a GPU), naming the kernel;
 //   - fresh allocations are filled with 0xFF bytes (NaN as float32), so an
 //     element no kernel writes shows up.
 //
@@ -46,7 +48,17 @@ struct Module { bool loaded; };
 thread_local CUcontext current = nullptr;
 
 constexpr size_t guard = 256;
-constexpr unsigned char guardByte = 0xA5;
+// The guard zones repeat the float32 NaN 0x7fa5a5a5, which no kernel
+// writes: a kernel that reads past its allocation gets NaN, which shows in
+// its output, and one that writes there changes the pattern.
+const std::vector<unsigned char>& guardPattern() {
+    static const std::vector<unsigned char> p = [] {
+        std::vector<unsigned char> v(guard);
+        for (size_t i = 0; i < guard; i += 4) v[i] = v[i + 1] = v[i + 2] = 0xA5, v[i + 3] = 0x7F;
+        return v;
+    }();
+    return p;
+}
 
 struct Alloc { size_t size; };
 std::map<uintptr_t, Alloc> allocs; // payload address -> size
@@ -69,7 +81,7 @@ void report(const char* fmt, const std::string& a, const std::string& b = "") {
 // guardsIntact checks every allocation's guard zones after an operation
 // named what wrote to device memory.
 bool guardsIntact(const std::string& what) {
-    static const std::vector<unsigned char> pattern(guard, guardByte);
+    const auto& pattern = guardPattern();
     for (auto& [p, a] : allocs) {
         auto* lo = reinterpret_cast<unsigned char*>(p) - guard;
         auto* hi = reinterpret_cast<unsigned char*>(p) + a.size;
@@ -373,9 +385,9 @@ CUresult cuMemAlloc(CUdeviceptr* p, size_t n) {
     size_t padded = (n + 255) / 256 * 256 + 2 * guard;
     auto* raw = static_cast<unsigned char*>(aligned_alloc(256, padded));
     if (!raw) return CUDA_ERROR_OUT_OF_MEMORY;
-    memset(raw, guardByte, guard);
+    memcpy(raw, guardPattern().data(), guard);
     memset(raw + guard, 0xFF, n);
-    memset(raw + guard + n, guardByte, guard);
+    memcpy(raw + guard + n, guardPattern().data(), guard);
     uintptr_t payload = reinterpret_cast<uintptr_t>(raw + guard);
     allocs[payload] = Alloc{n};
     used += n;
