@@ -102,21 +102,20 @@ func (b *backend) Alloc(dt tensor.DType, n int) tensor.Storage {
 
 // FromFloat32s copies host data into a new storage.
 func (b *backend) FromFloat32s(data []float32) tensor.Storage {
-	defer b.d.enter()()
-	s := b.d.newStorage("FromFloat32s", tensor.Float32, len(data))
-	if len(data) > 0 {
-		b.htod("FromFloat32s", s.ptr("FromFloat32s", 0), unsafe.Pointer(&data[0]), int64(len(data))*4)
-	}
-	runtime.KeepAlive(data)
-	return s
+	return fromHost(b, "FromFloat32s", tensor.Float32, data)
 }
 
 // FromInt64s copies host data into a new storage.
 func (b *backend) FromInt64s(data []int64) tensor.Storage {
+	return fromHost(b, "FromInt64s", tensor.Int64, data)
+}
+
+// fromHost copies host data of dtype dt into a new storage.
+func fromHost[T float32 | int64](b *backend, op string, dt tensor.DType, data []T) tensor.Storage {
 	defer b.d.enter()()
-	s := b.d.newStorage("FromInt64s", tensor.Int64, len(data))
+	s := b.d.newStorage(op, dt, len(data))
 	if len(data) > 0 {
-		b.htod("FromInt64s", s.ptr("FromInt64s", 0), unsafe.Pointer(&data[0]), int64(len(data))*8)
+		b.htod(op, s.ptr(op, 0), unsafe.Pointer(&data[0]), int64(len(data))*elemSize(dt))
 	}
 	runtime.KeepAlive(data)
 	return s
@@ -156,35 +155,30 @@ func (b *backend) dense(op string, s *storage, l tensor.Layout) (ptr cu.DevicePt
 }
 
 func contiguous(shape []int) tensor.Layout {
-	return tensor.Layout{Shape: shape, Strides: contiguousStrides(shape)}
+	return tensor.Layout{Shape: shape, Strides: tensor.ContiguousStrides(shape)}
 }
 
 // Float32s copies the elements of a view to the host in row-major order.
 func (b *backend) Float32s(s tensor.Storage, l tensor.Layout) []float32 {
-	defer b.d.enter()()
-	cs := b.view("Float32s", s, l)
-	defer keepAlive(cs)
-	out := make([]float32, numel(l.Shape))
-	if len(out) == 0 {
-		return out
-	}
-	ptr, release := b.dense("Float32s", cs, l)
-	b.dtoh("Float32s", unsafe.Pointer(&out[0]), ptr, int64(len(out))*4)
-	release()
-	return out
+	return toHost[float32](b, "Float32s", s, l)
 }
 
 // Int64s copies the elements of a view to the host in row-major order.
 func (b *backend) Int64s(s tensor.Storage, l tensor.Layout) []int64 {
+	return toHost[int64](b, "Int64s", s, l)
+}
+
+// toHost copies the elements of a view to the host in row-major order.
+func toHost[T float32 | int64](b *backend, op string, s tensor.Storage, l tensor.Layout) []T {
 	defer b.d.enter()()
-	cs := b.view("Int64s", s, l)
+	cs := b.view(op, s, l)
 	defer keepAlive(cs)
-	out := make([]int64, numel(l.Shape))
+	out := make([]T, numel(l.Shape))
 	if len(out) == 0 {
 		return out
 	}
-	ptr, release := b.dense("Int64s", cs, l)
-	b.dtoh("Int64s", unsafe.Pointer(&out[0]), ptr, int64(len(out))*8)
+	ptr, release := b.dense(op, cs, l)
+	b.dtoh(op, unsafe.Pointer(&out[0]), ptr, int64(len(out))*int64(unsafe.Sizeof(out[0])))
 	release()
 	return out
 }
@@ -279,7 +273,7 @@ func (b *backend) Unary(op tensor.UnaryOp, p tensor.UnaryParams, dst, src tensor
 		b.d.launch1D(name, b.d.k.unaryContig, n, a)
 		return
 	}
-	forChunks(sl.Shape, [][]int{contiguousStrides(sl.Shape), sl.Strides}, func(offs, shape []int, st [][]int) {
+	forChunks(sl.Shape, [][]int{tensor.ContiguousStrides(sl.Shape), sl.Strides}, func(offs, shape []int, st [][]int) {
 		a := &args{}
 		a.ptr(d.ptr(name, offs[0])).ptr(s.ptr(name, sl.Offset+offs[1])).i64(numel(shape)).i32(int(op)).f32(p.A).f32(p.B).layout(shape, st[1])
 		b.d.launch1D(name, b.d.k.unary, numel(shape), a)
@@ -317,7 +311,7 @@ func (b *backend) Binary(op tensor.BinaryOp, dst, x tensor.Storage, xl tensor.La
 	if xs.dt == tensor.Int64 {
 		fn = b.d.k.compareI64
 	}
-	forChunks(xl.Shape, [][]int{contiguousStrides(xl.Shape), xl.Strides, yl.Strides}, func(offs, shape []int, st [][]int) {
+	forChunks(xl.Shape, [][]int{tensor.ContiguousStrides(xl.Shape), xl.Strides, yl.Strides}, func(offs, shape []int, st [][]int) {
 		a := &args{}
 		a.ptr(d.ptr(name, offs[0])).ptr(xs.ptr(name, xl.Offset+offs[1])).ptr(ys.ptr(name, yl.Offset+offs[2])).i64(numel(shape)).i32(int(op)).layout(shape, st[1], st[2])
 		b.d.launch1D(name, fn, numel(shape), a)
@@ -333,7 +327,7 @@ func (b *backend) Where(dst, cond tensor.Storage, cl tensor.Layout, x tensor.Sto
 	if n == 0 {
 		return
 	}
-	forChunks(cl.Shape, [][]int{contiguousStrides(cl.Shape), cl.Strides, xl.Strides, yl.Strides}, func(offs, shape []int, st [][]int) {
+	forChunks(cl.Shape, [][]int{tensor.ContiguousStrides(cl.Shape), cl.Strides, xl.Strides, yl.Strides}, func(offs, shape []int, st [][]int) {
 		a := &args{}
 		a.ptr(d.ptr("Where", offs[0])).ptr(cs.ptr("Where", cl.Offset+offs[1])).ptr(xs.ptr("Where", xl.Offset+offs[2])).ptr(ys.ptr("Where", yl.Offset+offs[3]))
 		a.i64(numel(shape)).layout(shape, st[1], st[2], st[3])
@@ -360,7 +354,7 @@ func (b *backend) Reduce(op tensor.ReduceOp, dst, src tensor.Storage, sl tensor.
 	}
 	n, r := sl.Shape[dim], sl.Strides[dim]
 	arg := op == tensor.ReduceArgMax || op == tensor.ReduceArgMin
-	forChunks(outShape, [][]int{contiguousStrides(outShape), outStrides}, func(offs, shape []int, st [][]int) {
+	forChunks(outShape, [][]int{tensor.ContiguousStrides(outShape), outStrides}, func(offs, shape []int, st [][]int) {
 		no := numel(shape)
 		a := &args{}
 		a.ptr(d.ptr(name, offs[0])).ptr(s.ptr(name, sl.Offset+offs[1])).i64(no).i64(n).i64(r).i32(int(op)).layout(shape, st[1])

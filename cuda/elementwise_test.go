@@ -239,7 +239,7 @@ func TestManyDims(t *testing.T) {
 	for _, st := range [][]int{rev, bc} {
 		va := view{tensor.Layout{Shape: shape, Strides: st, Offset: 1}, n + 1}
 		vb := view{tensor.Layout{Shape: shape, Strides: rev}, n}
-		if cs, _ := tensor.Collapse(shape, contiguousStrides(shape), va.l.Strides); len(cs) <= maxD {
+		if cs, _ := tensor.Collapse(shape, tensor.ContiguousStrides(shape), va.l.Strides); len(cs) <= maxD {
 			t.Fatalf("layout %v merges into %d dims; the test needs more than %d", va, len(cs), maxD)
 		}
 		a, b := upload(g, c, randn(r, va.n)), upload(g, c, randn(r, vb.n))

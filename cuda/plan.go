@@ -86,18 +86,6 @@ func numel(shape []int) int {
 	return n
 }
 
-func contiguousStrides(shape []int) []int {
-	st := make([]int, len(shape))
-	s := 1
-	for i := len(shape) - 1; i >= 0; i-- {
-		st[i] = s
-		if shape[i] > 1 {
-			s *= shape[i]
-		}
-	}
-	return st
-}
-
 // useBlockReduce chooses between one block per output (long reduced dims)
 // and one thread per output (short ones, or many outputs that sit next to
 // each other in memory so that threads read coalesced).
@@ -167,7 +155,7 @@ func planMatMul(xl, yl tensor.Layout) (denseX, denseY bool, call gemmCall) {
 	m, k, n := xl.Shape[nd-2], xl.Shape[nd-1], yl.Shape[nd-1]
 	batch := xl.Shape[:nd-2]
 	dense := func(l tensor.Layout) tensor.Layout {
-		return tensor.Layout{Shape: l.Shape, Strides: contiguousStrides(l.Shape)}
+		return tensor.Layout{Shape: l.Shape, Strides: tensor.ContiguousStrides(l.Shape)}
 	}
 	lx, ly := xl, yl
 	if _, _, ok := lx.MatrixOperand(); !ok {
@@ -176,7 +164,7 @@ func planMatMul(xl, yl tensor.Layout) (denseX, denseY bool, call gemmCall) {
 	if _, _, ok := ly.MatrixOperand(); !ok {
 		denseY, ly = true, dense(yl)
 	}
-	dstBatch := contiguousStrides(append(append([]int{}, batch...), m, n))[:nd-2]
+	dstBatch := tensor.ContiguousStrides(append(append([]int{}, batch...), m, n))[:nd-2]
 	cs, cst := tensor.Collapse(batch, lx.Strides[:nd-2], ly.Strides[:nd-2], dstBatch)
 	if len(cs) > 1 {
 		if !lx.IsContiguous() {

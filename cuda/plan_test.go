@@ -50,7 +50,7 @@ func TestLaunchPlan(t *testing.T) {
 		for i := range shape {
 			shape[i] = 1 + r.IntN(4)
 		}
-		strides := [][]int{contiguousStrides(shape), make([]int, nd), make([]int, nd)}
+		strides := [][]int{tensor.ContiguousStrides(shape), make([]int, nd), make([]int, nd)}
 		for j := 1; j < 3; j++ {
 			for d := range nd {
 				switch r.IntN(3) {
