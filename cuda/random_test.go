@@ -6,6 +6,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/wickml/wick/internal/philox"
 	"github.com/wickml/wick/tensor"
 )
 
@@ -37,7 +38,7 @@ func TestRandom(t *testing.T) {
 		uv, zv, mv := u.Float32s(), z.Float32s(), m.Float32s()
 		var sum, sumSq float64
 		for i := range n {
-			w := philoxGroup(uint64(i/4), seed, offset)
+			w := philox.Group(uint64(i/4), seed, offset)
 			want := float32(w[i%4]>>8) / (1 << 24)
 			if uv[i] != want {
 				t.Fatalf("RandUniform n=%d: element %d is %v, want %v", n, i, uv[i], want)

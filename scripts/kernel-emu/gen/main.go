@@ -10,10 +10,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"math/bits"
 	"math/rand/v2"
 	"os"
 
+	"github.com/wickml/wick/internal/philox"
 	"github.com/wickml/wick/tensor"
 )
 
@@ -465,7 +465,7 @@ func writeCases() {
 		seed, offset := uint64(0x1234_5678_9abc_def0), uint64(7)
 		u, z, m := make([]float32, n), make([]float32, n), make([]float32, n)
 		for i := range n {
-			wv := philoxGroup(uint64(i/4), seed, offset)
+			wv := philox.Group(uint64(i/4), seed, offset)
 			u[i] = float32(wv[i%4]>>8) / (1 << 24)
 			m[i] = 1 / (1 - float32(0.25))
 			if u[i] < 0.25 {
@@ -483,22 +483,4 @@ func writeCases() {
 		}
 		rec("random", "philox", []int64{int64(n), int64(seed), int64(offset)}, F(u), F(z), F(m))
 	}
-}
-
-func philox(c [4]uint32, k [2]uint32) [4]uint32 {
-	const m0, m1, w0, w1 = 0xD2511F53, 0xCD9E8D57, 0x9E3779B9, 0xBB67AE85
-	for r := range 10 {
-		if r > 0 {
-			k[0] += w0
-			k[1] += w1
-		}
-		hi0, lo0 := bits.Mul32(m0, c[0])
-		hi1, lo1 := bits.Mul32(m1, c[2])
-		c = [4]uint32{hi1 ^ c[1] ^ k[0], lo1, hi0 ^ c[3] ^ k[1], lo0}
-	}
-	return c
-}
-
-func philoxGroup(q, seed, offset uint64) [4]uint32 {
-	return philox([4]uint32{uint32(q), uint32(q >> 32), uint32(offset), uint32(offset >> 32)}, [2]uint32{uint32(seed), uint32(seed >> 32)})
 }
