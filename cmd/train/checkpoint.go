@@ -93,7 +93,8 @@ func readCheckpoint(path string) (nn.StateDict, *ckptMeta, error) {
 	return sd, &meta, nil
 }
 
-// loadModelState copies the checkpoint's model tensors into model.
+// loadModelState copies the checkpoint's model tensors, read on the CPU,
+// into model, wherever it lives (Tensor.CopyFrom moves them).
 func loadModelState(path string, model *nn.GPT, sd nn.StateDict) error {
 	if err := nn.LoadStateDict(model, sd.WithoutPrefix(optimPrefix)); err != nil {
 		return fmt.Errorf("checkpoint %s does not match its model config: %v", path, err)

@@ -212,6 +212,16 @@ func firstLine(s string) string {
 	return s
 }
 
+// useDevice turns --device into a device, checking that this binary can
+// use it, and makes it the default device for new tensors.
+func useDevice(s string) (tensor.Device, error) {
+	dev, err := resolveDevice(s)
+	if err != nil {
+		return tensor.Device{}, err
+	}
+	return dev, tensor.SetDefaultDevice(dev)
+}
+
 // resolveDevice turns --device into a device, checking that this binary
 // can use it.
 func resolveDevice(s string) (tensor.Device, error) {

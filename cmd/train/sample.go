@@ -26,11 +26,7 @@ func runSample(args []string, stdout, stderr io.Writer) error {
 	if err := o.validateSample(); err != nil {
 		return err
 	}
-	dev, err := resolveDevice(o.Device)
-	if err != nil {
-		return err
-	}
-	if err := tensor.SetDefaultDevice(dev); err != nil {
+	if _, err := useDevice(o.Device); err != nil {
 		return err
 	}
 	path := ckptPath(o.OutDir)
@@ -47,9 +43,6 @@ func runSample(args []string, stdout, stderr io.Writer) error {
 	}
 	tensor.ManualSeed(o.Seed)
 	model := nn.NewGPT(meta.Model)
-	for k, v := range sd { // read on the CPU; the model may live elsewhere
-		sd[k] = v.To(dev)
-	}
 	if err := loadModelState(path, model, sd); err != nil {
 		return err
 	}

@@ -56,11 +56,8 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := o.validate(); err != nil {
 		return err
 	}
-	dev, err := resolveDevice(o.Device)
+	dev, err := useDevice(o.Device)
 	if err != nil {
-		return err
-	}
-	if err := tensor.SetDefaultDevice(dev); err != nil {
 		return err
 	}
 
@@ -116,9 +113,6 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		sched: optim.CosineLR{MaxLR: o.LearningRate, MinLR: o.MinLR, WarmupIters: o.WarmupIters, DecayIters: o.decayIters()}}
 	if meta != nil {
 		path := ckptPath(o.OutDir)
-		for k, v := range sd { // read on the CPU; the model may live elsewhere
-			sd[k] = v.To(dev)
-		}
 		if err := loadModelState(path, model, sd); err != nil {
 			return err
 		}
