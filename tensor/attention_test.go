@@ -3,6 +3,7 @@ package tensor
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -31,7 +32,7 @@ func TestAttentionQKVMatchesComposed(t *testing.T) {
 
 func assertClose(t *testing.T, what string, got, want *Tensor, rtol, atol float64) {
 	t.Helper()
-	if !equalInts(got.layout.Shape, want.layout.Shape) {
+	if !slices.Equal(got.layout.Shape, want.layout.Shape) {
 		t.Fatalf("%s: shape %v, want %v", what, got.layout.Shape, want.layout.Shape)
 	}
 	g, w := got.Float32s(), want.Float32s()

@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/wickml/wick/autograd"
 )
@@ -48,7 +49,7 @@ func (t *Tensor) Grad() *Tensor { return t.grad }
 
 // SetGrad replaces the accumulated gradient (nil clears it).
 func (t *Tensor) SetGrad(g *Tensor) {
-	if g != nil && !equalInts(g.layout.Shape, t.layout.Shape) {
+	if g != nil && !slices.Equal(g.layout.Shape, t.layout.Shape) {
 		panicf("SetGrad", "gradient shape %v does not match tensor shape %v", g.layout.Shape, t.layout.Shape)
 	}
 	t.grad = g
@@ -92,7 +93,7 @@ func (t *Tensor) BackwardWith(grad *Tensor) {
 	if !t.requiresGrad {
 		panicf("Backward", "tensor of shape %v does not require grad and has no grad_fn", t.layout.Shape)
 	}
-	if !equalInts(grad.layout.Shape, t.layout.Shape) {
+	if !slices.Equal(grad.layout.Shape, t.layout.Shape) {
 		panicf("Backward", "gradient shape %v does not match tensor shape %v", grad.layout.Shape, t.layout.Shape)
 	}
 	if t.node.IsLeaf() {
@@ -145,7 +146,7 @@ func (t *Tensor) accumulate(g *Tensor) {
 	if !t.requiresGrad || g == nil {
 		return
 	}
-	if !equalInts(g.layout.Shape, t.layout.Shape) {
+	if !slices.Equal(g.layout.Shape, t.layout.Shape) {
 		g = g.sumTo(t.layout.Shape)
 	}
 	if t.node.IsLeaf() {

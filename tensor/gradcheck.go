@@ -3,6 +3,7 @@ package tensor
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/wickml/wick/autograd"
 )
@@ -102,7 +103,7 @@ func GradCheck(f func(inputs []*Tensor) *Tensor, inputs []*Tensor, opts GradChec
 		if err != nil {
 			return 0, err
 		}
-		if !equalInts(y.layout.Shape, outShape) {
+		if !slices.Equal(y.layout.Shape, outShape) {
 			return 0, fmt.Errorf("tensor: GradCheck: f returned shape %v, then %v for perturbed inputs", outShape, y.layout.Shape)
 		}
 		var s float64

@@ -64,18 +64,6 @@ func cloneInts(s []int) []int {
 	return append([]int(nil), s...)
 }
 
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // BroadcastShapes returns the shape that a and b broadcast to under NumPy's
 // rules (align trailing dimensions; each pair must be equal or contain a 1),
 // and false if they are incompatible.

@@ -1,6 +1,8 @@
 package tensor
 
-import "slices"
+import (
+	"slices"
+)
 
 // view returns a tensor sharing t's storage with layout l, recorded with
 // the given backward.
@@ -90,7 +92,7 @@ func (t *Tensor) View(shape ...int) *Tensor {
 // storage when the layout allows and copying otherwise.
 func (t *Tensor) Reshape(shape ...int) *Tensor {
 	ns := inferShape("Reshape", shape, t.Numel(), t.layout.Shape)
-	if equalInts(ns, t.layout.Shape) {
+	if slices.Equal(ns, t.layout.Shape) {
 		return t
 	}
 	if _, ok := viewStrides(t.layout.Shape, t.layout.Strides, ns); ok {
@@ -257,7 +259,7 @@ func (t *Tensor) Expand(shape ...int) *Tensor {
 	if !ok {
 		panicf("Expand", "the expanded size %v is not compatible with the tensor's shape %v", shape, t.layout.Shape)
 	}
-	if equalInts(ns, t.layout.Shape) {
+	if slices.Equal(ns, t.layout.Shape) {
 		return t
 	}
 	return t.view("Expand", l, func(g *Tensor) { t.accumulate(g) })
@@ -265,7 +267,7 @@ func (t *Tensor) Expand(shape ...int) *Tensor {
 
 // broadcastTo is Expand for internal use, when shape is known to be valid.
 func (t *Tensor) broadcastTo(shape []int) *Tensor {
-	if equalInts(shape, t.layout.Shape) {
+	if slices.Equal(shape, t.layout.Shape) {
 		return t
 	}
 	return t.Expand(shape...)

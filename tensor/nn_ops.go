@@ -1,6 +1,9 @@
 package tensor
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // lastDimOp moves dim to the end (contiguous), runs f on [rows, cols] and
 // moves the result back. f returns a contiguous result of the same shape.
@@ -60,7 +63,7 @@ func (t *Tensor) LayerNorm(weight, bias *Tensor, eps float32) *Tensor {
 		if p != nil {
 			mustFloat("LayerNorm", p)
 			sameDevice("LayerNorm", t, p)
-			if !equalInts(p.layout.Shape, []int{cols}) {
+			if !slices.Equal(p.layout.Shape, []int{cols}) {
 				panicf("LayerNorm", "weight and bias must have shape [%d] for input %v, got %v", cols, t.layout.Shape, p.layout.Shape)
 			}
 		}
@@ -218,7 +221,7 @@ func CrossEntropyIgnore(logits, targets *Tensor, ignoreIndex int) *Tensor {
 	if targets.DType() != Int64 {
 		panicf("CrossEntropy", "targets must be an int64 tensor, got %s%v", targets.DType(), targets.layout.Shape)
 	}
-	if logits.Dim() < 1 || !equalInts(logits.layout.Shape[:logits.Dim()-1], targets.layout.Shape) {
+	if logits.Dim() < 1 || !slices.Equal(logits.layout.Shape[:logits.Dim()-1], targets.layout.Shape) {
 		panicf("CrossEntropy", "logits of shape %v need targets of shape %v, got %v", logits.layout.Shape, logits.layout.Shape[:max(logits.Dim()-1, 0)], targets.layout.Shape)
 	}
 	cols := logits.layout.Shape[logits.Dim()-1]
@@ -338,7 +341,7 @@ func Stack(ts []*Tensor, dim int) *Tensor {
 	d := normDim("Stack", dim, ts[0].Dim()+1)
 	us := make([]*Tensor, len(ts))
 	for i, u := range ts {
-		if !equalInts(u.layout.Shape, ts[0].layout.Shape) {
+		if !slices.Equal(u.layout.Shape, ts[0].layout.Shape) {
 			panicf("Stack", "stack expects each tensor to be equal size, but got %v at entry 0 and %v at entry %d", ts[0].layout.Shape, u.layout.Shape, i)
 		}
 		us[i] = u.Unsqueeze(d)

@@ -1,5 +1,7 @@
 package tensor
 
+import "slices"
+
 // AdamWUpdate applies one AdamW step (PyTorch's rule, see AdamWStep) in
 // place to param and its moment estimates m and v, given grad, using the
 // device's fused AdamW kernel. It is not recorded. param, m and v must be
@@ -11,7 +13,7 @@ func AdamWUpdate(param, grad, m, v *Tensor, step AdamWStep) {
 	mustFloat(op, param, grad, m, v)
 	sameDevice(op, param, grad, m, v)
 	for _, t := range []*Tensor{grad, m, v} {
-		if !equalInts(t.layout.Shape, param.layout.Shape) {
+		if !slices.Equal(t.layout.Shape, param.layout.Shape) {
 			panicf(op, "param of shape %v needs grad, m and v of the same shape, got %v", param.layout.Shape, t.layout.Shape)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -149,7 +150,7 @@ func (t *Tensor) String() string {
 		body = t.formatDim(all, f, 0, 0, len(prefix), summarise)
 	}
 	var suffix []string
-	if t.Numel() == 0 && !equalInts(t.layout.Shape, []int{0}) {
+	if t.Numel() == 0 && !slices.Equal(t.layout.Shape, []int{0}) {
 		suffix = append(suffix, "size=("+joinInts(t.layout.Shape)+")")
 	}
 	if t.Device() != CPU {

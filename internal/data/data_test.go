@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -74,7 +75,7 @@ func TestBPE(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids3, _ := b3.Encode(text)
-	if !equalInts(ids.Ints(), ids3.Ints()) {
+	if !slices.Equal(ids.Ints(), ids3.Ints()) {
 		t.Error("unmarshalled tokenizer encodes differently")
 	}
 	// A tiny text runs out of pairs before the vocabulary is full.
@@ -88,18 +89,6 @@ func TestBPE(t *testing.T) {
 	if _, err := UnmarshalTokenizer([]byte(`{"kind":"bpe","merges":[[300,1]]}`)); err == nil {
 		t.Error("merge of an undefined id accepted")
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestChunks(t *testing.T) {
@@ -147,7 +136,7 @@ func TestTokensSplitSampler(t *testing.T) {
 		x1, _ := s.Next()
 		s.Generator().SetState(st)
 		x2, _ := s.Next()
-		if !equalInts(x1, x2) {
+		if !slices.Equal(x1, x2) {
 			t.Error("restored sampler draws other batches")
 		}
 	}
