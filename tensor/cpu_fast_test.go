@@ -18,6 +18,20 @@ func ulps(got, want float32) int64 {
 	return d
 }
 
+// forEachPath runs f with the Go fallbacks of the assembly kernels and,
+// where the CPU has them, with the assembly, restoring geluAsm after.
+func forEachPath(f func(asm bool)) {
+	have := geluAsm
+	defer func() { geluAsm = have }()
+	for _, asm := range []bool{false, true} {
+		if asm && !have {
+			continue // no assembly on this machine
+		}
+		geluAsm = asm
+		f(asm)
+	}
+}
+
 func TestExp32(t *testing.T) {
 	worst := int64(0)
 	for x := float32(-87.3); x < 88.7; x += 0.00731 {
@@ -61,15 +75,9 @@ func TestNormCDFPDF(t *testing.T) {
 // TestGELUFastMatchesReference compares the fast GELU kernels with the
 // float64 reference formulas of unaryFunc and unaryGradFunc.
 func TestGELUFastMatchesReference(t *testing.T) {
-	have := geluAsm
-	defer func() { geluAsm = have }()
-	for _, asm := range []bool{false, true} {
-		if asm && !have {
-			continue // no assembly on this machine
-		}
-		geluAsm = asm
+	forEachPath(func(asm bool) {
 		t.Run(map[bool]string{false: "go", true: "asm"}[asm], testGELUFast)
-	}
+	})
 }
 
 func testGELUFast(t *testing.T) {
@@ -139,13 +147,7 @@ func BenchmarkGELUReference(b *testing.B) {
 }
 
 func TestExpSub(t *testing.T) {
-	have := geluAsm
-	defer func() { geluAsm = have }()
-	for _, asm := range []bool{false, true} {
-		if asm && !have {
-			continue
-		}
-		geluAsm = asm
+	forEachPath(func(asm bool) {
 		for _, n := range []int{1, 7, 8, 9, 64, 203} {
 			x := make([]float32, n)
 			for i := range x {
@@ -187,7 +189,7 @@ func TestExpSub(t *testing.T) {
 				t.Errorf("asm=%v n=%d: sum %v, want %v", asm, n, got, ysum)
 			}
 		}
-	}
+	})
 }
 
 // TestAdamWFastBitExact checks that the fast AdamW loop (assembly and Go
@@ -465,13 +467,8 @@ func closeOrBothNaN(got, want, tol float32) bool {
 // TestSoftmaxFast compares the exp32 softmax, log-softmax and their
 // gradients (assembly and Go loops) with the float64 reference kernels.
 func TestSoftmaxFast(t *testing.T) {
-	defer func(f, a bool) { softmaxFast, geluAsm = f, a }(softmaxFast, geluAsm)
-	have := geluAsm
-	for _, asm := range []bool{false, true} {
-		if asm && !have {
-			continue
-		}
-		geluAsm = asm
+	defer func(f bool) { softmaxFast = f }(softmaxFast)
+	forEachPath(func(asm bool) {
 		for _, cols := range []int{1, 5, 8, 13, 64, 203} {
 			rows := 9
 			x := softmaxRows(rows, cols)
@@ -501,18 +498,12 @@ func TestSoftmaxFast(t *testing.T) {
 				}
 			}
 		}
-	}
+	})
 }
 
 // TestRowMax4 checks the multi-chain and assembly maximum, NaN included.
 func TestRowMax4(t *testing.T) {
-	defer func(a bool) { geluAsm = a }(geluAsm)
-	have := geluAsm
-	for _, asm := range []bool{false, true} {
-		if asm && !have {
-			continue
-		}
-		geluAsm = asm
+	forEachPath(func(asm bool) {
 		for _, n := range []int{1, 3, 8, 9, 16, 31, 100} {
 			for at := range n {
 				x := make([]float32, n)
@@ -529,7 +520,7 @@ func TestRowMax4(t *testing.T) {
 				}
 			}
 		}
-	}
+	})
 }
 
 // TestArithFast checks that the assembly add, sub, mul and div give the Go
@@ -569,13 +560,7 @@ func TestArithFast(t *testing.T) {
 // TestExpSubTo checks that the two-operand exponential gives the in-place
 // one's results and sum bit for bit, leaving its source alone.
 func TestExpSubTo(t *testing.T) {
-	defer func(a bool) { geluAsm = a }(geluAsm)
-	have := geluAsm
-	for _, asm := range []bool{false, true} {
-		if asm && !have {
-			continue
-		}
-		geluAsm = asm
+	forEachPath(func(asm bool) {
 		for _, n := range []int{1, 7, 8, 9, 64, 203} {
 			x := make([]float32, n)
 			for i := range x {
@@ -600,5 +585,5 @@ func TestExpSubTo(t *testing.T) {
 				}
 			}
 		}
-	}
+	})
 }
