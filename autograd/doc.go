@@ -9,12 +9,20 @@
 // nodes panics, as in PyTorch).
 //
 // Recording is on by default and can be switched off for a function with
-// NoGrad, which is what inference code and optimizers use:
+// NoGrad, which is what inference code uses:
 //
 //	autograd.NoGrad(func() {
 //		logits := model.Forward(idx) // nothing is recorded
 //		_ = logits
 //	})
+//
+// Grad mode belongs to the goroutine that sets it, as PyTorch's belongs to a
+// thread: NoGrad stops recording only for the operations that run on the
+// calling goroutine, so an inference goroutine never stops a training
+// goroutine from recording. Run, the backward pass, computes the gradients
+// with recording off on its own goroutine. Many goroutines may record and
+// run disjoint graphs at once; one graph is run by one goroutine at a time
+// (Run panics when it finds another goroutine running the same nodes).
 //
 // The recorded graph of a tensor can be inspected: DOT renders it as Graphviz
 // text and SVG draws it directly (a layered drawing made in Go, no external

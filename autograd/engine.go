@@ -1,6 +1,9 @@
 package autograd
 
-import "fmt"
+import (
+	"fmt"
+	"sync/atomic"
+)
 
 // Node is one recorded operation on the tape.
 //
@@ -14,9 +17,18 @@ type Node struct {
 	Inputs   []*Node
 	Backward func()
 
-	leaf     bool
-	released bool
+	leaf  bool
+	state atomic.Int32 // idle, running (claimed by a Run) or released
 }
+
+// Node states. A Run claims every non-leaf node of its graph before calling
+// any closure, so that two goroutines backpropagating through one graph at
+// once are detected instead of corrupting each other's gradients.
+const (
+	idle int32 = iota
+	running
+	released
+)
 
 // NewNode records an operation node. backward is called once during Run,
 // after every node that consumes this node's output has run.
@@ -34,7 +46,7 @@ func (n *Node) IsLeaf() bool { return n.leaf }
 
 // Released reports whether the graph through n has already been run and
 // freed by a backward pass.
-func (n *Node) Released() bool { return n.released }
+func (n *Node) Released() bool { return n.state.Load() == released }
 
 // Order returns the nodes reachable from root in topological order: every
 // node comes after all of the nodes it depends on. It uses an explicit stack,
@@ -69,28 +81,44 @@ func Order(root *Node) []*Node {
 
 // Run executes the backward pass from root. The caller must already have
 // seeded root's gradient. Each node's Backward runs once, after all nodes
-// that consume it; afterwards the graph is released: closures and input
-// links of non-leaf nodes are dropped.
+// that consume it, with recording switched off on the calling goroutine
+// (closures compute gradients without recording, whatever the caller's grad
+// mode); afterwards the graph is released: closures and input links of
+// non-leaf nodes are dropped.
 //
-// Run panics if the graph has already been released by an earlier Run.
+// Run may be called on many goroutines at once for disjoint graphs. Run
+// panics if the graph has already been released by an earlier Run, or if
+// another goroutine is running the backward pass through one of its nodes.
 func Run(root *Node) {
 	order := Order(root)
-	for _, n := range order {
-		if n.released {
+	for i, n := range order {
+		if n.leaf || n.state.CompareAndSwap(idle, running) {
+			continue
+		}
+		for _, m := range order[:i] {
+			m.state.CompareAndSwap(running, idle) // hand back this Run's claims
+		}
+		if n.state.Load() == released {
 			panic(fmt.Sprintf("autograd: Backward: trying to backward through the graph a second time (node %s %s was already released); keep the graph by recomputing the forward pass", n.Op, n.Label))
 		}
+		panic(fmt.Sprintf("autograd: Backward: node %s %s is being backpropagated on another goroutine at the same time; a graph can be run by one goroutine at a time", n.Op, n.Label))
 	}
-	for i := len(order) - 1; i >= 0; i-- {
-		n := order[i]
-		if n.Backward != nil {
-			n.Backward()
+	// Released also when a closure panics: its partial gradients must not
+	// be run again.
+	defer func() {
+		for _, n := range order {
+			if !n.leaf {
+				n.Backward = nil
+				n.Inputs = nil
+				n.state.Store(released)
+			}
 		}
-	}
-	for _, n := range order {
-		if !n.leaf {
-			n.Backward = nil
-			n.Inputs = nil
-			n.released = true
+	}()
+	NoGrad(func() {
+		for i := len(order) - 1; i >= 0; i-- {
+			if b := order[i].Backward; b != nil {
+				b()
+			}
 		}
-	}
+	})
 }

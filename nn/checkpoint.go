@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/wickml/wick/autograd"
 	"github.com/wickml/wick/tensor"
 )
 
@@ -90,11 +89,9 @@ func LoadStateDict(m Module, sd StateDict) error {
 	if len(errs) > 0 {
 		return errorList(errs)
 	}
-	autograd.NoGrad(func() {
-		for _, p := range copies {
-			p.Param.CopyFrom(sd[p.Name])
-		}
-	})
+	for _, p := range copies {
+		p.Param.CopyFrom(sd[p.Name]) // in place: not recorded
+	}
 	return nil
 }
 

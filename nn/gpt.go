@@ -83,21 +83,20 @@ func NewGPT(cfg GPTConfig) *GPT {
 		g.H = append(g.H, NewBlock(cfg))
 	}
 	g.LmHead = &Linear{Weight: g.Wte.Weight, In: cfg.NEmbd, Out: cfg.VocabSize}
-	autograd.NoGrad(func() {
-		projStd := 0.02 / math.Sqrt(2*float64(cfg.NLayer))
-		for _, p := range g.NamedParameters() {
-			switch {
-			case strings.HasSuffix(p.Name, "c_proj.weight"):
-				p.Param.NormalInit(0, projStd)
-			case strings.Contains(p.Name, ".ln_") && strings.HasSuffix(p.Name, ".weight"):
-				p.Param.Fill_(1)
-			case strings.HasSuffix(p.Name, ".bias"):
-				p.Param.Fill_(0)
-			default: // Linear and Embedding weights
-				p.Param.NormalInit(0, 0.02)
-			}
+	// In-place initialisation is not recorded.
+	projStd := 0.02 / math.Sqrt(2*float64(cfg.NLayer))
+	for _, p := range g.NamedParameters() {
+		switch {
+		case strings.HasSuffix(p.Name, "c_proj.weight"):
+			p.Param.NormalInit(0, projStd)
+		case strings.Contains(p.Name, ".ln_") && strings.HasSuffix(p.Name, ".weight"):
+			p.Param.Fill_(1)
+		case strings.HasSuffix(p.Name, ".bias"):
+			p.Param.Fill_(0)
+		default: // Linear and Embedding weights
+			p.Param.NormalInit(0, 0.02)
 		}
-	})
+	}
 	return g
 }
 

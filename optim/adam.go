@@ -107,26 +107,24 @@ func (o *AdamW) Config() AdamWConfig {
 
 // Step updates every parameter that has a gradient.
 func (o *AdamW) Step() {
-	noGrad(func() {
-		o.each(func(_ int, p *tensor.Tensor, grp *ParamGroup) {
-			g := p.Grad()
-			if g == nil {
-				return
-			}
-			st := o.state[p]
-			if st == nil {
-				st = &adamState{m: tensor.ZerosLike(p), v: tensor.ZerosLike(p)}
-				o.state[p] = st
-			}
-			st.step++
-			c := tensor.AdamWStep{LR: o.lr, Beta1: o.cfg.Beta1, Beta2: o.cfg.Beta2, Eps: o.cfg.Eps, Step: st.step}
-			if o.decay {
-				c.WeightDecay = grp.WeightDecay
-			} else if grp.WeightDecay != 0 {
-				g = g.Add(p.MulScalar(float32(grp.WeightDecay)))
-			}
-			tensor.AdamWUpdate(p, g, st.m, st.v, c)
-		})
+	o.each(func(_ int, p *tensor.Tensor, grp *ParamGroup) {
+		g := p.Grad()
+		if g == nil {
+			return
+		}
+		st := o.state[p]
+		if st == nil {
+			st = &adamState{m: tensor.ZerosLike(p), v: tensor.ZerosLike(p)}
+			o.state[p] = st
+		}
+		st.step++
+		c := tensor.AdamWStep{LR: o.lr, Beta1: o.cfg.Beta1, Beta2: o.cfg.Beta2, Eps: o.cfg.Eps, Step: st.step}
+		if o.decay {
+			c.WeightDecay = grp.WeightDecay
+		} else if grp.WeightDecay != 0 {
+			g = g.Add(p.Detach().MulScalar(float32(grp.WeightDecay)))
+		}
+		tensor.AdamWUpdate(p, g, st.m, st.v, c)
 	})
 }
 
@@ -175,10 +173,8 @@ func (o *AdamW) LoadStateDict(sd map[string]*tensor.Tensor) error {
 			return
 		}
 		st := &adamState{step: step, m: tensor.ZerosLike(p), v: tensor.ZerosLike(p)}
-		noGrad(func() {
-			st.m.CopyFrom(sd[kM])
-			st.v.CopyFrom(sd[kV])
-		})
+		st.m.CopyFrom(sd[kM])
+		st.v.CopyFrom(sd[kV])
 		state[p] = st
 	})
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/wickml/wick/autograd"
 	"github.com/wickml/wick/tensor"
 )
 
@@ -122,9 +121,6 @@ func (g *groups) Params() []*tensor.Tensor {
 	return out
 }
 
-// noGrad runs f without recording.
-func noGrad(f func()) { autograd.NoGrad(f) }
-
 // ClipGradNorm scales the gradients of params so that their joint L2 norm
 // is at most maxNorm, like torch.nn.utils.clip_grad_norm_: every gradient
 // is multiplied by min(1, maxNorm/(norm+1e-6)). It returns the norm before
@@ -133,30 +129,26 @@ func noGrad(f func()) { autograd.NoGrad(f) }
 func ClipGradNorm(params []*tensor.Tensor, maxNorm float32) float32 {
 	var norms []*tensor.Tensor
 	var grads []*tensor.Tensor
-	noGrad(func() {
-		for _, p := range params {
-			if g := p.Grad(); g != nil {
-				grads = append(grads, g)
-				norms = append(norms, g.Square().Sum().Sqrt())
-			}
+	for _, p := range params {
+		if g := p.Grad(); g != nil {
+			g = g.Detach() // a view of the same gradient that is never recorded
+			grads = append(grads, g)
+			norms = append(norms, g.Square().Sum().Sqrt())
 		}
-	})
+	}
 	if len(grads) == 0 {
 		return 0
 	}
-	var total float32
-	noGrad(func() {
-		total = tensor.Stack(norms, 0).Square().Sum().Sqrt().Item()
-		coef := maxNorm / (total + 1e-6)
-		if coef >= 1 {
-			// PyTorch multiplies by the clamped coefficient, 1: a
-			// no-op (x·1 = x for every float32), so skipped
-			return
-		}
-		for _, g := range grads {
-			g.CopyFrom(g.MulScalar(coef))
-		}
-	})
+	total := tensor.Stack(norms, 0).Square().Sum().Sqrt().Item()
+	coef := maxNorm / (total + 1e-6)
+	if coef >= 1 {
+		// PyTorch multiplies by the clamped coefficient, 1: a no-op
+		// (x·1 = x for every float32), so skipped
+		return total
+	}
+	for _, g := range grads {
+		g.CopyFrom(g.MulScalar(coef))
+	}
 	return total
 }
 
@@ -211,7 +203,5 @@ func checkKnownKeys(opt string, sd map[string]*tensor.Tensor, known map[string]b
 }
 
 func copyOf(t *tensor.Tensor) *tensor.Tensor {
-	var c *tensor.Tensor
-	noGrad(func() { c = t.Detach().Clone() })
-	return c
+	return t.Detach().Clone()
 }

@@ -57,57 +57,56 @@ func NewSGDGroups(gs []ParamGroup, cfg SGDConfig) *SGD {
 func (o *SGD) Step() {
 	mu := float32(o.cfg.Momentum)
 	alpha := float32(-o.lr)
-	noGrad(func() {
-		o.each(func(_ int, p *tensor.Tensor, grp *ParamGroup) {
-			g := p.Grad()
-			if g == nil {
-				return
+	o.each(func(_ int, p *tensor.Tensor, grp *ParamGroup) {
+		g := p.Grad()
+		if g == nil {
+			return
+		}
+		if p.Device() != tensor.CPU {
+			o.stepOnDevice(p, g, float32(grp.WeightDecay), mu, alpha)
+			return
+		}
+		pd, d := p.Float32s(), g.Float32s()
+		if wd := float32(grp.WeightDecay); wd != 0 {
+			for i := range d {
+				d[i] = fma32(pd[i], wd, d[i]) // d.add(p, alpha=wd)
 			}
-			if p.Device() != tensor.CPU {
-				o.stepOnDevice(p, g, float32(grp.WeightDecay), mu, alpha)
-				return
+		}
+		if o.cfg.Momentum != 0 {
+			b := o.buf[p]
+			if b == nil {
+				b = tensor.New(slices.Clone(d), p.Shape()...).To(p.Device())
+				o.buf[p] = b
+			} else {
+				bd := b.Float32s()
+				for i := range bd {
+					bd[i] = float32(bd[i]*mu) + d[i] // b.mul_(μ).add_(d)
+				}
+				b.CopyFrom(tensor.New(bd, p.Shape()...))
 			}
-			pd, d := p.Float32s(), g.Float32s()
-			if wd := float32(grp.WeightDecay); wd != 0 {
+			if o.cfg.Nesterov {
+				bd := b.Float32s()
 				for i := range d {
-					d[i] = fma32(pd[i], wd, d[i]) // d.add(p, alpha=wd)
+					d[i] = fma32(bd[i], mu, d[i]) // d.add(b, alpha=μ)
 				}
+			} else {
+				d = b.Float32s()
 			}
-			if o.cfg.Momentum != 0 {
-				b := o.buf[p]
-				if b == nil {
-					b = tensor.New(slices.Clone(d), p.Shape()...).To(p.Device())
-					o.buf[p] = b
-				} else {
-					bd := b.Float32s()
-					for i := range bd {
-						bd[i] = float32(bd[i]*mu) + d[i] // b.mul_(μ).add_(d)
-					}
-					b.CopyFrom(tensor.New(bd, p.Shape()...))
-				}
-				if o.cfg.Nesterov {
-					bd := b.Float32s()
-					for i := range d {
-						d[i] = fma32(bd[i], mu, d[i]) // d.add(b, alpha=μ)
-					}
-				} else {
-					d = b.Float32s()
-				}
-			}
-			for i := range pd {
-				pd[i] = fma32(d[i], alpha, pd[i]) // p.add_(d, alpha=-lr)
-			}
-			p.CopyFrom(tensor.New(pd, p.Shape()...))
-		})
+		}
+		for i := range pd {
+			pd[i] = fma32(d[i], alpha, pd[i]) // p.add_(d, alpha=-lr)
+		}
+		p.CopyFrom(tensor.New(pd, p.Shape()...))
 	})
 }
 
 // stepOnDevice is Step's update of p with gradient g as tensor operations,
 // which run where p lives.
 func (o *SGD) stepOnDevice(p, g *tensor.Tensor, wd, mu, alpha float32) {
+	pd := p.Detach() // the update is not recorded
 	d := g
 	if wd != 0 {
-		d = d.Add(p.MulScalar(wd)) // d.add(p, alpha=wd)
+		d = d.Add(pd.MulScalar(wd)) // d.add(p, alpha=wd)
 	}
 	if o.cfg.Momentum != 0 {
 		b := o.buf[p]
@@ -123,7 +122,7 @@ func (o *SGD) stepOnDevice(p, g *tensor.Tensor, wd, mu, alpha float32) {
 			d = b
 		}
 	}
-	p.CopyFrom(p.Add(d.MulScalar(alpha))) // p.add_(d, alpha=-lr)
+	p.CopyFrom(pd.Add(d.MulScalar(alpha))) // p.add_(d, alpha=-lr)
 }
 
 // fma32 returns a·b + c rounded once, like the fused multiply-add of
@@ -159,7 +158,7 @@ func (o *SGD) LoadStateDict(sd map[string]*tensor.Tensor) error {
 			return
 		}
 		b := tensor.ZerosLike(p)
-		noGrad(func() { b.CopyFrom(sd[k]) })
+		b.CopyFrom(sd[k])
 		buf[p] = b
 	})
 	if err != nil {

@@ -187,9 +187,8 @@ func (t *Tensor) Long() *Tensor {
 }
 
 // CopyFrom copies src's elements into t in place (shapes must match; src is
-// converted to t's dtype and device). It is not recorded: use it for
-// parameter updates and loading, inside autograd.NoGrad when t requires a
-// gradient.
+// converted to t's dtype and device). It is never recorded, whatever the
+// grad mode: use it for parameter updates and loading.
 func (t *Tensor) CopyFrom(src *Tensor) {
 	if !slices.Equal(t.layout.Shape, src.layout.Shape) {
 		panicf("CopyFrom", "source shape %v does not match destination shape %v", src.layout.Shape, t.layout.Shape)

@@ -29,6 +29,39 @@
 // of tensors with central finite differences; use it to test new
 // operations and models.
 //
+// # Concurrency
+//
+// Any number of goroutines may create tensors, run operations and call
+// Backward at the same time, as long as each works on its own tensors and
+// models: each goroutine gets results bit-identical to running alone. Many
+// goroutines may also run inference (operations inside autograd.NoGrad,
+// nn's Forward and Generate) on one shared model at once, as long as nobody
+// trains or otherwise changes it meanwhile.
+//
+// Grad mode belongs to a goroutine: autograd.NoGrad(f) stops recording only
+// for the operations that run on f's goroutine, as PyTorch's grad mode is
+// thread-local. Nothing in the library switches process-wide state: Backward,
+// reductions, losses, optimizers, gradient clipping and Generate compute
+// without recording by construction (on detached views, or inside a NoGrad
+// scoped to the calling goroutine), so they never change what another
+// goroutine records.
+//
+// Random numbers: the global generator (ManualSeed, Rand, Randn, Dropout,
+// Multinomial) is safe for concurrent use, but goroutines that share it
+// interleave their draws. A goroutine that must be reproducible whatever the
+// others do uses its own Generator.
+//
+// Not allowed, as with Go maps: writing a tensor (in-place operations such as
+// CopyFrom, Fill_, an optimizer Step, SetGrad, ZeroGrad, RequiresGrad) while
+// another goroutine reads or writes it, and two goroutines backpropagating
+// into the same leaf (for example training one model from two goroutines)
+// or through the same recorded graph at once. The last two are detected
+// where it is cheap: Backward panics with an *Error when it finds another
+// goroutine accumulating into the same leaf's gradient, and autograd panics
+// when two goroutines run the backward pass through one graph. To train one
+// model from several goroutines, give each its own graph and combine the
+// gradients on one goroutine.
+//
 // # Backends
 //
 // Each device has a Backend: a short list of primitive kernels (see

@@ -97,7 +97,7 @@ func (t *Tensor) BackwardWith(grad *Tensor) {
 		panicf("Backward", "gradient shape %v does not match tensor shape %v", grad.layout.Shape, t.layout.Shape)
 	}
 	if t.node.IsLeaf() {
-		autograd.NoGrad(func() { t.accumulate(grad) })
+		t.accumulate(grad.Detach())
 		return
 	}
 	if t.node.Released() {
@@ -112,20 +112,18 @@ func (t *Tensor) BackwardWith(grad *Tensor) {
 	autograd.Run(t.node)
 }
 
-// record attaches the result out to the tape when recording is on and any
-// input requires a gradient. backward receives out's gradient and must call
-// accumulate on the inputs it differentiates; it runs with recording off.
+// record attaches the result out to the tape when any input requires a
+// gradient and recording is on for the calling goroutine. backward receives
+// out's gradient and must call accumulate on the inputs it differentiates;
+// autograd.Run calls it with recording off.
 func record(op string, out *Tensor, inputs []*Tensor, backward func(g *Tensor)) {
-	if !autograd.Enabled() {
-		return
-	}
 	var nodes []*autograd.Node
 	for _, in := range inputs {
 		if in != nil && in.requiresGrad {
 			nodes = append(nodes, in.node)
 		}
 	}
-	if len(nodes) == 0 {
+	if len(nodes) == 0 || !autograd.Enabled() {
 		return
 	}
 	out.requiresGrad = true
@@ -133,10 +131,9 @@ func record(op string, out *Tensor, inputs []*Tensor, backward func(g *Tensor)) 
 	out.node = autograd.NewNode(op, shapeString(out.layout.Shape), nodes, func() {
 		g := out.gradBuf
 		out.gradBuf = nil
-		if g == nil {
-			return
+		if g != nil {
+			backward(g)
 		}
-		autograd.NoGrad(func() { backward(g) })
 	})
 }
 
@@ -150,6 +147,10 @@ func (t *Tensor) accumulate(g *Tensor) {
 		g = g.sumTo(t.layout.Shape)
 	}
 	if t.node.IsLeaf() {
+		if !t.accumulating.CompareAndSwap(false, true) {
+			panicf("Backward", "two goroutines are accumulating into the gradient of the same leaf of shape %v at once; backpropagate into shared parameters from one goroutine at a time", t.layout.Shape)
+		}
+		defer t.accumulating.Store(false)
 		if t.grad == nil {
 			t.grad = g.Clone()
 			return

@@ -243,8 +243,7 @@ func CrossEntropyIgnore(logits, targets *Tensor, ignoreIndex int) *Tensor {
 	if rows > 0 {
 		logits.backend.CrossEntropy(perRow.storage, x.storage, tg.storage, rows, cols, ign)
 	}
-	var loss *Tensor
-	withoutGrad(func() { loss = perRow.Sum().DivScalar(float32(count)) })
+	loss := perRow.Sum().DivScalar(float32(count)) // perRow is fresh: not recorded
 	record("CrossEntropy", loss, []*Tensor{x}, func(g *Tensor) {
 		scale := g.Item() / float32(count)
 		dx := emptyOut(logits.backend, x.layout.Shape)

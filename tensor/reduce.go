@@ -59,7 +59,7 @@ func (t *Tensor) reduceRaw(op ReduceOp, dims []int) *Tensor {
 		cur = out
 	}
 	if len(dims) == 0 {
-		withoutGrad(func() { cur = t.Clone() })
+		cur = t.Detach().Clone()
 	}
 	return cur
 }
@@ -106,8 +106,7 @@ func (t *Tensor) mean(dims []int, keep bool) *Tensor {
 	for _, d := range ds {
 		n *= t.layout.Shape[d]
 	}
-	var raw *Tensor
-	withoutGrad(func() { raw = t.reduceRaw(ReduceSum, ds).DivScalar(float32(n)) })
+	raw := t.reduceRaw(ReduceSum, ds).DivScalar(float32(n)) // fresh: not recorded
 	return t.finishReduce("Mean", raw, ds, keep, func(g *Tensor) {
 		t.accumulate(g.broadcastTo(t.layout.Shape).DivScalar(float32(n)))
 	})
@@ -218,13 +217,9 @@ func (t *Tensor) reduceMany(ds []int) *Tensor {
 	for _, d := range ds {
 		keptShape[d] = 1
 	}
-	var out *Tensor
-	withoutGrad(func() {
-		p := t.Detach().Permute(perm...).Contiguous()
-		flat := p.Reshape(append(p.Shape()[:t.Dim()-len(ds)], -1)...)
-		out = flat.reduceRaw(ReduceLogSumExp, []int{flat.Dim() - 1}).Reshape(keptShape...)
-	})
-	return out
+	p := t.Detach().Permute(perm...).Contiguous()
+	flat := p.Reshape(append(p.Shape()[:t.Dim()-len(ds)], -1)...)
+	return flat.reduceRaw(ReduceLogSumExp, []int{flat.Dim() - 1}).Reshape(keptShape...)
 }
 
 // LogSumExp returns log Σ exp over the given dims (stable), or over all

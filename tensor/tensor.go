@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/wickml/wick/autograd"
 )
@@ -24,6 +25,7 @@ type Tensor struct {
 	node         *autograd.Node // the node that produced this tensor, or its leaf node
 	gradBuf      *Tensor        // gradient flowing into a non-leaf during Backward
 	name         string         // op that produced it, for printing grad_fn
+	accumulating atomic.Bool    // a Backward is adding into grad (misuse detection)
 }
 
 func newTensor(b Backend, s Storage, l Layout) *Tensor {

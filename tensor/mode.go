@@ -1,5 +1,0 @@
-package tensor
-
-import "github.com/wickml/wick/autograd"
-
-func withoutGrad(f func()) { autograd.NoGrad(f) }
