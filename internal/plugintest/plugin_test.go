@@ -185,6 +185,7 @@ func TestPluginImport(t *testing.T) {
 		"tensor([[1., 2.],\n        [3., 4.]])\n",
 		"autograd.Graph(",
 		"loss decreased\n",
+		"grad mode: false true\n",
 		"svg:<svg",
 	} {
 		if !strings.Contains(got, want) {

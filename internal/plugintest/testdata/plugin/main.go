@@ -6,6 +6,7 @@
 package main
 
 import (
+	"fmt"
 	. "reflect"
 	"strings"
 
@@ -107,6 +108,13 @@ func Demo() string {
 	if losses[2] < losses[0] {
 		out = append(out, "loss decreased")
 	}
+	// Grad mode is per goroutine, also inside a plugin: off inside NoGrad,
+	// on for another goroutine meanwhile.
+	autograd.NoGrad(func() {
+		other := make(chan bool)
+		go func() { other <- autograd.Enabled() }()
+		out = append(out, fmt.Sprintf("grad mode: %v %v", autograd.Enabled(), <-other))
+	})
 	svg := plot.LossCurveSVG("loss", plot.Series{Name: "train", Y: losses})
 	out = append(out, "svg:"+svg[:4])
 	return strings.Join(out, "\n")
