@@ -29,6 +29,21 @@
 // of tensors with central finite differences; use it to test new
 // operations and models.
 //
+// # Random numbers
+//
+// Rand, Randn, RandInt, NormalInit, UniformInit, Dropout and Multinomial
+// draw from the global generator, which ManualSeed seeds like
+// torch.manual_seed. It is safe for concurrent use but shared: goroutines
+// that draw from it at once interleave their draws, so what each gets
+// depends on scheduling, and ManualSeed on one goroutine changes what the
+// others draw next. For numbers that depend on nothing else, give each
+// goroutine a Generator of its own (NewGenerator) and draw with its methods
+// (gen.Randn, gen.Rand, gen.RandInt, gen.Multinomial) and with
+// NormalInitWith, UniformInitWith and DropoutWith: a goroutine's results
+// then equal those of the same code run alone. A nil *Generator means the
+// global one. A tensor's numbers are always drawn under one lock, so they
+// are consecutive draws of its generator.
+//
 // # Backends
 //
 // Each device has a Backend: a short list of primitive kernels (see
