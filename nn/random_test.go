@@ -124,9 +124,9 @@ func TestGenerateWithSeed(t *testing.T) {
 }
 
 // TestGenerateWithSharedModel runs GenerateWith on one shared model from 8
-// goroutines at once, each with a generator of its own (and one more
-// goroutine reseeding and drawing from the global generator): each output
-// must equal the same call run alone. Under -race this also shows that a
+// goroutines at once, each with a generator of its own, then Forward (and
+// one more goroutine reseeds and samples with the global generator): each
+// output must equal the same call run alone. Under -race this also shows that a
 // model's forward pass shares no mutable state between callers.
 func TestGenerateWithSharedModel(t *testing.T) {
 	m := nn.NewGPTWith(smallGPT, tensor.NewGenerator(7))
@@ -147,13 +147,16 @@ func TestGenerateWithSharedModel(t *testing.T) {
 	for i := range want {
 		want[i] = run(i)
 	}
+	wantLogits := m.Forward(prompt(0)).Float32s()
 	got := make([][]int, workers)
+	gotLogits := make([][]float32, workers)
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	for i := range got {
 		wg.Go(func() {
 			<-start
 			got[i] = run(i)
+			gotLogits[i] = m.Forward(prompt(0)).Float32s() // recorded: the parameters require grad
 		})
 	}
 	wg.Go(func() {
@@ -168,6 +171,9 @@ func TestGenerateWithSharedModel(t *testing.T) {
 	for i := range got {
 		if !slices.Equal(got[i], want[i]) {
 			t.Errorf("goroutine %d generated %v, want %v as run alone", i, got[i], want[i])
+		}
+		if !slices.Equal(gotLogits[i], wantLogits) {
+			t.Errorf("goroutine %d: Forward's logits differ from those computed alone", i)
 		}
 	}
 }
