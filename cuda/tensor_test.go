@@ -5,6 +5,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -174,6 +175,36 @@ func TestOpenErrors(t *testing.T) {
 	}
 	name, err := DeviceName(0)
 	t.Logf("cuda:0 is %q (driver supports CUDA %d), err %v", name, DriverVersion(), err)
+}
+
+// TestDropoutWith checks DropoutWith on the GPU: the mask is the device
+// kernel's for a seed drawn from the given generator, whatever the global
+// generator's state, which it leaves untouched.
+func TestDropoutWith(t *testing.T) {
+	gpu(t)
+	var masks [2][]float32
+	var want []float32
+	for i := range masks {
+		onDevice(t, tensor.CUDA(0), uint64(20+i), func() {
+			before := tensor.GlobalGenerator().State()
+			masks[i] = tensor.Ones(300, 200).DropoutWith(0.25, true, tensor.NewGenerator(5)).Float32s()
+			if !slices.Equal(tensor.GlobalGenerator().State(), before) {
+				t.Errorf("DropoutWith with an explicit generator drew from the global one")
+			}
+			if i == 0 {
+				m := tensor.Zeros(300, 200)
+				if err := DropoutMask(m, 0.25, tensor.NewGenerator(5).Uint64(), 0); err != nil {
+					t.Fatal(err)
+				}
+				want = m.Float32s()
+			}
+		})
+	}
+	for i := range masks {
+		if !slices.Equal(masks[i], want) {
+			t.Fatalf("DropoutWith(NewGenerator(5)) under global seed %d differs from DropoutMask with that generator's first number", 20+i)
+		}
+	}
 }
 
 // TestDropout checks Tensor.Dropout on the GPU, whose masks are drawn on

@@ -9,9 +9,13 @@ import (
 // Dropout zeroes elements with probability P while training and scales the
 // rest by 1/(1−P), like torch.nn.Dropout. In evaluation mode it is the
 // identity. Modules start in training mode, like PyTorch's.
+//
+// The masks are drawn from Gen, or from the global generator when Gen is
+// nil (see tensor.Generator for what that means on several goroutines).
 type Dropout struct {
 	P        float32
 	Training bool
+	Gen      *tensor.Generator // source of the masks; nil: the global generator
 }
 
 var _ Module = (*Dropout)(nil)
@@ -25,8 +29,10 @@ func NewDropout(p float32) *Dropout {
 	return &Dropout{P: p, Training: true}
 }
 
-// Forward applies dropout to x.
-func (d *Dropout) Forward(x *tensor.Tensor) *tensor.Tensor { return x.Dropout(d.P, d.Training) }
+// Forward applies dropout to x, drawing the mask from d.Gen.
+func (d *Dropout) Forward(x *tensor.Tensor) *tensor.Tensor {
+	return x.DropoutWith(d.P, d.Training, d.Gen)
+}
 
 // NamedParameters returns nothing: Dropout has no parameters.
 func (d *Dropout) NamedParameters() []NamedParam { return nil }

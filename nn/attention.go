@@ -26,12 +26,18 @@ var _ Module = (*CausalSelfAttention)(nil)
 // layers initialised like PyTorch's; NewGPT re-initialises them like
 // nanoGPT). It panics if cfg.NEmbd is not a multiple of cfg.NHead.
 func NewCausalSelfAttention(cfg GPTConfig) *CausalSelfAttention {
+	return newCausalSelfAttention(cfg, nil)
+}
+
+// newCausalSelfAttention is NewCausalSelfAttention with the Linear layers
+// initialised from gen.
+func newCausalSelfAttention(cfg GPTConfig, gen *tensor.Generator) *CausalSelfAttention {
 	if cfg.NHead <= 0 || cfg.NEmbd%cfg.NHead != 0 {
 		panic(fmt.Sprintf("nn: NewCausalSelfAttention: n_embd %d is not a multiple of n_head %d", cfg.NEmbd, cfg.NHead))
 	}
 	return &CausalSelfAttention{
-		CAttn:       NewLinear(cfg.NEmbd, 3*cfg.NEmbd, cfg.Bias),
-		CProj:       NewLinear(cfg.NEmbd, cfg.NEmbd, cfg.Bias),
+		CAttn:       NewLinearWith(cfg.NEmbd, 3*cfg.NEmbd, cfg.Bias, gen),
+		CProj:       NewLinearWith(cfg.NEmbd, cfg.NEmbd, cfg.Bias, gen),
 		AttnDropout: NewDropout(cfg.Dropout),
 		ResidDrop:   NewDropout(cfg.Dropout),
 		NHead:       cfg.NHead,
@@ -98,10 +104,13 @@ type MLP struct {
 var _ Module = (*MLP)(nil)
 
 // NewMLP returns the feed-forward layer of cfg.
-func NewMLP(cfg GPTConfig) *MLP {
+func NewMLP(cfg GPTConfig) *MLP { return newMLP(cfg, nil) }
+
+// newMLP is NewMLP with the Linear layers initialised from gen.
+func newMLP(cfg GPTConfig, gen *tensor.Generator) *MLP {
 	return &MLP{
-		CFc:   NewLinear(cfg.NEmbd, 4*cfg.NEmbd, cfg.Bias),
-		CProj: NewLinear(4*cfg.NEmbd, cfg.NEmbd, cfg.Bias),
+		CFc:   NewLinearWith(cfg.NEmbd, 4*cfg.NEmbd, cfg.Bias, gen),
+		CProj: NewLinearWith(4*cfg.NEmbd, cfg.NEmbd, cfg.Bias, gen),
 		Drop:  NewDropout(cfg.Dropout),
 	}
 }
@@ -142,12 +151,15 @@ type Block struct {
 var _ Module = (*Block)(nil)
 
 // NewBlock returns a transformer block of cfg.
-func NewBlock(cfg GPTConfig) *Block {
+func NewBlock(cfg GPTConfig) *Block { return newBlock(cfg, nil) }
+
+// newBlock is NewBlock with the Linear layers initialised from gen.
+func newBlock(cfg GPTConfig, gen *tensor.Generator) *Block {
 	return &Block{
 		Ln1:  NewLayerNorm(cfg.NEmbd, cfg.Bias),
-		Attn: NewCausalSelfAttention(cfg),
+		Attn: newCausalSelfAttention(cfg, gen),
 		Ln2:  NewLayerNorm(cfg.NEmbd, cfg.Bias),
-		MLP:  NewMLP(cfg),
+		MLP:  newMLP(cfg, gen),
 	}
 }
 

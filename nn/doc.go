@@ -15,6 +15,14 @@
 //   - GPT: nanoGPT's decoder (NewGPT(GPTConfig{...})), with Forward
 //     (logits), Loss (cross-entropy, ignore index -1) and Generate.
 //
+// Random numbers (initial weights, dropout masks, sampled tokens) come from
+// tensor's global generator unless a tensor.Generator is given:
+// NewGPTWith, NewLinearWith and NewEmbeddingWith for the weights,
+// Dropout's Gen field (and GPT.SetDropoutGenerator) for the masks, and
+// GPT.GenerateWith for sampling. Many goroutines may call Forward,
+// Generate and GenerateWith on one model in evaluation mode at once; with
+// a generator each, each gets the tokens it would get alone.
+//
 // GPT's parameters carry nanoGPT's names (transformer.wte.weight,
 // transformer.h.0.attn.c_attn.weight, …, lm_head.weight tied to wte), so
 // weights move both ways between Wick and PyTorch.

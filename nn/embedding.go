@@ -19,11 +19,15 @@ var _ Module = (*Embedding)(nil)
 // NewEmbedding returns an embedding table initialised like PyTorch
 // (standard normal), from the global generator. It panics if num or dim is
 // not positive.
-func NewEmbedding(num, dim int) *Embedding {
+func NewEmbedding(num, dim int) *Embedding { return NewEmbeddingWith(num, dim, nil) }
+
+// NewEmbeddingWith is NewEmbedding with the initial table drawn from gen
+// (the global generator if gen is nil).
+func NewEmbeddingWith(num, dim int, gen *tensor.Generator) *Embedding {
 	if num <= 0 || dim <= 0 {
 		panic(fmt.Sprintf("nn: NewEmbedding: sizes must be positive, got num=%d dim=%d", num, dim))
 	}
-	return &Embedding{Weight: tensor.Zeros(num, dim).NormalInit(0, 1).RequiresGrad(), Num: num, Dim: dim}
+	return &Embedding{Weight: tensor.Zeros(num, dim).NormalInitWith(0, 1, gen).RequiresGrad(), Num: num, Dim: dim}
 }
 
 // Forward looks up the rows at the Int64 indices idx (any shape) and

@@ -68,36 +68,58 @@ var _ Module = (*GPT)(nil)
 // with std 0.02/√(2·NLayer), biases zero, LayerNorm weights one. Random
 // numbers come from the global generator (tensor.ManualSeed). The model
 // starts in training mode. NewGPT panics if cfg is invalid (see Validate).
-func NewGPT(cfg GPTConfig) *GPT {
+func NewGPT(cfg GPTConfig) *GPT { return NewGPTWith(cfg, nil) }
+
+// NewGPTWith is NewGPT with every random number of the model drawn from gen
+// (the global generator if gen is nil): the initial weights, and later the
+// dropout masks, since its Dropout layers get gen as their Gen (see
+// SetDropoutGenerator). NewGPTWith(cfg, tensor.NewGenerator(s)) builds the
+// same weights as tensor.ManualSeed(s) followed by NewGPT(cfg), without
+// touching the global generator, so goroutines can build models at once
+// and each get the weights it would get alone.
+func NewGPTWith(cfg GPTConfig, gen *tensor.Generator) *GPT {
 	if err := cfg.Validate(); err != nil {
 		panic(err.Error())
 	}
 	g := &GPT{
 		Config: cfg,
-		Wte:    NewEmbedding(cfg.VocabSize, cfg.NEmbd),
-		Wpe:    NewEmbedding(cfg.BlockSize, cfg.NEmbd),
+		Wte:    NewEmbeddingWith(cfg.VocabSize, cfg.NEmbd, gen),
+		Wpe:    NewEmbeddingWith(cfg.BlockSize, cfg.NEmbd, gen),
 		Drop:   NewDropout(cfg.Dropout),
 		LnF:    NewLayerNorm(cfg.NEmbd, cfg.Bias),
 	}
 	for range cfg.NLayer {
-		g.H = append(g.H, NewBlock(cfg))
+		g.H = append(g.H, newBlock(cfg, gen))
 	}
+	g.SetDropoutGenerator(gen)
 	g.LmHead = &Linear{Weight: g.Wte.Weight, In: cfg.NEmbd, Out: cfg.VocabSize}
 	// In-place initialisation is not recorded.
 	projStd := 0.02 / math.Sqrt(2*float64(cfg.NLayer))
 	for _, p := range g.NamedParameters() {
 		switch {
 		case strings.HasSuffix(p.Name, "c_proj.weight"):
-			p.Param.NormalInit(0, projStd)
+			p.Param.NormalInitWith(0, projStd, gen)
 		case strings.Contains(p.Name, ".ln_") && strings.HasSuffix(p.Name, ".weight"):
 			p.Param.Fill_(1)
 		case strings.HasSuffix(p.Name, ".bias"):
 			p.Param.Fill_(0)
 		default: // Linear and Embedding weights
-			p.Param.NormalInit(0, 0.02)
+			p.Param.NormalInitWith(0, 0.02, gen)
 		}
 	}
 	return g
+}
+
+// SetDropoutGenerator makes every Dropout layer of the model draw its masks
+// from gen (the global generator if gen is nil). Like Train and Eval, it
+// must not run while another goroutine uses the model.
+func (g *GPT) SetDropoutGenerator(gen *tensor.Generator) {
+	g.Drop.Gen = gen
+	for _, b := range g.H {
+		b.Attn.AttnDropout.Gen = gen
+		b.Attn.ResidDrop.Gen = gen
+		b.MLP.Drop.Gen = gen
+	}
 }
 
 // hidden returns the final-LayerNorm output [B, T, C] for idx [B, T].
@@ -145,9 +167,24 @@ func (g *GPT) Loss(idx, targets *tensor.Tensor) *tensor.Tensor {
 // generate: the context is cropped to the last BlockSize tokens, the
 // last position's logits are divided by temperature, restricted to the topK
 // most likely tokens when topK > 0, and a token is drawn with
-// tensor.Multinomial. It records nothing on the tape. Call Eval first to
-// switch dropout off, as nanoGPT's sample.py does. It returns [B, T+maxNew].
+// tensor.Multinomial from the global generator. It records nothing on the
+// tape. Call Eval first to switch dropout off, as nanoGPT's sample.py does.
+// It returns [B, T+maxNew]. It panics if temperature is not positive or idx
+// is not an Int64 tensor [B, T].
 func (g *GPT) Generate(idx *tensor.Tensor, maxNew int, temperature float32, topK int) *tensor.Tensor {
+	return g.GenerateWith(idx, maxNew, temperature, topK, nil)
+}
+
+// GenerateWith is Generate with the tokens drawn from gen (the global
+// generator if gen is nil).
+//
+// Many goroutines may call Generate and GenerateWith on one model at once,
+// as long as the model is in evaluation mode (Eval) and nobody changes or
+// trains it meanwhile. With a generator of its own, each call returns the
+// tokens it would return alone; calls that share a generator (nil: the
+// global one) interleave their draws. In training mode the Dropout layers
+// also draw, from their own Gen rather than from gen.
+func (g *GPT) GenerateWith(idx *tensor.Tensor, maxNew int, temperature float32, topK int, gen *tensor.Generator) *tensor.Tensor {
 	if temperature <= 0 {
 		panic(&tensor.Error{Op: "GPT.Generate", Msg: fmt.Sprintf("temperature must be positive, got %v", temperature)})
 	}
@@ -163,7 +200,7 @@ func (g *GPT) Generate(idx *tensor.Tensor, maxNew int, temperature float32, topK
 			if topK > 0 && topK < logits.Size(1) {
 				logits = keepTopK(logits, topK)
 			}
-			next := tensor.Multinomial(logits.Softmax(-1)).Reshape(-1, 1).To(idx.Device())
+			next := gen.Multinomial(logits.Softmax(-1)).Reshape(-1, 1).To(idx.Device())
 			idx = tensor.Cat([]*tensor.Tensor{idx, next}, 1)
 		}
 	})

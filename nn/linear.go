@@ -21,15 +21,19 @@ var _ Module = (*Linear)(nil)
 // NewLinear returns a Linear layer from in to out features, initialised like
 // PyTorch (kaiming-uniform: weight and bias uniform in ±1/√in), from the
 // global generator. NewLinear panics if in or out is not positive.
-func NewLinear(in, out int, bias bool) *Linear {
+func NewLinear(in, out int, bias bool) *Linear { return NewLinearWith(in, out, bias, nil) }
+
+// NewLinearWith is NewLinear with the initial weights drawn from gen (the
+// global generator if gen is nil).
+func NewLinearWith(in, out int, bias bool, gen *tensor.Generator) *Linear {
 	if in <= 0 || out <= 0 {
 		panic(fmt.Sprintf("nn: NewLinear: in and out features must be positive, got in=%d out=%d", in, out))
 	}
 	bound := 1 / math.Sqrt(float64(in))
 	l := &Linear{In: in, Out: out}
-	l.Weight = tensor.Zeros(out, in).UniformInit(-bound, bound).RequiresGrad()
+	l.Weight = tensor.Zeros(out, in).UniformInitWith(-bound, bound, gen).RequiresGrad()
 	if bias {
-		l.Bias = tensor.Zeros(out).UniformInit(-bound, bound).RequiresGrad()
+		l.Bias = tensor.Zeros(out).UniformInitWith(-bound, bound, gen).RequiresGrad()
 	}
 	return l
 }

@@ -167,9 +167,10 @@ type Backend interface {
 // backend that implements it draws dropout masks on the device instead of
 // having them drawn on the host and copied (the CUDA backend does). The
 // mask's n elements must be 0 with probability p and 1/(1−p) otherwise, a
-// function of seed and the element index only. Dropout takes the seed from
-// the global generator, so ManualSeed still makes masks repeatable, but a
-// device's masks differ from the CPU's (as in PyTorch).
+// function of seed and the element index only. DropoutWith takes the seed
+// from its generator (Dropout from the global one), so seeding the
+// generator still makes masks repeatable, but a device's masks differ from
+// the CPU's (as in PyTorch).
 type DropoutMasker interface {
 	DropoutMask(dst Storage, n int, p float32, seed uint64)
 }

@@ -46,11 +46,6 @@
 // scoped to the calling goroutine), so they never change what another
 // goroutine records.
 //
-// Random numbers: the global generator (ManualSeed, Rand, Randn, Dropout,
-// Multinomial) is safe for concurrent use, but goroutines that share it
-// interleave their draws. A goroutine that must be reproducible whatever the
-// others do uses its own Generator.
-//
 // Not allowed, as with Go maps: writing a tensor (in-place operations such as
 // CopyFrom, Fill_, an optimizer Step, SetGrad, ZeroGrad, RequiresGrad) while
 // another goroutine reads or writes it, and two goroutines backpropagating
@@ -61,6 +56,21 @@
 // when two goroutines run the backward pass through one graph. To train one
 // model from several goroutines, give each its own graph and combine the
 // gradients on one goroutine.
+//
+// # Random numbers
+//
+// Rand, Randn, RandInt, NormalInit, UniformInit, Dropout and Multinomial
+// draw from the global generator, which ManualSeed seeds like
+// torch.manual_seed. It is safe for concurrent use but shared: goroutines
+// that draw from it at once interleave their draws, so what each gets
+// depends on scheduling, and ManualSeed on one goroutine changes what the
+// others draw next. For numbers that depend on nothing else, give each
+// goroutine a Generator of its own (NewGenerator) and draw with its methods
+// (gen.Randn, gen.Rand, gen.RandInt, gen.Multinomial) and with
+// NormalInitWith, UniformInitWith and DropoutWith: a goroutine's results
+// then equal those of the same code run alone. A nil *Generator means the
+// global one. A tensor's numbers are always drawn under one lock, so they
+// are consecutive draws of its generator.
 //
 // # Backends
 //

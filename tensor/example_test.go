@@ -2,6 +2,8 @@ package tensor_test
 
 import (
 	"fmt"
+	"slices"
+	"sync"
 
 	"github.com/wickml/wick/autograd"
 	"github.com/wickml/wick/tensor"
@@ -204,4 +206,29 @@ func Example_noGrad() {
 	fmt.Println(y.IsRequiringGrad())
 	// Output:
 	// false
+}
+
+// Goroutines that each draw from a generator of their own get the numbers
+// they would get alone, whatever the others and the global generator do.
+func ExampleNewGenerator() {
+	draw := func(gen *tensor.Generator) *tensor.Tensor {
+		x := gen.Randn(2, 3)
+		return x.DropoutWith(0.5, true, gen) // the mask from gen too
+	}
+	results := make([]*tensor.Tensor, 4)
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Go(func() {
+			tensor.ManualSeed(uint64(i)) // no effect on the explicit generators
+			results[i] = draw(tensor.NewGenerator(uint64(i)))
+		})
+	}
+	wg.Wait()
+	alone := draw(tensor.NewGenerator(2))
+	fmt.Println(results[2])
+	fmt.Println(slices.Equal(results[2].Float32s(), alone.Float32s()))
+	// Output:
+	// tensor([[ 1.3266,  0.0000,  0.0000],
+	//         [ 0.8418, -0.0000, -0.0000]])
+	// true
 }

@@ -115,8 +115,15 @@ func storageOrNil(t *Tensor) Storage {
 
 // Dropout zeroes each element with probability p and scales the rest by
 // 1/(1−p) when training is set; otherwise it returns t. The mask comes from
-// the global generator.
-func (t *Tensor) Dropout(p float32, training bool) *Tensor {
+// the global generator (see DropoutWith). It panics if t is not Float32 or
+// p is outside [0, 1].
+func (t *Tensor) Dropout(p float32, training bool) *Tensor { return t.DropoutWith(p, training, nil) }
+
+// DropoutWith is Dropout with the mask drawn from gen (the global generator
+// if gen is nil). On a backend with its own mask kernel (DropoutMasker) it
+// draws one number from gen, the kernel's seed; on the CPU it draws one
+// number per element, all under one lock.
+func (t *Tensor) DropoutWith(p float32, training bool, gen *Generator) *Tensor {
 	mustFloat("Dropout", t)
 	if p < 0 || p > 1 {
 		panicf("Dropout", "probability has to be between 0 and 1, but got %v", p)
@@ -129,16 +136,18 @@ func (t *Tensor) Dropout(p float32, training bool) *Tensor {
 	}
 	if dm, ok := t.backend.(DropoutMasker); ok {
 		mask := empty(t.backend, Float32, t.layout.Shape)
-		dm.DropoutMask(mask.storage, t.Numel(), p, global.r.Uint64())
+		dm.DropoutMask(mask.storage, t.Numel(), p, gen.Uint64())
 		return t.Mul(mask)
 	}
 	data := make([]float32, t.Numel())
 	scale := 1 / (1 - p)
+	g := gen.lock()
 	for i := range data {
-		if global.Float64() >= float64(p) {
+		if g.r.Float64() >= float64(p) {
 			data[i] = scale
 		}
 	}
+	g.mu.Unlock()
 	mask := newTensor(t.backend, t.backend.FromFloat32s(data), contiguousLayout(t.layout.Shape))
 	return t.Mul(mask)
 }

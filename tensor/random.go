@@ -3,14 +3,41 @@ package tensor
 import (
 	"math"
 	"math/rand/v2"
+	"sync"
 )
 
 // Generator is a seedable source of random numbers for tensor creation,
-// dropout and sampling. Its state can be saved and restored.
+// initialisation, dropout and sampling. Its state can be saved and restored.
+//
+// A Generator is safe for concurrent use: every method takes an internal
+// lock, and the methods that fill a tensor draw all of its numbers under one
+// lock, so a tensor's numbers are consecutive draws even when other
+// goroutines use the same generator. Goroutines that share a generator
+// interleave their draws, so which numbers each gets depends on scheduling;
+// a goroutine that owns its generator (NewGenerator) gets the same numbers
+// whatever other goroutines do, which makes it reproducible on its own.
+//
+// The global generator (GlobalGenerator, seeded by ManualSeed) is the one
+// that Rand, Randn, RandInt, NormalInit, UniformInit, Dropout, Multinomial
+// and the nn package's constructors, dropout layers and Generate draw from.
+// It is shared by the whole process: safe, but with interleaved draws when
+// several goroutines use it. Pass an explicit generator (the Generator
+// methods, NormalInitWith, UniformInitWith, DropoutWith, nn.Dropout's Gen
+// field, nn.GPT.GenerateWith) for numbers that do not depend on other
+// goroutines.
+//
+// A nil *Generator stands for the global generator in every method and
+// wherever a *Generator is an argument. The zero Generator is usable and
+// equals NewGenerator(0).
 type Generator struct {
-	pcg *rand.PCG
-	r   *rand.Rand
+	mu  sync.Mutex
+	pcg *rand.PCG  // nil until first use in a zero Generator
+	r   *rand.Rand // draws from pcg
 }
+
+// pcgStream is the PCG's second seed word, fixed so that a Generator's
+// numbers depend on its seed only.
+const pcgStream = 0x9e3779b97f4a7c15
 
 // NewGenerator returns a generator seeded with seed.
 func NewGenerator(seed uint64) *Generator {
@@ -19,98 +46,211 @@ func NewGenerator(seed uint64) *Generator {
 	return g
 }
 
+// global is the process-wide generator; a zero Generator is seeded with 0.
+var global = &Generator{}
+
+// orGlobal returns g, or the global generator if g is nil.
+func (g *Generator) orGlobal() *Generator {
+	if g == nil {
+		return global
+	}
+	return g
+}
+
+// lock takes g's lock (the global generator's if g is nil), seeds a zero
+// Generator, and returns the generator to draw from; the caller unlocks it.
+func (g *Generator) lock() *Generator {
+	g = g.orGlobal()
+	g.mu.Lock()
+	if g.pcg == nil {
+		g.pcg = rand.NewPCG(0, pcgStream)
+		g.r = rand.New(g.pcg)
+	}
+	return g
+}
+
 // Seed resets the generator to the state given by seed.
 func (g *Generator) Seed(seed uint64) {
-	g.pcg = rand.NewPCG(seed, 0x9e3779b97f4a7c15)
-	g.r = rand.New(g.pcg)
+	g = g.orGlobal()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.pcg == nil {
+		g.pcg = rand.NewPCG(seed, pcgStream)
+		g.r = rand.New(g.pcg)
+		return
+	}
+	g.pcg.Seed(seed, pcgStream)
 }
 
 // State returns the generator's state as bytes, for checkpoints.
 func (g *Generator) State() []byte {
-	b, _ := g.pcg.MarshalBinary()
+	g = g.lock()
+	defer g.mu.Unlock()
+	b, _ := g.pcg.MarshalBinary() // never fails
 	return b
 }
 
-// SetState restores a state returned by State.
-func (g *Generator) SetState(b []byte) error { return g.pcg.UnmarshalBinary(b) }
+// SetState restores a state returned by State. It returns an error, and
+// leaves the generator as it was, if b is not such a state.
+func (g *Generator) SetState(b []byte) error {
+	g = g.lock()
+	defer g.mu.Unlock()
+	var p rand.PCG
+	if err := p.UnmarshalBinary(b); err != nil {
+		return err
+	}
+	*g.pcg = p
+	return nil
+}
 
 // Float64 returns a uniform number in [0, 1).
-func (g *Generator) Float64() float64 { return g.r.Float64() }
+func (g *Generator) Float64() float64 {
+	g = g.lock()
+	defer g.mu.Unlock()
+	return g.r.Float64()
+}
 
 // NormFloat64 returns a standard normal number.
-func (g *Generator) NormFloat64() float64 { return g.r.NormFloat64() }
+func (g *Generator) NormFloat64() float64 {
+	g = g.lock()
+	defer g.mu.Unlock()
+	return g.r.NormFloat64()
+}
 
-// IntN returns a uniform integer in [0, n).
-func (g *Generator) IntN(n int) int { return g.r.IntN(n) }
+// IntN returns a uniform integer in [0, n). It panics if n ≤ 0.
+func (g *Generator) IntN(n int) int {
+	if n <= 0 {
+		panicf("Generator.IntN", "n must be positive, got %d", n)
+	}
+	g = g.lock()
+	defer g.mu.Unlock()
+	return g.r.IntN(n)
+}
 
-var global = NewGenerator(0)
+// Uint64 returns a uniform 64-bit number.
+func (g *Generator) Uint64() uint64 {
+	g = g.lock()
+	defer g.mu.Unlock()
+	return g.r.Uint64()
+}
+
+// fillUniform sets data[i] = lo + (hi−lo)·u with u uniform in [0, 1), all
+// drawn under one lock.
+func (g *Generator) fillUniform(data []float32, lo, hi float64) {
+	g = g.lock()
+	defer g.mu.Unlock()
+	for i := range data {
+		data[i] = float32(lo + (hi-lo)*g.r.Float64())
+	}
+}
+
+// fillNormal sets data[i] = mean + std·z with z standard normal, all drawn
+// under one lock.
+func (g *Generator) fillNormal(data []float32, mean, std float64) {
+	g = g.lock()
+	defer g.mu.Unlock()
+	for i := range data {
+		data[i] = float32(mean + std*g.r.NormFloat64())
+	}
+}
 
 // ManualSeed seeds the global generator used by Rand, Randn, Dropout and
-// sampling, like torch.manual_seed.
+// sampling, like torch.manual_seed. It is safe to call from any goroutine,
+// but the global generator is shared: reseeding it changes what every other
+// goroutine that draws from it gets next.
 func ManualSeed(seed uint64) { global.Seed(seed) }
 
-// GlobalGenerator returns the global generator.
+// GlobalGenerator returns the global generator, shared by the whole process.
 func GlobalGenerator() *Generator { return global }
 
-// Rand returns a Float32 tensor of numbers uniform in [0, 1).
-func Rand(shape ...int) *Tensor {
+// Rand returns a Float32 tensor of numbers uniform in [0, 1) on the default
+// device, drawn from g (the global generator if g is nil). It panics if a
+// dimension is negative.
+func (g *Generator) Rand(shape ...int) *Tensor {
 	checkShape("Rand", shape)
 	data := make([]float32, numel(shape))
-	for i := range data {
-		data[i] = float32(global.Float64())
-	}
+	g.fillUniform(data, 0, 1)
 	return New(data, shape...)
 }
 
-// Randn returns a Float32 tensor of standard normal numbers.
-func Randn(shape ...int) *Tensor {
+// Randn returns a Float32 tensor of standard normal numbers on the default
+// device, drawn from g (the global generator if g is nil). It panics if a
+// dimension is negative.
+func (g *Generator) Randn(shape ...int) *Tensor {
 	checkShape("Randn", shape)
 	data := make([]float32, numel(shape))
-	for i := range data {
-		data[i] = float32(global.NormFloat64())
-	}
+	g.fillNormal(data, 0, 1)
 	return New(data, shape...)
 }
 
-// RandInt returns an Int64 tensor of integers uniform in [lo, hi).
-func RandInt(lo, hi int, shape ...int) *Tensor {
+// RandInt returns an Int64 tensor of integers uniform in [lo, hi) on the
+// default device, drawn from g (the global generator if g is nil). It
+// panics if hi ≤ lo or a dimension is negative.
+func (g *Generator) RandInt(lo, hi int, shape ...int) *Tensor {
 	checkShape("RandInt", shape)
 	if hi <= lo {
 		panicf("RandInt", "empty range [%d, %d)", lo, hi)
 	}
 	data := make([]int, numel(shape))
+	d := g.lock()
 	for i := range data {
-		data[i] = lo + global.IntN(hi-lo)
+		data[i] = lo + d.r.IntN(hi-lo)
 	}
+	d.mu.Unlock()
 	return FromInts(data, shape...)
 }
 
+// Rand returns a Float32 tensor of numbers uniform in [0, 1) drawn from the
+// global generator. It panics if a dimension is negative.
+func Rand(shape ...int) *Tensor { return global.Rand(shape...) }
+
+// Randn returns a Float32 tensor of standard normal numbers drawn from the
+// global generator. It panics if a dimension is negative.
+func Randn(shape ...int) *Tensor { return global.Randn(shape...) }
+
+// RandInt returns an Int64 tensor of integers uniform in [lo, hi) drawn
+// from the global generator. It panics if hi ≤ lo or a dimension is
+// negative.
+func RandInt(lo, hi int, shape ...int) *Tensor { return global.RandInt(lo, hi, shape...) }
+
 // NormalInit fills t in place with normal numbers of the given mean and
-// standard deviation (like torch.nn.init.normal_). Not recorded.
-func (t *Tensor) NormalInit(mean, std float64) *Tensor {
+// standard deviation (like torch.nn.init.normal_) drawn from the global
+// generator. Not recorded.
+func (t *Tensor) NormalInit(mean, std float64) *Tensor { return t.NormalInitWith(mean, std, nil) }
+
+// NormalInitWith is NormalInit with the numbers drawn from gen (the global
+// generator if gen is nil).
+func (t *Tensor) NormalInitWith(mean, std float64, gen *Generator) *Tensor {
 	data := make([]float32, t.Numel())
-	for i := range data {
-		data[i] = float32(mean + std*global.NormFloat64())
-	}
+	gen.fillNormal(data, mean, std)
 	t.CopyFrom(New(data, t.layout.Shape...))
 	return t
 }
 
 // UniformInit fills t in place with numbers uniform in [lo, hi) (like
-// torch.nn.init.uniform_). Not recorded.
-func (t *Tensor) UniformInit(lo, hi float64) *Tensor {
+// torch.nn.init.uniform_) drawn from the global generator. Not recorded.
+func (t *Tensor) UniformInit(lo, hi float64) *Tensor { return t.UniformInitWith(lo, hi, nil) }
+
+// UniformInitWith is UniformInit with the numbers drawn from gen (the
+// global generator if gen is nil).
+func (t *Tensor) UniformInitWith(lo, hi float64, gen *Generator) *Tensor {
 	data := make([]float32, t.Numel())
-	for i := range data {
-		data[i] = float32(lo + (hi-lo)*global.Float64())
-	}
+	gen.fillUniform(data, lo, hi)
 	t.CopyFrom(New(data, t.layout.Shape...))
 	return t
 }
 
 // Multinomial draws one index from each row of the non-negative weights
-// probs ([rows, n] or [n]) and returns them as an Int64 tensor ([rows] or
-// [1]).
-func Multinomial(probs *Tensor) *Tensor {
+// probs ([rows, n] or [n]) with the global generator and returns them as an
+// Int64 tensor ([rows] or [1]). See Generator.Multinomial for the panics.
+func Multinomial(probs *Tensor) *Tensor { return global.Multinomial(probs) }
+
+// Multinomial draws one index from each row of the non-negative weights
+// probs ([rows, n] or [n]) with g (the global generator if g is nil) and
+// returns them as an Int64 tensor ([rows] or [1]) on the default device.
+// It panics if probs is not a 1-D or 2-D Float32 tensor, holds a negative
+// or NaN weight, or has a row that sums to zero.
+func (g *Generator) Multinomial(probs *Tensor) *Tensor {
 	mustFloat("Multinomial", probs)
 	p := probs
 	if p.Dim() == 1 {
@@ -121,7 +261,7 @@ func Multinomial(probs *Tensor) *Tensor {
 	}
 	rows, n := p.layout.Shape[0], p.layout.Shape[1]
 	w := p.Float32s()
-	out := make([]int, rows)
+	totals := make([]float64, rows)
 	for r := range rows {
 		var total float64
 		for _, v := range w[r*n : (r+1)*n] {
@@ -133,12 +273,21 @@ func Multinomial(probs *Tensor) *Tensor {
 		if total <= 0 {
 			panicf("Multinomial", "row %d of probabilities sums to zero", r)
 		}
-		u := global.Float64() * total
+		totals[r] = total
+	}
+	u := make([]float64, rows)
+	d := g.lock()
+	for r := range u {
+		u[r] = d.r.Float64() * totals[r]
+	}
+	d.mu.Unlock()
+	out := make([]int, rows)
+	for r := range rows {
 		idx := n - 1
 		var acc float64
 		for j, v := range w[r*n : (r+1)*n] {
 			acc += float64(v)
-			if u < acc {
+			if u[r] < acc {
 				idx = j
 				break
 			}
