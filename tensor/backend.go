@@ -3,6 +3,7 @@ package tensor
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // Storage is a flat buffer of elements owned by a backend. Tensors view
@@ -234,17 +235,26 @@ func mustBackend(op string, dev Device) Backend {
 	return b
 }
 
-var defaultDevice = CPU
+// defaultDev holds the default device; the zero value means CPU.
+var defaultDev atomic.Pointer[Device]
 
-// SetDefaultDevice sets the device on which creation functions allocate.
-// It returns an error if the device is not available.
+// SetDefaultDevice sets the device on which creation functions allocate,
+// for the whole process (like torch.set_default_device): set it once at
+// start-up. It is safe to call while other goroutines create tensors, which
+// then allocate on either device. It returns an error if the device is not
+// available.
 func SetDefaultDevice(dev Device) error {
 	if _, err := BackendFor(dev); err != nil {
 		return err
 	}
-	defaultDevice = dev
+	defaultDev.Store(&dev)
 	return nil
 }
 
 // DefaultDevice returns the device on which creation functions allocate.
-func DefaultDevice() Device { return defaultDevice }
+func DefaultDevice() Device {
+	if d := defaultDev.Load(); d != nil {
+		return *d
+	}
+	return CPU
+}

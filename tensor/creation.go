@@ -14,7 +14,7 @@ func checkShape(op string, shape []int) {
 	}
 }
 
-func defaultBackend(op string) Backend { return mustBackend(op, defaultDevice) }
+func defaultBackend(op string) Backend { return mustBackend(op, DefaultDevice()) }
 
 // New returns a Float32 tensor on the default device holding a copy of data
 // with the given shape (a 1-D shape when none is given).
