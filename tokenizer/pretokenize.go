@@ -1,18 +1,17 @@
 package tokenizer
 
-import (
-	"unicode"
-	"unicode/utf8"
-)
+import "unicode/utf8"
 
 // Character classes of GPT-2's pre-tokenization pattern:
 //
 //	's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
 //
-// \p{L} is a letter (unicode.IsLetter), \p{N} a number (unicode.IsNumber)
-// and \s white space (unicode.IsSpace: the White_Space property, as in
-// Rust's regex crate, which tiktoken uses). Everything else, including bytes
-// that are not valid UTF-8, is "other".
+// \p{L} is a letter, \p{N} a number and \s white space (the White_Space
+// property, as in Rust's regex crate, which tiktoken uses). Everything else,
+// including bytes that are not valid UTF-8, is "other". The classes come
+// from tables.go, generated from tiktoken's behaviour rather than from
+// package unicode, whose Unicode version (15.0 in Go 1.26) is older than
+// tiktoken's and changes with Go releases.
 const (
 	clOther = iota
 	clLetter
@@ -28,14 +27,25 @@ var asciiClass = func() (t [utf8.RuneSelf]uint8) {
 	return t
 }()
 
+// classRange gives the code points lo to hi (inclusive) one class.
+type classRange struct {
+	lo, hi rune
+	class  uint8
+}
+
+// runeClass returns the class of r by binary search in classRanges.
 func runeClass(r rune) uint8 {
-	switch {
-	case unicode.IsLetter(r):
-		return clLetter
-	case unicode.IsNumber(r):
-		return clNumber
-	case unicode.IsSpace(r):
-		return clSpace
+	lo, hi := 0, len(classRanges)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		switch {
+		case r < classRanges[m].lo:
+			hi = m
+		case r > classRanges[m].hi:
+			lo = m + 1
+		default:
+			return classRanges[m].class
+		}
 	}
 	return clOther
 }
