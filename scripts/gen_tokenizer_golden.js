@@ -25,7 +25,9 @@
 //                  directory, so not committed), a count and SHA-256 of the
 //                  ids of all of tiny Shakespeare, and a list of short cases
 //                  each encoded on its own (where the text ends matters to
-//                  the \s+(?!\S) rule).
+//                  the \s+(?!\S) rule), some with long runs of one class
+//                  (over 64 bytes, merged through a heap) and random code
+//                  points.
 "use strict";
 const fs = require("fs");
 const path = require("path");
@@ -160,6 +162,20 @@ for (let i = 0; i < 200; i++) {
   let s = "";
   const n = 1 + Math.floor(rand() * 4);
   for (let j = 0; j < n; j++) s += pick(fragments) + pick(separators);
+  cases.push(s);
+}
+// Long pieces (over 64 bytes: merged through a heap) and random code points.
+const runs = ["ab", "xyz", "the", "9", "12", "!?", "é", "ab9", "aé", "日本", "😀", "\u{13460}", " ", "\t", "\n"];
+for (let i = 0; i < 60; i++) {
+  let s = "";
+  const n = 1 + Math.floor(rand() * 6);
+  for (let j = 0; j < n; j++) {
+    s += pick(runs).repeat(1 + Math.floor(rand() * 200));
+    s += pick(fragments);
+    let cp = Math.floor(rand() * 0x110000);
+    if (cp >= 0xd800 && cp <= 0xdfff) cp = 0x61;
+    s += String.fromCodePoint(cp) + pick(separators);
+  }
   cases.push(s);
 }
 cases.push("", " ", "  ", "\n", "\t\n ", " \t", "a  ", "a \n", "a\n ", "  a", "\t\ta", "\n\n a", " 1", " !", " 😀", " 你");

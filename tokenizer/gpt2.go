@@ -145,11 +145,14 @@ func newGPT2(vocab map[string]int, merges []string, vocabName, mergesName string
 	}
 	rank := map[string]int32{}
 	for i, m := range merges {
-		left, right, _ := strings.Cut(m, " ")
+		left, right, ok := strings.Cut(m, " ")
+		if !ok || left == "" || right == "" || strings.Contains(right, " ") {
+			return nil, fmt.Errorf("tokenizer: %s: merge %d (%q) is not two tokens separated by a space", mergesName, i, m)
+		}
 		l, okl := unmapBytes(left)
 		r, okr := unmapBytes(right)
 		if !okl || !okr {
-			return nil, fmt.Errorf("tokenizer: %s line %d: %q is not in GPT-2's byte-level form", mergesName, i+2, m)
+			return nil, fmt.Errorf("tokenizer: %s: merge %d (%q) is not in GPT-2's byte-level form", mergesName, i, m)
 		}
 		if _, ok := g.encoder[string(l)]; !ok {
 			return nil, fmt.Errorf("tokenizer: %s: merge %d (%q) uses %q before any merge makes it", mergesName, i, m, left)
@@ -182,7 +185,7 @@ func newGPT2(vocab map[string]int, merges []string, vocabName, mergesName string
 		}
 	}
 	for id, b := range g.decoder {
-		if _, ok := g.encoder[string(b)]; !ok || g.encoder[string(b)] != int32(id) {
+		if _, ok := g.encoder[string(b)]; !ok {
 			g.specials = append(g.specials, special{text: string(b), id: id})
 		}
 	}

@@ -136,7 +136,7 @@ func TestGPT2Golden(t *testing.T) {
 	}
 	for i, c := range gold.Cases {
 		total += len(c.Text)
-		diffIDs(t, g, fmt.Sprintf("case %d %q", i, c.Text), g.Encode(c.Text), c.IDs)
+		diffIDs(t, g, fmt.Sprintf("case %d %.60q", i, c.Text), g.Encode(c.Text), c.IDs)
 	}
 	if total < 200<<10 {
 		t.Errorf("the goldens hold %d bytes of text, want at least 200 KB", total)
@@ -391,7 +391,14 @@ func TestMarshalUnmarshal(t *testing.T) {
 	if back.Kind() != "gpt2" || back.VocabSize() != g.VocabSize() || !slices.Equal(back.Encode(s), g.Encode(s)) {
 		t.Errorf("after MarshalJSON and Unmarshal: kind %q, %d ids, Encode(%q) = %v; want gpt2, %d, %v", back.Kind(), back.VocabSize(), s, back.Encode(s), g.VocabSize(), g.Encode(s))
 	}
-	for _, bad := range []string{`[`, `{}`, `{"kind":"rot13"}`, `{"kind":"gpt2"}`, `{"kind":"gpt2","vocab":{"a":0},"merges":[]}`} {
+	broken := strings.Replace(string(b), `"merges":["Ġ t",`, `"merges":["Ġt",`, 1)
+	if broken == string(b) {
+		t.Fatal("the saved form does not start its merges with \"Ġ t\"")
+	}
+	if _, err := tokenizer.Unmarshal([]byte(broken)); err == nil || !strings.Contains(err.Error(), `saved merges: merge 0 ("Ġt") is not two tokens`) {
+		t.Errorf("Unmarshal with a broken merge: error %v", err)
+	}
+	for _, bad := range []string{`[`, `{}`, `{"kind":"rot13"}`, `{"kind":"gpt2"}`, `{"kind":"gpt2","vocab":{"a":0},"merges":[]}`, `{"kind":"gpt2","vocab":{"a":0},"merges":["ab"]}`} {
 		if _, err := tokenizer.Unmarshal([]byte(bad)); err == nil || !strings.HasPrefix(err.Error(), "tokenizer: ") {
 			t.Errorf("Unmarshal(%s): error %v, want one starting with \"tokenizer: \"", bad, err)
 		}
@@ -402,6 +409,14 @@ func FuzzEncodeDecode(f *testing.F) {
 	g := loadGPT2(f)
 	for _, s := range []string{"", "Hello, world!", "don't I'LL", "  \t\n x", "<|endoftext|>a<|endoftext|>", "😀 漢字 e\u0301", "\xff\xfe", "123 4.5e6", strings.Repeat("a", 100)} {
 		f.Add(s)
+	}
+	if b, err := os.ReadFile("../testdata/tokenizer/gpt2.json"); err == nil {
+		var gold golden
+		if json.Unmarshal(b, &gold) == nil {
+			for _, c := range gold.Cases {
+				f.Add(c.Text)
+			}
+		}
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		ids := g.Encode(s)
