@@ -14,8 +14,9 @@ import (
 // EndOfText is GPT-2's "<|endoftext|>" token.
 const EndOfText = "<|endoftext|>"
 
-// GPT2 is GPT-2's byte-level BPE tokenizer (tiktoken's "gpt2" encoding).
-// Its methods may be called from many goroutines at once.
+// GPT2 is GPT-2's byte-level BPE tokenizer (tiktoken's "gpt2" encoding),
+// made by LoadGPT2 or Unmarshal: the zero GPT2 has no vocabulary, and its
+// Encode panics. Its methods may be called from many goroutines at once.
 type GPT2 struct {
 	// merges are the lines of the merges file, in rank order, for
 	// MarshalJSON.
