@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"sort"
 	"strings"
 
-	"github.com/wickml/wick/autograd"
 	"github.com/wickml/wick/tensor"
 )
 
@@ -161,70 +159,6 @@ func (g *GPT) ForwardLoss(idx, targets *tensor.Tensor) (logits, loss *tensor.Ten
 func (g *GPT) Loss(idx, targets *tensor.Tensor) *tensor.Tensor {
 	_, loss := g.ForwardLoss(idx, targets)
 	return loss
-}
-
-// Generate extends each row of idx [B, T] by maxNew tokens, like nanoGPT's
-// generate: the context is cropped to the last BlockSize tokens, the
-// last position's logits are divided by temperature, restricted to the topK
-// most likely tokens when topK > 0, and a token is drawn with
-// tensor.Multinomial from the global generator. It records nothing on the
-// tape. Call Eval first to switch dropout off, as nanoGPT's sample.py does.
-// It returns [B, T+maxNew]. It panics if temperature is not positive or idx
-// is not an Int64 tensor [B, T].
-func (g *GPT) Generate(idx *tensor.Tensor, maxNew int, temperature float32, topK int) *tensor.Tensor {
-	return g.GenerateWith(idx, maxNew, temperature, topK, nil)
-}
-
-// GenerateWith is Generate with the tokens drawn from gen (the global
-// generator if gen is nil).
-//
-// Many goroutines may call Generate and GenerateWith on one model at once,
-// as long as the model is in evaluation mode (Eval) and nobody changes or
-// trains it meanwhile. With a generator of its own, each call returns the
-// tokens it would return alone; calls that share a generator (nil: the
-// global one) interleave their draws. In training mode the Dropout layers
-// also draw, from their own Gen rather than from gen.
-func (g *GPT) GenerateWith(idx *tensor.Tensor, maxNew int, temperature float32, topK int, gen *tensor.Generator) *tensor.Tensor {
-	if temperature <= 0 {
-		panic(&tensor.Error{Op: "GPT.Generate", Msg: fmt.Sprintf("temperature must be positive, got %v", temperature)})
-	}
-	autograd.NoGrad(func() {
-		for range maxNew {
-			cond := idx
-			if t := idx.Size(1); t > g.Config.BlockSize {
-				cond = idx.Slice(1, t-g.Config.BlockSize, t)
-			}
-			h := g.hidden(cond)
-			h = h.Slice(1, h.Size(1)-1, h.Size(1)) // [B, 1, C]
-			logits := g.LmHead.Forward(h).Reshape(idx.Size(0), -1).DivScalar(temperature)
-			if topK > 0 && topK < logits.Size(1) {
-				logits = keepTopK(logits, topK)
-			}
-			next := gen.Multinomial(logits.Softmax(-1)).Reshape(-1, 1).To(idx.Device())
-			idx = tensor.Cat([]*tensor.Tensor{idx, next}, 1)
-		}
-	})
-	return idx
-}
-
-// keepTopK sets every logit below the k-th largest of its row to -Inf
-// (ties with the k-th are kept, as in nanoGPT).
-func keepTopK(logits *tensor.Tensor, k int) *tensor.Tensor {
-	rows, n := logits.Size(0), logits.Size(1)
-	vals := logits.Float32s()
-	sorted := make([]float32, n)
-	for r := range rows {
-		row := vals[r*n : (r+1)*n]
-		copy(sorted, row)
-		sort.Slice(sorted, func(i, j int) bool { return sorted[i] > sorted[j] })
-		kth := sorted[k-1]
-		for j, v := range row {
-			if v < kth {
-				row[j] = float32(math.Inf(-1))
-			}
-		}
-	}
-	return tensor.New(vals, rows, n).To(logits.Device())
 }
 
 // NamedParameters returns the parameters with nanoGPT's names in the order

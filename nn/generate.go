@@ -1,0 +1,221 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/wickml/wick/autograd"
+	"github.com/wickml/wick/tensor"
+)
+
+// Generation with a key/value cache.
+//
+// A call to Generate runs the prompt through the model once (the prefill),
+// keeping every layer's keys and values of every position in a cache that
+// belongs to that call alone (never to the shared model, so goroutines
+// may generate on one model at once). Each further token then costs one
+// position's forward pass: its query attends to the cached keys and values
+// of the earlier positions plus its own.
+//
+// Once the context grows past BlockSize, nanoGPT crops it to the last
+// BlockSize tokens and recomputes: every kept token moves to a new
+// position, so its keys and values (which depend on its position through
+// wpe and every layer below) change, and no cached entry stays valid.
+// To give nanoGPT's results there too, Generate then recomputes the
+// cropped window for every token, as nanoGPT does; the cache serves the
+// steps up to BlockSize.
+
+// kvCache holds the keys and values of the positions seen so far, per
+// layer, for one Generate call.
+type kvCache struct {
+	k, v []*tensor.Tensor // per layer [B, capacity, C]: position p's keys (values) at [:, p, :]
+	n    int              // positions filled
+}
+
+// newKVCache returns an empty cache for b rows of up to capacity positions
+// on the model's device.
+func (g *GPT) newKVCache(b, capacity int) *kvCache {
+	c := &kvCache{}
+	dev := g.Wte.Weight.Device()
+	for range g.H {
+		c.k = append(c.k, tensor.Zeros(b, capacity, g.Config.NEmbd).To(dev))
+		c.v = append(c.v, tensor.Zeros(b, capacity, g.Config.NEmbd).To(dev))
+	}
+	return c
+}
+
+// forwardCached runs the tokens idx [B, T] at positions c.n … c.n+T−1
+// through the model, appending their keys and values to c, and returns the
+// final-LayerNorm output of the last of them, [B, 1, C].
+func (g *GPT) forwardCached(idx *tensor.Tensor, c *kvCache) *tensor.Tensor {
+	t := idx.Size(1)
+	if c.n+t > c.k[0].Size(1) {
+		panic(&tensor.Error{Op: "GPT.Generate", Msg: fmt.Sprintf("key/value cache of %d positions cannot take %d more after %d", c.k[0].Size(1), t, c.n)})
+	}
+	pos := tensor.ArangeInt(c.n+t).Slice(0, c.n, c.n+t).To(idx.Device())
+	x := g.Drop.Forward(g.Wte.Forward(idx).Add(g.Wpe.Forward(pos)))
+	for i, b := range g.H {
+		x = b.forwardCached(x, c.k[i], c.v[i], c.n)
+	}
+	c.n += t
+	return g.LnF.Forward(x.Slice(1, t-1, t))
+}
+
+// forwardCached is Forward for x [B, T, C] at positions pos … pos+T−1,
+// with the keys and values of positions 0 … pos−1 in k and v [B, ≥pos+T, C]
+// and those of x written there.
+func (bl *Block) forwardCached(x, k, v *tensor.Tensor, pos int) *tensor.Tensor {
+	x = x.Add(bl.Attn.forwardCached(bl.Ln1.Forward(x), k, v, pos))
+	return x.Add(bl.MLP.Forward(bl.Ln2.Forward(x)))
+}
+
+// forwardCached is Forward for x [B, T, C] at positions pos … pos+T−1:
+// it writes the keys and values of x into k and v [B, ≥pos+T, C] at those
+// positions, and each query attends to positions 0 … its own. With pos 0
+// it computes exactly what Forward does (the fused AttentionQKV).
+func (a *CausalSelfAttention) forwardCached(x, k, v *tensor.Tensor, pos int) *tensor.Tensor {
+	b, t, c := x.Size(0), x.Size(1), x.Size(2)
+	qkv := a.CAttn.Forward(x)
+	parts := qkv.Split(c, 2)
+	k.Slice(1, pos, pos+t).CopyFrom(parts[1])
+	v.Slice(1, pos, pos+t).CopyFrom(parts[2])
+	var y *tensor.Tensor
+	if pos == 0 {
+		y = tensor.AttentionQKV(qkv, a.NHead, true)
+	} else {
+		hs := c / a.NHead
+		heads := func(z *tensor.Tensor) *tensor.Tensor { // (B, nh, len, hs)
+			return z.Reshape(b, z.Size(1), a.NHead, hs).Transpose(1, 2)
+		}
+		q := heads(parts[0])
+		keys, vals := heads(k.Slice(1, 0, pos+t)), heads(v.Slice(1, 0, pos+t))
+		att := q.MatMul(keys.Transpose(-2, -1)).MulScalar(float32(1 / math.Sqrt(float64(hs))))
+		if t > 1 {
+			// query i (position pos+i) sees keys j ≤ pos+i
+			mask := tensor.Ones(t, pos+t).Triu(pos + 1).To(x.Device())
+			att = att.MaskedFill(mask, float32(math.Inf(-1)))
+		}
+		y = att.Softmax(-1).MatMul(vals).Transpose(1, 2).Reshape(b, t, c)
+	}
+	return a.ResidDrop.Forward(a.CProj.Forward(y))
+}
+
+// dropoutActive reports whether a Dropout layer of the model would draw a
+// mask (training mode with P > 0). Generate then recomputes the context
+// for every token, exactly as before the cache existed, so that the masks
+// are drawn as they were.
+func (g *GPT) dropoutActive() bool {
+	on := func(d *Dropout) bool { return d.Training && d.P > 0 }
+	if on(g.Drop) {
+		return true
+	}
+	for _, b := range g.H {
+		if on(b.Attn.AttnDropout) || on(b.Attn.ResidDrop) || on(b.MLP.Drop) {
+			return true
+		}
+	}
+	return false
+}
+
+// Generate extends each row of idx [B, T] by maxNew tokens, like nanoGPT's
+// generate: the context is cropped to the last BlockSize tokens, the
+// last position's logits are divided by temperature, restricted to the topK
+// most likely tokens when topK > 0, and a token is drawn with
+// tensor.Multinomial from the global generator. It records nothing on the
+// tape. Call Eval first to switch dropout off, as nanoGPT's sample.py does.
+//
+// Generate keeps the keys and values of earlier positions in a cache of
+// its own, so each new token costs one position's forward pass; the
+// results are those of recomputing the whole context for every token.
+// Past BlockSize tokens the cropped window shifts every position and is
+// recomputed for each new token, as nanoGPT does. With dropout active
+// (training mode) every token recomputes the context.
+//
+// It returns [B, T+maxNew]. It panics if temperature is not positive or idx
+// is not an Int64 tensor [B, T] with T ≥ 1.
+func (g *GPT) Generate(idx *tensor.Tensor, maxNew int, temperature float32, topK int) *tensor.Tensor {
+	return g.GenerateWith(idx, maxNew, temperature, topK, nil)
+}
+
+// GenerateWith is Generate with the tokens drawn from gen (the global
+// generator if gen is nil).
+//
+// Many goroutines may call Generate and GenerateWith on one model at once,
+// as long as the model is in evaluation mode (Eval) and nobody changes or
+// trains it meanwhile: each call has its own key/value cache. With a
+// generator of its own, each call returns the tokens it would return
+// alone; calls that share a generator (nil: the global one) interleave
+// their draws. In training mode the Dropout layers also draw, from their
+// own Gen rather than from gen.
+func (g *GPT) GenerateWith(idx *tensor.Tensor, maxNew int, temperature float32, topK int, gen *tensor.Generator) *tensor.Tensor {
+	return g.generate(idx, maxNew, temperature, topK, gen, g.dropoutActive(), nil)
+}
+
+// generate is GenerateWith; with recompute set it runs the whole cropped
+// context through Forward for every token (the reference the cache is
+// tested against). observe, if not nil, sees each step's last-position
+// logits [B, VocabSize] before temperature and top-k.
+func (g *GPT) generate(idx *tensor.Tensor, maxNew int, temperature float32, topK int, gen *tensor.Generator, recompute bool, observe func(*tensor.Tensor)) *tensor.Tensor {
+	if temperature <= 0 {
+		panic(&tensor.Error{Op: "GPT.Generate", Msg: fmt.Sprintf("temperature must be positive, got %v", temperature)})
+	}
+	if idx.Dim() != 2 || idx.DType() != tensor.Int64 || idx.Size(1) == 0 {
+		panic(&tensor.Error{Op: "GPT.Generate", Msg: fmt.Sprintf("expected int64 token indices [B, T] with T ≥ 1, got %s tensor of shape %v", idx.DType(), idx.Shape())})
+	}
+	autograd.NoGrad(func() {
+		var cache *kvCache
+		for step := range maxNew {
+			t := idx.Size(1)
+			var h *tensor.Tensor // [B, 1, C]
+			switch {
+			case recompute || t > g.Config.BlockSize:
+				cond := idx
+				if t > g.Config.BlockSize {
+					cond = idx.Slice(1, t-g.Config.BlockSize, t)
+				}
+				h = g.hidden(cond)
+				h = h.Slice(1, h.Size(1)-1, h.Size(1))
+				cache = nil // positions have shifted
+			case cache != nil && cache.n == t-1:
+				h = g.forwardCached(idx.Slice(1, t-1, t), cache)
+			default:
+				// the prefill: room for every position this call can
+				// reach before the context is cropped
+				cache = g.newKVCache(idx.Size(0), min(g.Config.BlockSize, t+maxNew-step-1))
+				h = g.forwardCached(idx, cache)
+			}
+			logits := g.LmHead.Forward(h).Reshape(idx.Size(0), -1)
+			if observe != nil {
+				observe(logits)
+			}
+			logits = logits.DivScalar(temperature)
+			if topK > 0 && topK < logits.Size(1) {
+				logits = keepTopK(logits, topK)
+			}
+			next := gen.Multinomial(logits.Softmax(-1)).Reshape(-1, 1).To(idx.Device())
+			idx = tensor.Cat([]*tensor.Tensor{idx, next}, 1)
+		}
+	})
+	return idx
+}
+
+// keepTopK sets every logit below the k-th largest of its row to -Inf
+// (ties with the k-th are kept, as in nanoGPT).
+func keepTopK(logits *tensor.Tensor, k int) *tensor.Tensor {
+	rows, n := logits.Size(0), logits.Size(1)
+	vals := logits.Float32s()
+	sorted := make([]float32, n)
+	for r := range rows {
+		row := vals[r*n : (r+1)*n]
+		copy(sorted, row)
+		sort.Slice(sorted, func(i, j int) bool { return sorted[i] > sorted[j] })
+		kth := sorted[k-1]
+		for j, v := range row {
+			if v < kth {
+				row[j] = float32(math.Inf(-1))
+			}
+		}
+	}
+	return tensor.New(vals, rows, n).To(logits.Device())
+}

@@ -1,0 +1,177 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/wickml/wick/tensor"
+)
+
+// genCase is one Generate call compared with and without the cache.
+type genCase struct {
+	prompt []int // B·T tokens
+	b      int
+	maxNew int
+	temp   float32
+	topK   int
+	seed   uint64
+}
+
+// run generates c on m, with the cache or recomputing the whole context
+// for every token, and returns the tokens and each step's logits.
+func (c genCase) run(t *testing.T, m *GPT, recompute bool) ([]int, [][]float32) {
+	t.Helper()
+	var logits [][]float32
+	idx := tensor.FromInts(c.prompt, c.b, len(c.prompt)/c.b)
+	out := m.generate(idx, c.maxNew, c.temp, c.topK, tensor.NewGenerator(c.seed), recompute, func(l *tensor.Tensor) {
+		if l.GradFn() != nil || l.IsRequiringGrad() {
+			t.Errorf("step logits were recorded on the tape (grad_fn %v)", l.GradFn())
+		}
+		logits = append(logits, l.Float32s())
+	})
+	return out.Ints(), logits
+}
+
+// maxRelDiff returns max|got−want| / max|want| over one step's logits.
+func maxRelDiff(got, want []float32) float64 {
+	var d, s float64
+	for i := range want {
+		d = max(d, math.Abs(float64(got[i])-float64(want[i])))
+		s = max(s, math.Abs(float64(want[i])))
+	}
+	return d / s
+}
+
+// checkCached compares c's cached generation with the recomputed one:
+// the same tokens, and logits within 1e-5 relative at every step.
+func checkCached(t *testing.T, m *GPT, c genCase) {
+	t.Helper()
+	wantToks, wantLogits := c.run(t, m, true)
+	gotToks, gotLogits := c.run(t, m, false)
+	if !slices.Equal(gotToks, wantToks) {
+		t.Errorf("cached tokens %v\nwant recomputed  %v", gotToks, wantToks)
+	}
+	if len(gotLogits) != len(wantLogits) {
+		t.Fatalf("%d steps observed, want %d", len(gotLogits), len(wantLogits))
+	}
+	for s := range wantLogits {
+		if d := maxRelDiff(gotLogits[s], wantLogits[s]); d > 1e-5 || math.IsNaN(d) {
+			t.Errorf("step %d (context %d): logits differ by %.3g relative, want ≤ 1e-5", s, len(c.prompt)/c.b+s, d)
+		}
+	}
+}
+
+func randomTokens(gen *tensor.Generator, n, vocab int) []int {
+	toks := make([]int, n)
+	for i := range toks {
+		toks[i] = gen.IntN(vocab)
+	}
+	return toks
+}
+
+func testModel(seed uint64, bias bool) *GPT {
+	m := NewGPTWith(GPTConfig{VocabSize: 37, BlockSize: 8, NLayer: 2, NHead: 2, NEmbd: 16, Bias: bias}, tensor.NewGenerator(seed))
+	m.Eval()
+	return m
+}
+
+// TestGenerateCacheMatchesRecompute generates with the cache and by
+// recomputing the context for every token, on random models, for prompts
+// shorter than, as long as and longer than the block, with generations
+// that cross it: the tokens must be the same and every step's logits
+// within 1e-5 relative.
+func TestGenerateCacheMatchesRecompute(t *testing.T) {
+	gen := tensor.NewGenerator(5)
+	for _, bias := range []bool{true, false} {
+		for seed := range uint64(3) {
+			m := testModel(seed, bias)
+			for _, plen := range []int{1, 3, 8, 11} {
+				for _, s := range []struct {
+					temp float32
+					topK int
+				}{{1, 0}, {0.7, 5}, {1.5, 0}, {1, 1}, {0.01, 0}} {
+					c := genCase{prompt: randomTokens(gen, plen, 37), b: 1, maxNew: 12, temp: s.temp, topK: s.topK, seed: 40 + seed}
+					t.Run(fmt.Sprintf("bias=%v/model=%d/prompt=%d/temp=%v/topk=%d", bias, seed, plen, s.temp, s.topK), func(t *testing.T) {
+						checkCached(t, m, c)
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestGenerateCacheBatch generates for a batch of three equal-length
+// prompts with the cache and by recomputation; greedily (top_k 1), each
+// row must also be what that prompt generates alone.
+func TestGenerateCacheBatch(t *testing.T) {
+	m := testModel(7, true)
+	gen := tensor.NewGenerator(9)
+	for _, plen := range []int{2, 8, 10} {
+		prompt := randomTokens(gen, 3*plen, 37)
+		checkCached(t, m, genCase{prompt: prompt, b: 3, maxNew: 10, temp: 0.8, topK: 0, seed: 3})
+		greedy := genCase{prompt: prompt, b: 3, maxNew: 10, temp: 1, topK: 1, seed: 3}
+		checkCached(t, m, greedy)
+		all, _ := greedy.run(t, m, false)
+		n := plen + greedy.maxNew
+		for r := range 3 {
+			alone := greedy
+			alone.prompt, alone.b = prompt[r*plen:(r+1)*plen], 1
+			got, _ := alone.run(t, m, false)
+			if !slices.Equal(all[r*n:(r+1)*n], got) {
+				t.Errorf("prompt length %d: row %d of the batch generated %v, alone %v", plen, r, all[r*n:(r+1)*n], got)
+			}
+		}
+	}
+}
+
+// TestGenerateCacheChunked checks the cached attention with several new
+// positions after cached ones (the causal mask offset by the cache),
+// against Forward on the whole context.
+func TestGenerateCacheChunked(t *testing.T) {
+	m := testModel(11, true)
+	cfg := m.Config
+	gen := tensor.NewGenerator(2)
+	toks := randomTokens(gen, 2*cfg.BlockSize, cfg.VocabSize)
+	idx := tensor.FromInts(toks, 2, cfg.BlockSize)
+	want := m.Forward(idx)
+	for _, split := range []int{1, 3, 7} {
+		c := m.newKVCache(2, cfg.BlockSize)
+		m.forwardCached(idx.Slice(1, 0, split), c)
+		got := m.LmHead.Forward(m.forwardCached(idx.Slice(1, split, cfg.BlockSize), c))
+		w := want.Slice(1, cfg.BlockSize-1, cfg.BlockSize)
+		for r := range 2 {
+			g, wr := got.Select(0, r).Float32s(), w.Select(0, r).Float32s()
+			if d := maxRelDiff(g, wr); d > 1e-5 || math.IsNaN(d) {
+				t.Errorf("split at %d, row %d: last logits differ by %.3g relative", split, r, d)
+			}
+		}
+	}
+}
+
+// TestGenerateCacheConcurrent generates on one shared model from 8
+// goroutines at once (run it under -race): each must return what it
+// returns when the calls run one after the other.
+func TestGenerateCacheConcurrent(t *testing.T) {
+	m := testModel(3, true)
+	gen := tensor.NewGenerator(4)
+	cases := make([]genCase, 8)
+	want := make([][]int, len(cases))
+	for i := range cases {
+		cases[i] = genCase{prompt: randomTokens(gen, 2*(1+i), 37), b: 2, maxNew: 9, temp: 0.9, topK: 4 * (i % 2), seed: uint64(i)}
+		want[i], _ = cases[i].run(t, m, false)
+	}
+	got := make([][]int, len(cases))
+	var wg sync.WaitGroup
+	for i := range cases {
+		wg.Go(func() { got[i], _ = cases[i].run(t, m, false) })
+	}
+	wg.Wait()
+	for i := range cases {
+		if !slices.Equal(got[i], want[i]) {
+			t.Errorf("goroutine %d generated %v, alone %v", i, got[i], want[i])
+		}
+	}
+}
