@@ -10,6 +10,10 @@
 // state) the portable pure-Go gemmRef is used, which is also the reference
 // the tests compare every kernel against.
 //
+// Products of at most four rows by a transposed B (a Linear layer applied
+// to one token) are dot products of A's rows with B's rows read in place,
+// by an AVX2+FMA kernel of its own (see gemv.go).
+//
 // Work is split over macro-tiles of C on the shared worker pool of
 // internal/parallel, never a goroutine per tile. docs/perf.md records the
 // design's measurements against OpenBLAS.
@@ -65,6 +69,10 @@ func Sgemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, 
 	}
 	if 2*float64(m)*float64(n)*float64(k) < minParallelFlops {
 		threads = 1
+	}
+	if useAsm && transB && !transA && m <= gemvMaxRows {
+		gemvT(m, n, k, a, lda, b, ldb, c, ldc, accumulate, threads)
+		return
 	}
 	if useAsm {
 		gemmPacked(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, accumulate, threads, asmKernel)

@@ -459,3 +459,21 @@ func TestKernelName(t *testing.T) {
 	}
 	t.Logf("kernel: %s", Kernel())
 }
+
+// TestSgemmFewRowsTransB covers the dot-product path (m ≤ gemvMaxRows,
+// transposed B): widths around the kernel's 4 rows and 8 lanes, padded
+// rows, accumulation and threads.
+func TestSgemmFewRowsTransB(t *testing.T) {
+	r := newRand(t)
+	for m := 1; m <= gemvMaxRows+1; m++ {
+		for _, n := range []int{1, 3, 4, 5, 8, 63, 64, 65, 257, 1031} {
+			for _, k := range []int{1, 7, 8, 9, 16, 64, 771} {
+				g := gemmCase{transB: true, acc: r.IntN(2) == 0, m: m, n: n, k: k, threads: 1 + r.IntN(3)}
+				g.lda, g.ldb, g.ldc = k+r.IntN(3), k+r.IntN(3), n+r.IntN(3)
+				runCase(t, r, "Sgemm", g, func(g gemmCase, a, b, c []float32) {
+					Sgemm(g.transA, g.transB, g.m, g.n, g.k, a, g.lda, b, g.ldb, c, g.ldc, g.acc, g.threads)
+				})
+			}
+		}
+	}
+}

@@ -66,3 +66,10 @@ func packACols(dst, src []float32, lda, kb, panels int) {
 	_, _ = dst[panels*kb*mr-1], src[(kb-1)*lda+panels*mr-1]
 	packACols6AVX2(&dst[0], &src[0], lda, kb, panels)
 }
+
+// dot4AVX2 writes to out the dot products of the 8·k8 floats at x with
+// the four rows of as many floats at w, ldw floats apart (dot4's kernel;
+// k8 ≥ 1).
+//
+//go:noescape
+func dot4AVX2(k8 int, x, w *float32, ldw int, out *[4]float32)

@@ -140,3 +140,44 @@ write:
 	VMOVUPS Y11, 32(R10)(SI*2)
 	VZEROUPPER
 	RET
+
+// func dot4AVX2(k8 int, x, w *float32, ldw int, out *[4]float32)
+//
+// out[r] = Σp x[p]·w[r·ldw + p] for r < 4 and p < 8·k8 (k8 ≥ 1): one
+// 8-float load of x feeds four FMAs, one per row of w (Y0..Y3 hold the
+// rows' partial sums lane by lane); the lanes are then added pairwise.
+TEXT ·dot4AVX2(SB), NOSPLIT, $0-40
+	MOVQ k8+0(FP), CX
+	MOVQ x+8(FP), SI
+	MOVQ w+16(FP), AX
+	MOVQ ldw+24(FP), R8
+	MOVQ out+32(FP), DX
+	SHLQ $2, R8
+	LEAQ (AX)(R8*2), R9
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+dotloop:
+	VMOVUPS (SI), Y4
+	VFMADD231PS (AX), Y4, Y0
+	VFMADD231PS (AX)(R8*1), Y4, Y1
+	VFMADD231PS (R9), Y4, Y2
+	VFMADD231PS (R9)(R8*1), Y4, Y3
+	ADDQ $32, SI
+	ADDQ $32, AX
+	ADDQ $32, R9
+	DECQ CX
+	JNZ  dotloop
+
+	// [r0 pairs, r1 pairs], [r2 pairs, r3 pairs], then the four rows'
+	// half-sums in each 128-bit lane
+	VHADDPS Y1, Y0, Y0
+	VHADDPS Y3, Y2, Y2
+	VHADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVUPS X0, (DX)
+	VZEROUPPER
+	RET

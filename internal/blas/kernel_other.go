@@ -25,3 +25,9 @@ func packBCols(dst, src []float32, ldb, kb int) { packBColsGo(dst, src, ldb, kb,
 func packACols(dst, src []float32, lda, kb, panels int) {
 	packAColsGo(dst, src, lda, kb, panels)
 }
+
+// dot4AVX2 stands in for the missing assembly dot kernel so that dot4
+// compiles; it is never called since useAsm is false.
+func dot4AVX2(k8 int, x, w *float32, ldw int, out *[4]float32) {
+	panic("blas: dot4AVX2 called without the assembly kernel")
+}
