@@ -1,0 +1,168 @@
+// Command benchgen times Wick's text generation at GPT-2 124M shapes
+// (12 layers, 12 heads, 768 wide, vocab 50257, context 1024, random
+// weights, bias on, dropout 0) on the CPU: batch 1, a -prompt-token
+// prompt, -new new tokens drawn with temperature 1 and no top-k, as
+// nanoGPT's generate does. It prints one line in the format of
+// scripts/bench_generate_peer.py, its PyTorch twin:
+//
+//	wick threads=2 tokens/s=21.3 ms/token=46.9 prefill_ms=410.2 ttft_ms=2100.5 cpu_ms/token=90.1
+//
+// tokens/s is -new divided by the whole Generate call (the prompt's
+// forward pass included), ms/token its inverse; prefill_ms is the time
+// of Generate with one new token for the -prompt-token prompt (the
+// prompt's forward pass, the head and the draw); ttft_ms the same for a
+// -ttft-token prompt (time to first token); cpu_ms/token the CPU time of
+// all threads per generated token. Each is the median of -runs.
+//
+// With -bandwidth it also measures the memory bandwidth of a Go copy over
+// 1 GiB (copy(dst, src) split over GOMAXPROCS goroutines, counting the
+// bytes read plus the bytes written, as STREAM's copy does) and prints the
+// bound it puts on generation: the bytes of weights each token reads
+// (every parameter but the position embedding, whose one row is
+// negligible; the token embedding counted once, as the tied head) divided
+// by that bandwidth.
+//
+// scripts/bench_generate.sh runs it beside the peer.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/wickml/wick/nn"
+	"github.com/wickml/wick/tensor"
+)
+
+func main() {
+	prompt := flag.Int("prompt", 64, "prompt tokens")
+	newTok := flag.Int("new", 256, "tokens to generate")
+	ttft := flag.Int("ttft", 1024, "prompt tokens for the time-to-first-token measurement (0: skip)")
+	runs := flag.Int("runs", 1, "timed runs (medians are printed)")
+	seed := flag.Uint64("seed", 1337, "random seed of the weights, prompt and draws")
+	nLayer := flag.Int("n_layer", 12, "transformer blocks")
+	nHead := flag.Int("n_head", 12, "attention heads")
+	nEmbd := flag.Int("n_embd", 768, "embedding width")
+	block := flag.Int("block_size", 1024, "context length")
+	vocab := flag.Int("vocab_size", 50257, "vocabulary size")
+	bandwidth := flag.Bool("bandwidth", false, "also measure copy bandwidth over 1 GiB and print the bound it sets")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the timed runs to this file")
+	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "benchgen:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
+	}
+	cfg := nn.GPTConfig{VocabSize: *vocab, BlockSize: *block, NLayer: *nLayer, NHead: *nHead, NEmbd: *nEmbd, Bias: true}
+	if err := run(cfg, *prompt, *newTok, *ttft, *runs, *seed, *bandwidth); err != nil {
+		fmt.Fprintln(os.Stderr, "benchgen:", err)
+		os.Exit(1)
+	}
+}
+
+func run(cfg nn.GPTConfig, prompt, newTok, ttft, runs int, seed uint64, bandwidth bool) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if prompt < 1 || newTok < 1 || runs < 1 || prompt+newTok > cfg.BlockSize || ttft > cfg.BlockSize || ttft < 0 {
+		return fmt.Errorf("need 1 ≤ -prompt, 1 ≤ -new, -prompt + -new ≤ block_size %d, 0 ≤ -ttft ≤ block_size and -runs ≥ 1", cfg.BlockSize)
+	}
+	gen := tensor.NewGenerator(seed)
+	model := nn.NewGPTWith(cfg, gen)
+	model.Eval()
+	tokens := func(n int) *tensor.Tensor {
+		ids := make([]int, n)
+		for i := range ids {
+			ids[i] = gen.IntN(cfg.VocabSize)
+		}
+		return tensor.FromInts(ids, 1, n)
+	}
+	p := tokens(prompt)
+	timeGen := func(idx *tensor.Tensor, n int) (wall, cpu float64) {
+		g := tensor.NewGenerator(seed)
+		c0, t0 := cpuTime(), time.Now()
+		model.GenerateWith(idx, n, 1, 0, g)
+		return time.Since(t0).Seconds(), cpuTime() - c0
+	}
+	timeGen(p, 2) // warm-up: first-touch of the weights, the worker pool
+	var wall, cpu, prefill, first []float64
+	for range runs {
+		w, c := timeGen(p, newTok)
+		wall, cpu = append(wall, w), append(cpu, c)
+		w, _ = timeGen(p, 1)
+		prefill = append(prefill, w)
+		if ttft > 0 {
+			w, _ = timeGen(tokens(ttft), 1)
+			first = append(first, w)
+		}
+	}
+	w := median(wall)
+	fmt.Printf("wick threads=%d tokens/s=%.2f ms/token=%.2f prefill_ms=%.1f ttft_ms=%.1f cpu_ms/token=%.2f\n",
+		runtime.GOMAXPROCS(0), float64(newTok)/w, w*1e3/float64(newTok), median(prefill)*1e3, median(first)*1e3, median(cpu)*1e3/float64(newTok))
+	if bandwidth {
+		bytes := 4 * float64(nn.NumParams(model)-cfg.BlockSize*cfg.NEmbd)
+		bw := copyBandwidth(1 << 30)
+		fmt.Printf("bandwidth threads=%d copy_GB/s=%.2f weights_MB/token=%.1f bound_ms/token=%.2f bound_tokens/s=%.2f\n",
+			runtime.GOMAXPROCS(0), bw/1e9, bytes/1e6, bytes/bw*1e3, bw/bytes)
+	}
+	return nil
+}
+
+// copyBandwidth returns the best of 5 runs of copying n bytes between two
+// buffers on GOMAXPROCS goroutines, in bytes moved (read + written) per
+// second.
+func copyBandwidth(n int) float64 {
+	src, dst := make([]byte, n), make([]byte, n)
+	for i := range src {
+		src[i] = byte(i)
+	}
+	copy(dst, src) // fault every page in
+	k := runtime.GOMAXPROCS(0)
+	best := 0.0
+	for range 5 {
+		var wg sync.WaitGroup
+		t0 := time.Now()
+		for i := range k {
+			lo, hi := i*n/k, (i+1)*n/k
+			wg.Go(func() { copy(dst[lo:hi], src[lo:hi]) })
+		}
+		wg.Wait()
+		best = max(best, 2*float64(n)/time.Since(t0).Seconds())
+	}
+	return best
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// cpuTime returns the CPU seconds (user and system, all threads) the
+// process has used so far.
+func cpuTime() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
