@@ -59,7 +59,7 @@ one() {
 	local name=$1
 	shift
 	/usr/bin/time -v -o "$tmp/time.txt" "$@" >"$tmp/out.txt"
-	field() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p" "$tmp/out.txt" | head -1; }
+	field() { sed -n "s|.* $1=\([0-9.]*\).*|\1|p" "$tmp/out.txt" | head -1; }
 	local rss
 	rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$tmp/time.txt")
 	echo "$(field tokens/s) $(field prefill_ms) $(field ttft_ms) $(field cpu_ms/token) $rss" >>"$tmp/$name"
