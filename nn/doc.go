@@ -15,6 +15,12 @@
 //   - GPT: nanoGPT's decoder (NewGPT(GPTConfig{...})), with Forward
 //     (logits), Loss (cross-entropy, ignore index -1) and Generate.
 //
+// Generate keeps the keys and values of earlier positions in a cache that
+// belongs to the call, so each new token costs one position's forward
+// pass; its tokens and logits are those of recomputing the context for
+// every token, as nanoGPT does (past BlockSize, where every position
+// shifts, it recomputes the cropped window).
+//
 // Random numbers (initial weights, dropout masks, sampled tokens) come from
 // tensor's global generator unless a tensor.Generator is given:
 // NewGPTWith, NewLinearWith and NewEmbeddingWith for the weights,

@@ -132,3 +132,24 @@ func BenchmarkKernel(b *testing.B) {
 	}
 	reportGflops(b, 2*mr*nr*k)
 }
+
+// BenchmarkGemvT measures the dot-product path on one row times GPT-2's
+// largest weights (the tied head, 50257×768, and c_fc, 3072×768): a read
+// of the whole weight per call, reported as GB/s of weights read.
+func BenchmarkGemvT(b *testing.B) {
+	for _, s := range []struct {
+		name string
+		n, k int
+	}{{"head50257x768", 50257, 768}, {"fc3072x768", 3072, 768}} {
+		r := rand.New(rand.NewPCG(1, 2))
+		x, w, y := randSlice(r, s.k), randSlice(r, s.n*s.k), make([]float32, s.n)
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/threads=%d", s.name, threads), func(b *testing.B) {
+				b.SetBytes(int64(4 * s.n * s.k))
+				for b.Loop() {
+					Sgemm(false, true, 1, s.n, s.k, x, s.k, w, s.k, y, s.n, false, threads)
+				}
+			})
+		}
+	}
+}
