@@ -14,13 +14,15 @@
 // -ttft-token prompt (time to first token); cpu_ms/token the CPU time of
 // all threads per generated token. Each is the median of -runs.
 //
-// With -bandwidth it also measures the memory bandwidth of a Go copy over
-// 1 GiB (copy(dst, src) split over GOMAXPROCS goroutines, counting the
-// bytes read plus the bytes written, as STREAM's copy does) and prints the
-// bound it puts on generation: the bytes of weights each token reads
-// (every parameter but the position embedding, whose one row is
-// negligible; the token embedding counted once, as the tied head) divided
-// by that bandwidth.
+// With -bandwidth it measures instead the memory bandwidth of a Go copy
+// over 1 GiB (copy(dst, src) split over GOMAXPROCS goroutines, counting
+// the bytes read plus the bytes written, as STREAM's copy does; the best
+// of 5) and prints the bound it puts on generation: the bytes of weights
+// each token reads (every parameter but the position embedding, whose one
+// row is negligible; the token embedding counted once, as the tied head)
+// divided by that bandwidth:
+//
+//	bandwidth threads=2 copy_GB/s=17.07 weights_MB/token=494.6 bound_ms/token=28.97 bound_tokens/s=34.52
 //
 // scripts/bench_generate.sh runs it beside the peer.
 package main
@@ -51,7 +53,7 @@ func main() {
 	nEmbd := flag.Int("n_embd", 768, "embedding width")
 	block := flag.Int("block_size", 1024, "context length")
 	vocab := flag.Int("vocab_size", 50257, "vocabulary size")
-	bandwidth := flag.Bool("bandwidth", false, "also measure copy bandwidth over 1 GiB and print the bound it sets")
+	bandwidth := flag.Bool("bandwidth", false, "measure copy bandwidth over 1 GiB and print the bound it sets, instead of generating")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the timed runs to this file")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -90,6 +92,13 @@ func run(cfg nn.GPTConfig, prompt, newTok, ttft, runs int, seed uint64, bandwidt
 		}
 		return tensor.FromInts(ids, 1, n)
 	}
+	if bandwidth {
+		bytes := 4 * float64(nn.NumParams(model)-cfg.BlockSize*cfg.NEmbd)
+		bw := copyBandwidth(1 << 30)
+		fmt.Printf("bandwidth threads=%d copy_GB/s=%.2f weights_MB/token=%.1f bound_ms/token=%.2f bound_tokens/s=%.2f\n",
+			runtime.GOMAXPROCS(0), bw/1e9, bytes/1e6, bytes/bw*1e3, bw/bytes)
+		return nil
+	}
 	p := tokens(prompt)
 	timeGen := func(idx *tensor.Tensor, n int) (wall, cpu float64) {
 		g := tensor.NewGenerator(seed)
@@ -112,12 +121,6 @@ func run(cfg nn.GPTConfig, prompt, newTok, ttft, runs int, seed uint64, bandwidt
 	w := median(wall)
 	fmt.Printf("wick threads=%d tokens/s=%.2f ms/token=%.2f prefill_ms=%.1f ttft_ms=%.1f cpu_ms/token=%.2f\n",
 		runtime.GOMAXPROCS(0), float64(newTok)/w, w*1e3/float64(newTok), median(prefill)*1e3, median(first)*1e3, median(cpu)*1e3/float64(newTok))
-	if bandwidth {
-		bytes := 4 * float64(nn.NumParams(model)-cfg.BlockSize*cfg.NEmbd)
-		bw := copyBandwidth(1 << 30)
-		fmt.Printf("bandwidth threads=%d copy_GB/s=%.2f weights_MB/token=%.1f bound_ms/token=%.2f bound_tokens/s=%.2f\n",
-			runtime.GOMAXPROCS(0), bw/1e9, bytes/1e6, bytes/bw*1e3, bw/bytes)
-	}
 	return nil
 }
 
