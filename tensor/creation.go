@@ -52,13 +52,16 @@ func Zeros(shape ...int) *Tensor {
 	return empty("Zeros", defaultBackend("Zeros"), Float32, shape)
 }
 
-// Ones returns a Float32 tensor of ones.
-func Ones(shape ...int) *Tensor { return Full(1, shape...) }
+// Ones returns a Float32 tensor of ones. It panics like Zeros.
+func Ones(shape ...int) *Tensor { return full("Ones", 1, shape) }
 
 // Full returns a Float32 tensor with every element set to v. It panics
 // like Zeros.
-func Full(v float32, shape ...int) *Tensor {
-	t := empty("Full", defaultBackend("Full"), Float32, shape)
+func Full(v float32, shape ...int) *Tensor { return full("Full", v, shape) }
+
+// full is Full, with panics that name op.
+func full(op string, v float32, shape []int) *Tensor {
+	t := empty(op, defaultBackend(op), Float32, shape)
 	if v != 0 {
 		t.backend.Fill(t.storage, t.layout, float64(v))
 	}

@@ -47,7 +47,7 @@ func TestSizeTable(t *testing.T) {
 	}{
 		// element counts that overflow int
 		{"Zeros 2^62×4", "Zeros", []string{"[4611686018427387904 4]", overflow}, func() { tensor.Zeros(1<<62, 4) }},
-		{"Ones 2^62×4", "Full", []string{"[4611686018427387904 4]", overflow}, func() { tensor.Ones(1<<62, 4) }},
+		{"Ones 2^62×4", "Ones", []string{"[4611686018427387904 4]", overflow}, func() { tensor.Ones(1<<62, 4) }},
 		{"Full overflow", "Full", []string{overflow}, func() { tensor.Full(2, 1<<40, 1<<40) }},
 		{"New nil 2^62×4", "New", []string{"[4611686018427387904 4]", overflow}, func() { tensor.New(nil, 1<<62, 4) }},
 		{"FromInts nil 2^62×4", "FromInts", []string{"[4611686018427387904 4]", overflow}, func() { tensor.FromInts(nil, 1<<62, 4) }},
@@ -87,7 +87,7 @@ func TestSizeTable(t *testing.T) {
 		// storages above the limit: creation
 		{"Zeros 2^40", "Zeros", []string{"[1099511627776]", "4398046511104 bytes", "4 TiB", limit, "SetMaxAllocBytes"}, func() { tensor.Zeros(1 << 40) }},
 		{"Zeros 2^31×2^31", "Zeros", []string{"[2147483648 2147483648]", "bytes"}, func() { tensor.Zeros(1<<31, 1<<31) }},
-		{"Ones 2^40", "Full", []string{"[1099511627776]", limit}, func() { tensor.Ones(1 << 40) }},
+		{"Ones 2^40", "Ones", []string{"[1099511627776]", limit}, func() { tensor.Ones(1 << 40) }},
 		{"Rand 2^40", "Rand", []string{"[1099511627776]", limit}, func() { tensor.Rand(1 << 40) }},
 		{"Randn 2^40", "Randn", []string{"[1099511627776]", limit}, func() { tensor.Randn(1 << 40) }},
 		{"RandInt 2^40", "RandInt", []string{"[1099511627776]", limit}, func() { tensor.RandInt(0, 2, 1<<40) }},
