@@ -176,6 +176,16 @@ func TestSizesThatFit(t *testing.T) {
 	if err := tensor.Catch(func() { tensor.ArangeInt(1<<17 + 1) }); err == nil {
 		t.Errorf("ArangeInt(2^17+1) (8 bytes each) under a 1 MiB limit: no error")
 	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	err = tensor.Catch(func() { tensor.RandInt(0, 2, 1<<17+1) })
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "int64") {
+		t.Errorf("RandInt(0, 2, 2^17+1) (8 bytes each) under a 1 MiB limit: got %v, want the int64 size refused", err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n >= 1<<20 {
+		t.Errorf("RandInt allocated %d bytes before failing, want < 1 MiB", n)
+	}
 }
 
 // TestMaxAllocBytes checks the limit's setter: it returns the previous

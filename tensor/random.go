@@ -74,7 +74,7 @@ func Randn(shape ...int) *Tensor {
 
 // RandInt returns an Int64 tensor of integers uniform in [lo, hi).
 func RandInt(lo, hi int, shape ...int) *Tensor {
-	checkShape("RandInt", shape)
+	checkAlloc("RandInt", Int64, shape) // the ints it draws take 8 bytes each
 	if hi <= lo {
 		panicf("RandInt", "empty range [%d, %d)", lo, hi)
 	}
