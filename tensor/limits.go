@@ -178,8 +178,8 @@ func MaxAllocBytes() int64 {
 // the limit; a negative n leaves the limit unchanged, so that
 // SetMaxAllocBytes(-1) only reads it. The limit applies to each storage
 // separately, on every device and every goroutine (it is process-wide
-// configuration, like runtime/debug.SetMemoryLimit): set it once at start-up,
-// or lower it around code that must fail rather than exhaust memory. It is
+// configuration, like runtime/debug.SetMemoryLimit): set it once at
+// start-up; a change made later is seen at once by every goroutine. It is
 // safe to call from any goroutine.
 func SetMaxAllocBytes(n int64) int64 {
 	if n < 0 {
