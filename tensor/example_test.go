@@ -232,3 +232,11 @@ func ExampleNewGenerator() {
 	//         [ 0.8418, -0.0000, -0.0000]])
 	// true
 }
+
+func ExampleSetMaxAllocBytes() {
+	// fail rather than allocate more than 1 GiB in one tensor
+	defer tensor.SetMaxAllocBytes(tensor.SetMaxAllocBytes(1 << 30))
+	err := tensor.Catch(func() { tensor.Zeros(1<<15, 1<<15) })
+	fmt.Println(err)
+	// Output: tensor: Zeros: a float32 tensor of shape [32768 32768] would need 4294967296 bytes (4 GiB), above the allocation limit of 1073741824 bytes (1 GiB); tensor.SetMaxAllocBytes changes the limit
+}

@@ -187,7 +187,7 @@ func (g *Generator) Randn(shape ...int) *Tensor {
 // default device, drawn from g (the global generator if g is nil). It
 // panics if hi ≤ lo or a dimension is negative.
 func (g *Generator) RandInt(lo, hi int, shape ...int) *Tensor {
-	checkShape("RandInt", shape)
+	checkAlloc("RandInt", Int64, shape) // the ints it draws take 8 bytes each
 	if hi <= lo {
 		panicf("RandInt", "empty range [%d, %d)", lo, hi)
 	}

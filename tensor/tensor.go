@@ -32,9 +32,12 @@ func newTensor(b Backend, s Storage, l Layout) *Tensor {
 	return &Tensor{storage: s, layout: l, backend: b}
 }
 
-// empty allocates a zero-filled contiguous tensor on backend b.
-func empty(b Backend, dt DType, shape []int) *Tensor {
-	return newTensor(b, b.Alloc(dt, numel(shape)), contiguousLayout(shape))
+// empty allocates a zero-filled contiguous tensor on backend b. It panics
+// with an *Error for op if shape is invalid or the storage would exceed
+// MaxAllocBytes.
+func empty(op string, b Backend, dt DType, shape []int) *Tensor {
+	n := checkAlloc(op, dt, shape)
+	return newTensor(b, b.Alloc(dt, n), contiguousLayout(shape))
 }
 
 // Shape returns a copy of the tensor's shape.
@@ -74,8 +77,10 @@ func (t *Tensor) Device() Device { return t.storage.Device() }
 func (t *Tensor) IsContiguous() bool { return t.layout.IsContiguous() }
 
 // Float32s returns a host copy of the elements in row-major order (Int64
-// tensors are converted).
+// tensors are converted). It panics if the copy would exceed MaxAllocBytes
+// (possible for a view such as Expand's, which needs little storage).
 func (t *Tensor) Float32s() []float32 {
+	checkAlloc("Float32s", t.DType(), t.layout.Shape)
 	if t.DType() == Int64 {
 		ints := t.backend.Int64s(t.storage, t.layout)
 		out := make([]float32, len(ints))
@@ -88,8 +93,9 @@ func (t *Tensor) Float32s() []float32 {
 }
 
 // Ints returns a host copy of the elements as ints (Float32 tensors are
-// truncated toward zero).
+// truncated toward zero). It panics like Float32s.
 func (t *Tensor) Ints() []int {
+	checkAlloc("Ints", Int64, t.layout.Shape)
 	var src []int64
 	if t.DType() == Int64 {
 		src = t.backend.Int64s(t.storage, t.layout)
@@ -146,6 +152,7 @@ func (t *Tensor) To(dev Device) *Tensor {
 		return t
 	}
 	b := mustBackend("To", dev)
+	checkAlloc("To", t.DType(), t.layout.Shape)
 	var s Storage
 	if t.DType() == Int64 {
 		s = b.FromInt64s(t.backend.Int64s(t.storage, t.layout))

@@ -90,6 +90,9 @@ func readCheckpoint(path string) (nn.StateDict, *ckptMeta, error) {
 	if err := meta.Model.Validate(); err != nil {
 		return nil, nil, fmt.Errorf("checkpoint %s is corrupt: %v", path, err)
 	}
+	if err := meta.checkBounds(); err != nil {
+		return nil, nil, fmt.Errorf("checkpoint %s is corrupt: %v", path, err)
+	}
 	return sd, &meta, nil
 }
 

@@ -54,6 +54,7 @@ type options struct {
 	WarmupIters   int
 	LRDecayIters  int
 	MinLR         float64
+	MaxMemory     byteSize        `json:"-"` // the machine's, not the run's: not saved
 	explicitFlags map[string]bool // the flags given on the command line
 }
 
@@ -104,8 +105,9 @@ func newFlagSet(o *options, sample bool) (*flag.FlagSet, []flagGroup) {
 	fs.Float64Var(&o.Temperature, "temperature", o.Temperature, "sampling temperature: < 1 is more conservative, > 1 more random")
 	fs.IntVar(&o.TopK, "top_k", o.TopK, "sample only among the top_k most likely tokens (0: all)")
 	fs.StringVar(&o.Dtype, "dtype", o.Dtype, "float32 (the only dtype so far; nanoGPT's bfloat16/float16 are refused)")
+	fs.Var(&o.MaxMemory, "max_memory", "memory the run may use, such as 8GiB or 512MiB (auto: MemAvailable from /proc/meminfo); a run estimated to need more stops before allocating")
 	if sample {
-		group("checkpoint and device", "out_dir", "out", "device", "seed")
+		group("checkpoint and device", "out_dir", "out", "device", "seed", "max_memory")
 		group("generation", "prompt", "start", "num_tokens", "max_new_tokens", "num_samples", "temperature", "top_k", "dtype")
 		return fs, groups
 	}
@@ -148,7 +150,7 @@ func newFlagSet(o *options, sample bool) (*flag.FlagSet, []flagGroup) {
 	group("output, evaluation and logging", "out_dir", "out", "eval_interval", "eval_iters", "log_interval", "eval_only", "always_save_checkpoint", "init_from", "resume", "progress")
 	group("model", "n_layer", "n_head", "n_embd", "block_size", "dropout", "bias")
 	group("optimizer (AdamW) and learning-rate schedule", "batch_size", "gradient_accumulation_steps", "max_iters", "learning_rate", "min_lr", "warmup_iters", "lr_decay_iters", "decay_lr", "weight_decay", "beta1", "beta2", "grad_clip")
-	group("system", "device", "dtype", "compile", "seed")
+	group("system", "device", "dtype", "compile", "seed", "max_memory")
 	group("sample printed at the end (see also: train sample --help)", "prompt", "start", "num_tokens", "max_new_tokens", "num_samples", "temperature", "top_k")
 	return fs, groups
 }
@@ -255,7 +257,7 @@ func (o *options) validateSample() error {
 	case o.Dtype != "float32":
 		return fmt.Errorf("--dtype=%s is not supported; Wick computes in float32 (use --dtype=float32)", o.Dtype)
 	}
-	return nil
+	return o.checkBounds()
 }
 
 // validate checks the train flags, naming the first bad one.

@@ -41,6 +41,9 @@ func runSample(args []string, stdout, stderr io.Writer) error {
 	if tok.VocabSize() != meta.Model.VocabSize {
 		return fmt.Errorf("checkpoint %s is corrupt: its tokenizer has %d tokens, its model %d", path, tok.VocabSize(), meta.Model.VocabSize)
 	}
+	if err := checkSampleMemory(o, meta.Model); err != nil {
+		return err
+	}
 	tensor.ManualSeed(o.Seed)
 	model := nn.NewGPT(meta.Model)
 	if err := loadModelState(path, model, sd); err != nil {

@@ -56,6 +56,11 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := o.validate(); err != nil {
 		return err
 	}
+	// before reading the corpus: with the vocabulary known only for bpe
+	// or a checkpoint (a char vocabulary counts 1 here, exactly below)
+	if err := checkTrainMemory(o, knownVocab(o, meta)); err != nil {
+		return err
+	}
 	dev, err := useDevice(o.Device)
 	if err != nil {
 		return err
@@ -94,6 +99,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cfg := nn.GPTConfig{VocabSize: tok.VocabSize(), BlockSize: o.BlockSize, NLayer: o.NLayer, NHead: o.NHead,
 		NEmbd: o.NEmbd, Dropout: float32(o.Dropout), Bias: o.Bias}
 	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if err := checkTrainMemory(o, cfg.VocabSize); err != nil {
 		return err
 	}
 	if meta != nil {
