@@ -159,6 +159,9 @@ func usage(w io.Writer, fs *flag.FlagSet, groups []flagGroup, sample bool) {
 		fmt.Fprint(w, `Usage: train sample [flags]
 
 Generates text from the checkpoint out_dir/ckpt.safetensors written by train.
+Exit status: 0 on success; 1 on an error, named in one line on stderr;
+130 after SIGINT (Ctrl-C) and 143 after SIGTERM, which stop it within a
+second.
 
 `)
 	} else {
@@ -169,6 +172,11 @@ Trains a GPT-style causal language model (nanoGPT's architecture and
 train.py flags) on a text file, or on Go standard-library sources when no
 --data is given, then prints generated text. Flags are written --name=value
 or --name value; booleans also as --name (true) or --name=false.
+
+Exit status: 0 on success; 1 on an error, named in one line on stderr;
+130 after SIGINT (Ctrl-C) and 143 after SIGTERM. Training saves a
+checkpoint before it exits on either signal; tokenizer training and the
+final sample stop within a second. A second Ctrl-C exits at once.
 
 `)
 	}

@@ -1,6 +1,7 @@
 package data
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -24,14 +25,21 @@ type Tokenizer interface {
 	MarshalJSON() ([]byte, error)
 }
 
-// NewTokenizer builds a tokenizer of kind "char" (the characters of text)
-// or "bpe" (byte-level BPE trained on text with at most vocabSize ids).
+// NewTokenizer is NewTokenizerContext without cancellation.
 func NewTokenizer(kind string, text []byte, vocabSize int) (Tokenizer, error) {
+	return NewTokenizerContext(context.Background(), kind, text, vocabSize)
+}
+
+// NewTokenizerContext builds a tokenizer of kind "char" (the characters of
+// text) or "bpe" (byte-level BPE trained on text with at most vocabSize
+// ids). Training a bpe tokenizer stops with ctx's error when ctx is
+// cancelled.
+func NewTokenizerContext(ctx context.Context, kind string, text []byte, vocabSize int) (Tokenizer, error) {
 	switch kind {
 	case "char":
 		return NewChar(text), nil
 	case "bpe":
-		return TrainBPE(text, vocabSize)
+		return TrainBPEContext(ctx, text, vocabSize)
 	}
 	return nil, fmt.Errorf("unknown tokenizer %q (want char or bpe)", kind)
 }
