@@ -110,7 +110,7 @@ func newFlagSet(o *options, sample bool) (*flag.FlagSet, []flagGroup) {
 		return fs, groups
 	}
 
-	fs.StringVar(&o.Data, "data", o.Data, "UTF-8 text file to train on (empty: Go standard library sources under GOROOT/src)")
+	fs.StringVar(&o.Data, "data", o.Data, "UTF-8 text file to train on, or a pipe such as <(zcat corpus.gz) (empty: Go standard library sources under GOROOT/src)")
 	fs.IntVar(&o.DataMaxBytes, "data_max_bytes", o.DataMaxBytes, "size bound of the default corpus (without --data), in bytes")
 	fs.StringVar(&o.Tokenizer, "tokenizer", o.Tokenizer, "char (one token per character) or bpe (byte-level BPE trained on the corpus)")
 	fs.IntVar(&o.VocabSize, "vocab_size", o.VocabSize, "vocabulary size of the bpe tokenizer (256 bytes + merges); ignored by char")
