@@ -2,6 +2,7 @@ package data
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -101,6 +102,9 @@ func BenchmarkReferenceTrainBPE(b *testing.B) {
 func BenchmarkTrainBPE(b *testing.B) {
 	b.Run("cjk780k-lines/1024", func(b *testing.B) { benchTrain(b, cjkText(780_000, 70_000, 60), 1024) })
 	b.Run("cjk780k-oneline/1024", func(b *testing.B) { benchTrain(b, cjkText(780_000, 70_000, 0), 1024) })
+	for _, kb := range []int{195, 390, 1560} { // with 780: how time grows with the text
+		b.Run(fmt.Sprintf("cjk%dk-oneline/1024", kb), func(b *testing.B) { benchTrain(b, cjkText(kb*1000, 70_000, 0), 1024) })
+	}
 	b.Run("shakespeare/1024", func(b *testing.B) { benchTrain(b, shakespeare(b), 1024) })
 	b.Run("shakespeare/65536", func(b *testing.B) { benchTrain(b, shakespeare(b), 65536) })
 }
