@@ -78,7 +78,10 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return err
 	}
-	ids, err := tok.Encode(corpus.Text)
+	ids, err := tok.EncodeContext(ctx, corpus.Text)
+	if ctx.Err() != nil {
+		return interrupted(ctx, "tokenizing the corpus stopped")
+	}
 	if err != nil {
 		if meta != nil {
 			return fmt.Errorf("tokenizer mismatch: %s does not fit the checkpoint's %s tokenizer: %v", corpus.Name, tok.Kind(), err)

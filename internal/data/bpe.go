@@ -321,16 +321,37 @@ func (b *BPE) VocabSize() int { return len(b.bytes) }
 
 // Encode returns the ids of text; any bytes can be encoded.
 func (b *BPE) Encode(text []byte) (*Tokens, error) {
+	return b.EncodeContext(context.Background(), text)
+}
+
+// EncodeContext is Encode, returning ctx's error soon after ctx is
+// cancelled (it looks every MiB of text, and every 64 Ki merges within
+// one long chunk).
+func (b *BPE) EncodeContext(ctx context.Context, text []byte) (*Tokens, error) {
 	out := newTokens(b.VocabSize(), len(text)/3+16)
 	cache := map[string][]int{}
 	var sym []int
+	next := 0
 	for s := text; len(s) > 0; {
+		if done := len(text) - len(s); done >= next {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			next = done + 1<<20
+		}
 		n := chunkLen(s)
 		chunk := s[:n]
 		s = s[n:]
 		ids, ok := cache[string(chunk)]
 		if !ok {
-			sym = b.encodeChunk(chunk, sym[:0])
+			if len(chunk) > longChunk {
+				sym = b.encodeLong(ctx, chunk, sym[:0])
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			} else {
+				sym = b.encodeChunk(chunk, sym[:0])
+			}
 			ids = slices.Clone(sym)
 			if len(cache) >= 1<<20 {
 				clear(cache)
@@ -350,7 +371,7 @@ func (b *BPE) Encode(text []byte) (*Tokens, error) {
 // words; a long one goes through encodeLong.
 func (b *BPE) encodeChunk(chunk []byte, sym []int) []int {
 	if len(chunk) > longChunk {
-		return b.encodeLong(chunk, sym)
+		return b.encodeLong(context.Background(), chunk, sym)
 	}
 	for _, c := range chunk {
 		sym = append(sym, int(c))
@@ -379,8 +400,9 @@ const longChunk = 64
 // have a merge, by rank and then position, so equal pairs merge left to
 // right. A merge of rank r only makes pairs of higher rank (merges refer to
 // earlier ids), so every pair of rank r merges before any later one, as in
-// the rescanning loop.
-func (b *BPE) encodeLong(chunk []byte, sym []int) []int {
+// the rescanning loop. When ctx is cancelled it stops early and returns
+// sym without the chunk's ids; the caller looks at ctx.
+func (b *BPE) encodeLong(ctx context.Context, chunk []byte, sym []int) []int {
 	n := len(chunk)
 	ids := make([]int32, n)
 	next := make([]int32, n)
@@ -403,7 +425,10 @@ func (b *BPE) encodeLong(chunk []byte, sym []int) []int {
 		}
 	}
 	heap.Init(&h)
-	for len(h) > 0 {
+	for k := 0; len(h) > 0; k++ {
+		if k%(1<<16) == 0 && ctx.Err() != nil {
+			return sym
+		}
 		e := heap.Pop(&h).(rankEntry)
 		i := e.pos
 		j := next[i]

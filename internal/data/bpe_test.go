@@ -2,6 +2,8 @@ package data
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -202,4 +204,39 @@ func BenchmarkEncodeBPE(b *testing.B) {
 	}
 	b.Run("cjk780k-oneline/1024", bench(cjkText(780_000, 70_000, 0), 1024))
 	b.Run("shakespeare/1024", bench(shakespeare(b), 1024))
+}
+
+// TestCancel checks that tokenizer training and encoding return the
+// context's error when it is cancelled, and encode as before when not.
+func TestCancel(t *testing.T) {
+	text := append([]byte(strings.Repeat(sampleText, 50)), cjkText(100_000, 3_000, 0)...)
+	b, err := TrainBPE(text, 400)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewChar(text)
+	ctx, cancel := context.WithCancel(context.Background())
+	for _, tok := range []Tokenizer{b, c} {
+		want, _ := tok.Encode(text)
+		got, err := tok.EncodeContext(ctx, text)
+		if err != nil || !slices.Equal(got.Ints(), want.Ints()) {
+			t.Errorf("%s: EncodeContext differs from Encode (%v)", tok.Kind(), err)
+		}
+	}
+	cancel()
+	for _, tok := range []Tokenizer{b, c} {
+		if _, err := tok.EncodeContext(ctx, text); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: EncodeContext on a cancelled context: %v", tok.Kind(), err)
+		}
+	}
+	// One long chunk: encodeLong looks at the context too.
+	if ids := b.encodeLong(ctx, text[len(text)-90_000:], nil); len(ids) != 0 {
+		t.Errorf("encodeLong returned %d ids on a cancelled context, want none", len(ids))
+	}
+	if _, err := TrainBPEContext(ctx, text, 400); !errors.Is(err, context.Canceled) {
+		t.Errorf("TrainBPEContext on a cancelled context: %v", err)
+	}
+	if _, err := NewTokenizerContext(ctx, "bpe", text, 400); !errors.Is(err, context.Canceled) {
+		t.Errorf("NewTokenizerContext on a cancelled context: %v", err)
+	}
 }

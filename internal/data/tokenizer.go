@@ -17,6 +17,9 @@ type Tokenizer interface {
 	// Encode returns the ids of text, or an error when text holds
 	// something the vocabulary cannot express.
 	Encode(text []byte) (*Tokens, error)
+	// EncodeContext is Encode, returning ctx's error soon after ctx is
+	// cancelled.
+	EncodeContext(ctx context.Context, text []byte) (*Tokens, error)
 	// Decode returns the text of ids. Byte-level tokens that do not
 	// form valid UTF-8 are replaced by U+FFFD.
 	Decode(ids []int) string
@@ -130,8 +133,20 @@ func (c *Char) VocabSize() int { return len(c.chars) }
 
 // Encode returns the ids of the characters of text.
 func (c *Char) Encode(text []byte) (*Tokens, error) {
+	return c.EncodeContext(context.Background(), text)
+}
+
+// EncodeContext is Encode, returning ctx's error soon after ctx is
+// cancelled (it looks every 16 MiB of text).
+func (c *Char) EncodeContext(ctx context.Context, text []byte) (*Tokens, error) {
 	out := newTokens(len(c.chars), utf8.RuneCount(text))
-	for i := 0; i < len(text); {
+	for i, next := 0, 0; i < len(text); {
+		if i >= next {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			next = i + 16<<20
+		}
 		if b := text[i]; b < utf8.RuneSelf {
 			id := c.ascii[b]
 			if id == 0 {
