@@ -33,7 +33,8 @@ func TrainBPE(text []byte, vocabSize int) (*BPE, error) {
 // frequent pair first (ties broken by the smaller pair, so training is
 // deterministic). It stops early when no pair occurs twice, and returns
 // ctx's error as soon as it sees ctx cancelled (it looks before every
-// merge, and every 64 KiB while counting chunks).
+// merge, every 64 KiB while counting chunks and every 4096 chunks while
+// laying them out).
 //
 // The base vocabulary is the 256 byte values, whatever the text: a text
 // with more distinct characters than vocabSize still encodes, each rare
@@ -77,7 +78,10 @@ func TrainBPEContext(ctx context.Context, text []byte, vocabSize int) (*BPE, err
 		return nil, err
 	}
 	t := newBPETrainer(total)
-	for _, k := range keys {
+	for i, k := range keys {
+		if i%4096 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		t.addWord(k, counts[k])
 	}
 	t.countPairs()
