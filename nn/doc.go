@@ -42,5 +42,6 @@
 // The lower-level StateDict, WriteStateDict, ReadStateDict,
 // SaveStateDictFile and LoadStateDictFile handle any set of named tensors
 // plus string metadata, for checkpoints that also hold optimizer and RNG
-// state; WriteFileAtomic writes any file atomically.
+// state; WriteFileAtomic writes any file atomically, and RemoveTempFiles
+// deletes the temporary files it leaves when the process is killed.
 package nn

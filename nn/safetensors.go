@@ -353,11 +353,13 @@ func checkEntry(name string, raw json.RawMessage) (entry, error) {
 
 // WriteFileAtomic writes a file through write so that path holds either its
 // old contents or the complete new ones, never a mix: the data goes to a
-// temporary file in the same directory, which is synced, renamed over path,
-// and the directory synced.
+// temporary file in the same directory, named .NAME.wick-tmp-DIGITS for a
+// path ending in NAME, which is synced, renamed over path, and the
+// directory synced. A process killed before the rename leaves the
+// temporary file behind; RemoveTempFiles deletes such leftovers.
 func WriteFileAtomic(path string, write func(w io.Writer) error) (err error) {
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+tempInfix+"*")
 	if err != nil {
 		return fmt.Errorf("nn: write %s: %w", path, err)
 	}
@@ -414,4 +416,62 @@ func LoadStateDictFile(path string) (StateDict, map[string]string, error) {
 		return nil, nil, fmt.Errorf("nn: read %s: %w", path, err)
 	}
 	return sd, meta, nil
+}
+
+// tempInfix is what WriteFileAtomic puts between the target's name and the
+// random digits of its temporary file. Before it, temporary files were
+// named .NAME.tmp-DIGITS (legacyTempInfix).
+const (
+	tempInfix       = ".wick-tmp-"
+	legacyTempInfix = ".tmp-"
+)
+
+// RemoveTempFiles deletes from dir the temporary files that WriteFileAtomic
+// left there when a process died before renaming them over one of names
+// (base names such as "ckpt.safetensors"): .NAME.wick-tmp-DIGITS, and
+// .NAME.tmp-DIGITS as earlier versions named them. Nothing else is
+// touched. It returns the paths it removed and their total size. Call it
+// only while no other process writes those files into dir, such as when a
+// program that owns dir starts. Errors reading dir or removing a file are
+// returned, joined, after removing what it could.
+func RemoveTempFiles(dir string, names []string) (removed []string, total int64, err error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, 0, fmt.Errorf("nn: remove temporary files: %w", err)
+	}
+	var errs []error
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !isTempFileOf(e.Name(), names) {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		var size int64
+		if info, err := e.Info(); err == nil {
+			size = info.Size()
+		}
+		if err := os.Remove(p); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, p)
+		total += size
+	}
+	if len(errs) > 0 {
+		return removed, total, fmt.Errorf("nn: remove temporary files: %w", errors.Join(errs...))
+	}
+	return removed, total, nil
+}
+
+// isTempFileOf reports whether file is the name of a temporary file
+// WriteFileAtomic makes for one of names.
+func isTempFileOf(file string, names []string) bool {
+	for _, n := range names {
+		for _, infix := range []string{tempInfix, legacyTempInfix} {
+			digits, ok := strings.CutPrefix(file, "."+n+infix)
+			if ok && digits != "" && strings.Trim(digits, "0123456789") == "" {
+				return true
+			}
+		}
+	}
+	return false
 }

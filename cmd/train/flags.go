@@ -112,7 +112,7 @@ func newFlagSet(o *options, sample bool) (*flag.FlagSet, []flagGroup) {
 		return fs, groups
 	}
 
-	fs.StringVar(&o.Data, "data", o.Data, "UTF-8 text file to train on (empty: Go standard library sources under GOROOT/src)")
+	fs.StringVar(&o.Data, "data", o.Data, "UTF-8 text file to train on, or a pipe such as <(zcat corpus.gz) (empty: Go standard library sources under GOROOT/src)")
 	fs.IntVar(&o.DataMaxBytes, "data_max_bytes", o.DataMaxBytes, "size bound of the default corpus (without --data), in bytes")
 	fs.StringVar(&o.Tokenizer, "tokenizer", o.Tokenizer, "char (one token per character) or bpe (byte-level BPE trained on the corpus)")
 	fs.IntVar(&o.VocabSize, "vocab_size", o.VocabSize, "vocabulary size of the bpe tokenizer (256 bytes + merges); ignored by char")
@@ -161,6 +161,9 @@ func usage(w io.Writer, fs *flag.FlagSet, groups []flagGroup, sample bool) {
 		fmt.Fprint(w, `Usage: train sample [flags]
 
 Generates text from the checkpoint out_dir/ckpt.safetensors written by train.
+Exit status: 0 on success; 1 on an error, named in one line on stderr;
+130 after SIGINT (Ctrl-C) and 143 after SIGTERM, which stop it within a
+second.
 
 `)
 	} else {
@@ -171,6 +174,11 @@ Trains a GPT-style causal language model (nanoGPT's architecture and
 train.py flags) on a text file, or on Go standard-library sources when no
 --data is given, then prints generated text. Flags are written --name=value
 or --name value; booleans also as --name (true) or --name=false.
+
+Exit status: 0 on success; 1 on an error, named in one line on stderr;
+130 after SIGINT (Ctrl-C) and 143 after SIGTERM. Training saves a
+checkpoint before it exits on either signal; tokenizer training and the
+final sample stop within a second. A second Ctrl-C exits at once.
 
 `)
 	}

@@ -87,7 +87,7 @@ func (t *trainer) loop(ctx context.Context) error {
 		}
 	}
 	t.rep.finish()
-	return t.finish()
+	return t.finish(ctx)
 }
 
 // step takes one optimizer step over gradient_accumulation_steps
@@ -222,15 +222,16 @@ func (t *trainer) diverged(what string) error {
 }
 
 // finish prints the summary and the generated sample, also written to
-// out_dir/sample.txt.
-func (t *trainer) finish() error {
+// out_dir/sample.txt. A cancelled ctx stops the sampling (the checkpoint is
+// saved already).
+func (t *trainer) finish(ctx context.Context) error {
 	if t.bestVal != nil {
 		fmt.Fprintf(t.out, "done: %d iterations, best val loss %.4f, checkpoint %s\n", t.iter, *t.bestVal, t.ckptPath())
 	}
 	if t.o.NumSamples == 0 {
 		return nil
 	}
-	text, err := generate(t.model, t.tok, t.o)
+	text, err := generate(ctx, t.model, t.tok, t.o)
 	if err != nil {
 		return err
 	}

@@ -125,7 +125,13 @@ func (l *runLog) plot(dir, title string) error {
 	return nil
 }
 
-// openOutputs creates out_dir, the log and the progress reporter.
+// outputFiles are the files a run writes into out_dir, each through
+// nn.WriteFileAtomic (log.jsonl when a resumed run trims it).
+var outputFiles = []string{ckptName, "log.jsonl", "loss.svg", "loss.png", "sample.txt"}
+
+// openOutputs creates out_dir, the log and the progress reporter. It first
+// deletes the temporary files of outputFiles that an earlier run, killed
+// while writing one, left behind.
 func (t *trainer) openOutputs(stdout io.Writer) error {
 	t.rep = newReporter(stdout, t.o)
 	if t.o.EvalOnly {
@@ -133,6 +139,13 @@ func (t *trainer) openOutputs(stdout io.Writer) error {
 	}
 	if err := os.MkdirAll(t.o.OutDir, 0o755); err != nil {
 		return fmt.Errorf("--out_dir: %w", err)
+	}
+	removed, size, err := nn.RemoveTempFiles(t.o.OutDir, outputFiles)
+	if err != nil {
+		return fmt.Errorf("--out_dir: %w", err)
+	}
+	if len(removed) > 0 {
+		fmt.Fprintf(stdout, "removed %d temporary file(s) of %.1f MB that an interrupted run left in %s\n", len(removed), float64(size)/1e6, t.o.OutDir)
 	}
 	from := -1
 	if t.o.Resume {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,7 +15,7 @@ import (
 
 // runSample is the sample command: it loads out_dir/ckpt.safetensors and
 // prints num_samples generated texts, like nanoGPT's sample.py.
-func runSample(args []string, stdout, stderr io.Writer) error {
+func runSample(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o := defaultOptions()
 	fs, groups := newFlagSet(o, true)
 	if err := parseFlags(fs, o, args); err != nil {
@@ -49,7 +50,7 @@ func runSample(args []string, stdout, stderr io.Writer) error {
 	if err := loadModelState(path, model, sd); err != nil {
 		return err
 	}
-	text, err := generate(model, tok, o)
+	text, err := generate(ctx, model, tok, o)
 	if err != nil {
 		return err
 	}
@@ -59,8 +60,10 @@ func runSample(args []string, stdout, stderr io.Writer) error {
 
 // generate continues o.Prompt (a newline when empty) by o.NumTokens tokens
 // o.NumSamples times, in eval mode, and returns the texts separated by
-// nanoGPT's "---------------" lines.
-func generate(model *nn.GPT, tok data.Tokenizer, o *options) (string, error) {
+// nanoGPT's "---------------" lines. It draws one token at a time, so that
+// a cancelled ctx stops it within one forward pass; the tokens are those
+// of one Generate call.
+func generate(ctx context.Context, model *nn.GPT, tok data.Tokenizer, o *options) (string, error) {
 	prompt := o.Prompt
 	if prompt == "" {
 		prompt = "\n"
@@ -83,7 +86,13 @@ func generate(model *nn.GPT, tok data.Tokenizer, o *options) (string, error) {
 	}
 	model.Eval()
 	defer model.Train()
-	out := model.Generate(tensor.FromInts(rows, o.NumSamples, len(start)), o.NumTokens, float32(o.Temperature), o.TopK)
+	out := tensor.FromInts(rows, o.NumSamples, len(start))
+	for range o.NumTokens {
+		if ctx.Err() != nil {
+			return "", interrupted(ctx, "text generation stopped")
+		}
+		out = model.Generate(out, 1, float32(o.Temperature), o.TopK)
+	}
 	all := out.Ints()
 	n := out.Size(1)
 	texts := make([]string, o.NumSamples)

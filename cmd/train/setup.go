@@ -77,10 +77,16 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if tok, err = data.UnmarshalTokenizer(meta.Tokenizer); err != nil {
 			return fmt.Errorf("checkpoint %s is corrupt: %v", ckptPath(o.OutDir), err)
 		}
-	} else if tok, err = data.NewTokenizer(o.Tokenizer, corpus.Text, o.VocabSize); err != nil {
+	} else if tok, err = data.NewTokenizerContext(ctx, o.Tokenizer, corpus.Text, o.VocabSize); err != nil {
+		if ctx.Err() != nil {
+			return interrupted(ctx, o.Tokenizer+" tokenizer training stopped")
+		}
 		return err
 	}
-	ids, err := tok.Encode(corpus.Text)
+	ids, err := tok.EncodeContext(ctx, corpus.Text)
+	if ctx.Err() != nil {
+		return interrupted(ctx, "tokenizing the corpus stopped")
+	}
 	if err != nil {
 		if meta != nil {
 			return fmt.Errorf("tokenizer mismatch: %s does not fit the checkpoint's %s tokenizer: %v", corpus.Name, tok.Kind(), err)

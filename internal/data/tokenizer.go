@@ -1,6 +1,7 @@
 package data
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -16,6 +17,9 @@ type Tokenizer interface {
 	// Encode returns the ids of text, or an error when text holds
 	// something the vocabulary cannot express.
 	Encode(text []byte) (*Tokens, error)
+	// EncodeContext is Encode, returning ctx's error soon after ctx is
+	// cancelled.
+	EncodeContext(ctx context.Context, text []byte) (*Tokens, error)
 	// Decode returns the text of ids. Byte-level tokens that do not
 	// form valid UTF-8 are replaced by U+FFFD.
 	Decode(ids []int) string
@@ -24,14 +28,21 @@ type Tokenizer interface {
 	MarshalJSON() ([]byte, error)
 }
 
-// NewTokenizer builds a tokenizer of kind "char" (the characters of text)
-// or "bpe" (byte-level BPE trained on text with at most vocabSize ids).
+// NewTokenizer is NewTokenizerContext without cancellation.
 func NewTokenizer(kind string, text []byte, vocabSize int) (Tokenizer, error) {
+	return NewTokenizerContext(context.Background(), kind, text, vocabSize)
+}
+
+// NewTokenizerContext builds a tokenizer of kind "char" (the characters of
+// text) or "bpe" (byte-level BPE trained on text with at most vocabSize
+// ids). Training a bpe tokenizer stops with ctx's error when ctx is
+// cancelled.
+func NewTokenizerContext(ctx context.Context, kind string, text []byte, vocabSize int) (Tokenizer, error) {
 	switch kind {
 	case "char":
 		return NewChar(text), nil
 	case "bpe":
-		return TrainBPE(text, vocabSize)
+		return TrainBPEContext(ctx, text, vocabSize)
 	}
 	return nil, fmt.Errorf("unknown tokenizer %q (want char or bpe)", kind)
 }
@@ -122,8 +133,20 @@ func (c *Char) VocabSize() int { return len(c.chars) }
 
 // Encode returns the ids of the characters of text.
 func (c *Char) Encode(text []byte) (*Tokens, error) {
+	return c.EncodeContext(context.Background(), text)
+}
+
+// EncodeContext is Encode, returning ctx's error soon after ctx is
+// cancelled (it looks every 16 MiB of text).
+func (c *Char) EncodeContext(ctx context.Context, text []byte) (*Tokens, error) {
 	out := newTokens(len(c.chars), utf8.RuneCount(text))
-	for i := 0; i < len(text); {
+	for i, next := 0, 0; i < len(text); {
+		if i >= next {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			next = i + 16<<20
+		}
 		if b := text[i]; b < utf8.RuneSelf {
 			id := c.ascii[b]
 			if id == 0 {
