@@ -124,7 +124,9 @@ func (o *AdamW) Step() {
 		} else if grp.WeightDecay != 0 {
 			g = g.Add(p.Detach().MulScalar(float32(grp.WeightDecay)))
 		}
-		tensor.AdamWUpdate(p, g, st.m, st.v, c)
+		// through a view that does not require grad: the in-place update
+		// is allowed whatever the caller's grad mode
+		tensor.AdamWUpdate(p.Detach(), g, st.m, st.v, c)
 	})
 }
 
