@@ -293,3 +293,44 @@ func TestInPlaceOnLeafThatRequiresGrad(t *testing.T) {
 		t.Error("another goroutine's NoGrad allowed an in-place write here")
 	}
 }
+
+// TestFunctionConcurrent applies one Function value on several goroutines
+// at once, each with its own inputs and graph, one of them inside NoGrad:
+// each gets the gradients it would get alone.
+func TestFunctionConcurrent(t *testing.T) {
+	const n = 4
+	errs := make(chan string, n)
+	done := make(chan struct{})
+	for i := range n {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			x := tensor.Full(float32(i+1), 3).RequiresGrad()
+			if i == 0 {
+				var y *tensor.Tensor
+				autograd.NoGrad(func() { y = cube.Apply(x) })
+				if y.IsRequiringGrad() {
+					errs <- "inside NoGrad the output requires grad"
+				}
+				return
+			}
+			for range 20 {
+				x.ZeroGrad()
+				cube.Apply(x).Sum().Backward()
+				want := float32(3 * (i + 1) * (i + 1))
+				for _, g := range x.Grad().Float32s() {
+					if g != want {
+						errs <- "wrong gradient"
+						return
+					}
+				}
+			}
+		}()
+	}
+	for range n {
+		<-done
+	}
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
