@@ -13,7 +13,10 @@ import (
 // TestLossesMatchPyTorch replays gen_losses of scripts/gen_golden_nn.py:
 // every loss with every reduction, forward and gradients (of sum(y·g)) for
 // the input and, for float targets, the target.
-func TestLossesMatchPyTorch(t *testing.T) {
+func TestLossesMatchPyTorch(t *testing.T) { testLossesOn(t, tensor.CPU) }
+
+// testLossesOn replays the loss goldens with the tensors on dev.
+func testLossesOn(t *testing.T, dev tensor.Device) {
 	sd := readGolden(t, "losses.safetensors")
 	losses := map[string]func(x, y *tensor.Tensor, r nn.Reduction) *tensor.Tensor{
 		"mse":        nn.MSELoss,
@@ -25,15 +28,18 @@ func TestLossesMatchPyTorch(t *testing.T) {
 	for name, loss := range losses {
 		for _, r := range []nn.Reduction{nn.ReduceMean, nn.ReduceSum, nn.ReduceNone} {
 			key := name + "." + r.String()
-			x := get(t, sd, name+".x").Clone().RequiresGrad()
-			target := get(t, sd, name+".target").Clone()
+			x := get(t, sd, name+".x").Clone().To(dev).RequiresGrad()
+			target := get(t, sd, name+".target").Clone().To(dev)
 			floatTarget := target.DType() == tensor.Float32
 			if floatTarget {
 				target.RequiresGrad()
 			}
 			y := loss(x, target, r)
 			assertClose(t, key+" y", y, get(t, sd, key+".y"), 1e-5)
-			y.Mul(get(t, sd, key+".g")).Sum().Backward()
+			if y.Device() != dev || x.Device() != dev {
+				t.Fatalf("%s: computed on %s, want %s", key, y.Device(), dev)
+			}
+			y.Mul(get(t, sd, key+".g").To(dev)).Sum().Backward()
 			assertClose(t, key+" grad_x", x.Grad(), get(t, sd, key+".grad_x"), 1e-5)
 			if floatTarget {
 				assertClose(t, key+" grad_target", target.Grad(), get(t, sd, key+".grad_target"), 1e-5)
