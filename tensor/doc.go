@@ -41,7 +41,10 @@
 // AdamWUpdate) are not recorded, so, as PyTorch raises, they panic on a
 // tensor that requires a gradient while the calling goroutine records.
 // Initialise, load and update parameters inside autograd.NoGrad or through
-// Detach(), a view that does not require a gradient.
+// Detach(), a view that does not require a gradient. Wick keeps no version
+// counters: a write through Detach() to a tensor that a recorded operation
+// still needs for Backward changes that gradient without notice, so update
+// parameters between Backward and the next forward pass, as optimizers do.
 //
 // # Concurrency
 //
