@@ -1,8 +1,11 @@
 package nn_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,11 +18,50 @@ import (
 // The PyTorch side of these tests is gen_containers in
 // scripts/gen_golden_nn.py: the same layers, built there, saved by name.
 
-func newGoldenSequential() nn.Sequential {
+var updateWickFile = flag.Bool("update-wick-file", false, "rewrite testdata/nn/sequential_wick.safetensors, which scripts/gen_golden_nn.py loads into PyTorch")
+
+func newGoldenSequential() nn.Sequential { return newGoldenSequentialWith(nil) }
+
+// newGoldenSequentialWith is the golden Sequential with its weights drawn
+// from gen (the global generator if nil).
+func newGoldenSequentialWith(gen *tensor.Generator) nn.Sequential {
 	return nn.Sequential{
-		nn.NewLinear(4, 8, true), nn.ReLU{}, nn.NewLinear(8, 8, true), nn.Tanh{},
-		nn.NewLinear(8, 6, true), nn.GELU{}, nn.NewLinear(6, 3, true), nn.Sigmoid{},
+		nn.NewLinearWith(4, 8, true, gen), nn.ReLU{}, nn.NewLinearWith(8, 8, true, gen), nn.Tanh{},
+		nn.NewLinearWith(8, 6, true, gen), nn.GELU{}, nn.NewLinearWith(6, 3, true, gen), nn.Sigmoid{},
 	}
+}
+
+// TestWickFileLoadsInPyTorch is the direction Wick → PyTorch: the file that
+// Wick writes for this Sequential (committed, byte for byte what SaveFile
+// writes today) was loaded by gen_golden_nn.py into a torch.nn.Sequential
+// of the same layers with load_state_dict(strict=True), and PyTorch's
+// output on its x must equal Wick's.
+func TestWickFileLoadsInPyTorch(t *testing.T) {
+	s := newGoldenSequentialWith(tensor.NewGenerator(21))
+	committed := filepath.Join("..", "testdata", "nn", "sequential_wick.safetensors")
+	fresh := filepath.Join(t.TempDir(), "s.safetensors")
+	if err := nn.SaveFile(fresh, s); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *updateWickFile {
+		if err := os.WriteFile(committed, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s; now run /usr/bin/python3 scripts/gen_golden_nn.py", committed)
+	}
+	want, err := os.ReadFile(committed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, want) {
+		t.Fatalf("SaveFile no longer writes %s byte for byte; rewrite it with -update-wick-file and rerun gen_golden_nn.py", committed)
+	}
+	sd := readGolden(t, "sequential_wick_golden.safetensors")
+	assertClose(t, "PyTorch's output of Wick's file", s.Forward(get(t, sd, "x")), get(t, sd, "y"), 1e-4)
 }
 
 // net is the golden Net: a user module whose Module methods come from an

@@ -39,6 +39,13 @@ with nn.ReadStateDict):
   sequential_golden.safetensors, container_golden.safetensors
                         x, g (upstream gradient of sum(y * g)), y and
                         grad.<name>; metadata: named_parameters() order.
+  sequential_wick_golden.safetensors
+                        PyTorch's side of the other direction: it loads
+                        testdata/nn/sequential_wick.safetensors, written by
+                        Wick (go test ./nn/ -run TestWickFileLoadsInPyTorch
+                        -update-wick-file), into the same torch.nn.Sequential
+                        with load_state_dict(strict=True) and records x and
+                        y = model(x).
   losses.safetensors    mse, l1, bce_logits and nll losses with reductions
                         mean, sum and none: for case C.R, C.x, C.target,
                         C.R.g (upstream gradient), C.R.y, C.R.grad_x and
@@ -301,12 +308,38 @@ def container_case(name, model, x):
     save_safetensors(os.path.join(OUT, f"{name}_golden.safetensors"), out, meta)
 
 
+def load_safetensors(path):
+    """Reads a safetensors file (F32 and I64 only) into a dict of tensors."""
+    with open(path, "rb") as f:
+        b = f.read()
+    (n,) = struct.unpack("<Q", b[:8])
+    header = json.loads(b[8:8 + n])
+    out = {}
+    for name, v in header.items():
+        if name == "__metadata__":
+            continue
+        dt = {"F32": torch.float32, "I64": torch.int64}[v["dtype"]]
+        start, end = v["data_offsets"]
+        data = bytearray(b[8 + n + start:8 + n + end])
+        out[name] = torch.frombuffer(data, dtype=dt).reshape(v["shape"]).clone() if data else torch.zeros(v["shape"], dtype=dt)
+    return out
+
+
+def wick_sequential():
+    return nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 8), nn.Tanh(),
+                         nn.Linear(8, 6), nn.GELU(), nn.Linear(6, 3), nn.Sigmoid())
+
+
 def gen_containers():
     torch.manual_seed(11)
-    seq = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 8), nn.Tanh(),
-                        nn.Linear(8, 6), nn.GELU(), nn.Linear(6, 3), nn.Sigmoid())
-    container_case("sequential", seq, torch.randn(5, 4))
+    container_case("sequential", wick_sequential(), torch.randn(5, 4))
     container_case("container", Net(), torch.randn(2, 3, 3))
+
+    # the other direction: Wick's file, loaded by name into PyTorch
+    seq = wick_sequential()
+    seq.load_state_dict(load_safetensors(os.path.join(OUT, "sequential_wick.safetensors")), strict=True)
+    x = torch.randn(5, 4)
+    save_safetensors(os.path.join(OUT, "sequential_wick_golden.safetensors"), {"x": x, "y": seq(x).detach()})
 
 
 # --------------------------------------------------------------------------
