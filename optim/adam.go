@@ -7,8 +7,9 @@ import (
 )
 
 // AdamWConfig holds the hyperparameters of Adam and AdamW, with PyTorch's
-// names. With parameter groups, each group's WeightDecay replaces
-// WeightDecay.
+// names. WeightDecay is, for AdamW, the decoupled decay and, for Adam, the
+// L2 penalty added to the gradient; with parameter groups, each group's
+// WeightDecay replaces it.
 //
 // Start from DefaultAdamW (or DefaultAdam) to get PyTorch's defaults and
 // to have every field used exactly as it reads, zeros included:
