@@ -73,3 +73,72 @@ func (GELU) Eval() {}
 
 // String prints the layer like PyTorch.
 func (GELU) String() string { return "GELU(approximate='none')" }
+
+// ReLU is max(x, 0) elementwise, like torch.nn.ReLU().
+type ReLU struct{}
+
+var _ Layer = ReLU{}
+
+// Forward applies ReLU elementwise.
+func (ReLU) Forward(x *tensor.Tensor) *tensor.Tensor { return x.ReLU() }
+
+// NamedParameters returns nothing: ReLU has no parameters.
+func (ReLU) NamedParameters() []NamedParam { return nil }
+
+// Parameters returns nothing: ReLU has no parameters.
+func (ReLU) Parameters() []*tensor.Tensor { return nil }
+
+// Train does nothing.
+func (ReLU) Train() {}
+
+// Eval does nothing.
+func (ReLU) Eval() {}
+
+// String prints the layer like PyTorch.
+func (ReLU) String() string { return "ReLU()" }
+
+// Tanh is the hyperbolic tangent elementwise, like torch.nn.Tanh().
+type Tanh struct{}
+
+var _ Layer = Tanh{}
+
+// Forward applies tanh elementwise.
+func (Tanh) Forward(x *tensor.Tensor) *tensor.Tensor { return x.Tanh() }
+
+// NamedParameters returns nothing: Tanh has no parameters.
+func (Tanh) NamedParameters() []NamedParam { return nil }
+
+// Parameters returns nothing: Tanh has no parameters.
+func (Tanh) Parameters() []*tensor.Tensor { return nil }
+
+// Train does nothing.
+func (Tanh) Train() {}
+
+// Eval does nothing.
+func (Tanh) Eval() {}
+
+// String prints the layer like PyTorch.
+func (Tanh) String() string { return "Tanh()" }
+
+// Sigmoid is 1/(1+e^−x) elementwise, like torch.nn.Sigmoid().
+type Sigmoid struct{}
+
+var _ Layer = Sigmoid{}
+
+// Forward applies the logistic sigmoid elementwise.
+func (Sigmoid) Forward(x *tensor.Tensor) *tensor.Tensor { return x.Sigmoid() }
+
+// NamedParameters returns nothing: Sigmoid has no parameters.
+func (Sigmoid) NamedParameters() []NamedParam { return nil }
+
+// Parameters returns nothing: Sigmoid has no parameters.
+func (Sigmoid) Parameters() []*tensor.Tensor { return nil }
+
+// Train does nothing.
+func (Sigmoid) Train() {}
+
+// Eval does nothing.
+func (Sigmoid) Eval() {}
+
+// String prints the layer like PyTorch.
+func (Sigmoid) String() string { return "Sigmoid()" }

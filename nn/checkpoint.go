@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/wickml/wick/autograd"
 	"github.com/wickml/wick/tensor"
 )
 
@@ -89,9 +90,13 @@ func LoadStateDict(m Module, sd StateDict) error {
 	if len(errs) > 0 {
 		return errorList(errs)
 	}
-	for _, p := range copies {
-		p.Param.CopyFrom(sd[p.Name]) // in place: not recorded
-	}
+	// In place, into parameters that require grad: inside NoGrad, like
+	// PyTorch's load_state_dict.
+	autograd.NoGrad(func() {
+		for _, p := range copies {
+			p.Param.CopyFrom(sd[p.Name])
+		}
+	})
 	return nil
 }
 

@@ -10,10 +10,26 @@
 // print their tree with parameter counts like PyTorch's repr.
 //
 //   - Linear (weight [out, in], kaiming-uniform init), Embedding,
-//     LayerNorm (bias optional), Dropout, GELU;
+//     LayerNorm (bias optional), Dropout, and the activations ReLU, GELU,
+//     Tanh and Sigmoid;
+//   - Sequential (layers chained, parameters named "0.weight", "2.bias"
+//     like torch.nn.Sequential), ModuleList ("layers.1.bias" inside a
+//     parent), and Container (see below);
 //   - CausalSelfAttention, MLP and Block: the pieces of nanoGPT's model;
 //   - GPT: nanoGPT's decoder (NewGPT(GPTConfig{...})), with Forward
 //     (logits), Loss (cross-entropy, ignore index -1) and Generate.
+//
+// Container gives a user's struct the Module methods (NamedParameters,
+// Parameters, Train, Eval, String) from an explicit list of named
+// children, with no reflection, so it works in gophernotes' interpreter
+// too:
+//
+//	type MLP struct {
+//		nn.Container
+//		FC1, FC2 *nn.Linear
+//	}
+//	m := &MLP{FC1: nn.NewLinear(4, 16, true), FC2: nn.NewLinear(16, 2, true)}
+//	m.Container = nn.Container{nn.Named("fc1", m.FC1), nn.Named("fc2", m.FC2)}
 //
 // Random numbers (initial weights, dropout masks, sampled tokens) come from
 // tensor's global generator unless a tensor.Generator is given:
@@ -26,6 +42,13 @@
 // GPT's parameters carry nanoGPT's names (transformer.wte.weight,
 // transformer.h.0.attn.c_attn.weight, …, lm_head.weight tied to wte), so
 // weights move both ways between Wick and PyTorch.
+//
+// # Losses
+//
+// MSELoss, L1Loss, BCEWithLogitsLoss and NLLLoss (NLLLossIgnore) take a
+// Reduction: ReduceMean (the zero value, PyTorch's default), ReduceSum or
+// ReduceNone; tensor.CrossEntropy is the fused softmax cross-entropy. They
+// match torch.nn.functional's losses, forward and gradients.
 //
 // # Checkpoints
 //

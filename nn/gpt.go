@@ -93,20 +93,23 @@ func NewGPTWith(cfg GPTConfig, gen *tensor.Generator) *GPT {
 	}
 	g.SetDropoutGenerator(gen)
 	g.LmHead = &Linear{Weight: g.Wte.Weight, In: cfg.NEmbd, Out: cfg.VocabSize}
-	// In-place initialisation is not recorded.
+	// In-place initialisation of parameters that require grad: inside
+	// NoGrad, like torch.nn.init's functions.
 	projStd := 0.02 / math.Sqrt(2*float64(cfg.NLayer))
-	for _, p := range g.NamedParameters() {
-		switch {
-		case strings.HasSuffix(p.Name, "c_proj.weight"):
-			p.Param.NormalInitWith(0, projStd, gen)
-		case strings.Contains(p.Name, ".ln_") && strings.HasSuffix(p.Name, ".weight"):
-			p.Param.Fill_(1)
-		case strings.HasSuffix(p.Name, ".bias"):
-			p.Param.Fill_(0)
-		default: // Linear and Embedding weights
-			p.Param.NormalInitWith(0, 0.02, gen)
+	autograd.NoGrad(func() {
+		for _, p := range g.NamedParameters() {
+			switch {
+			case strings.HasSuffix(p.Name, "c_proj.weight"):
+				p.Param.NormalInitWith(0, projStd, gen)
+			case strings.Contains(p.Name, ".ln_") && strings.HasSuffix(p.Name, ".weight"):
+				p.Param.Fill_(1)
+			case strings.HasSuffix(p.Name, ".bias"):
+				p.Param.Fill_(0)
+			default: // Linear and Embedding weights
+				p.Param.NormalInitWith(0, 0.02, gen)
+			}
 		}
-	}
+	})
 	return g
 }
 

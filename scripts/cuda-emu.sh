@@ -82,12 +82,14 @@ fi
 printf '  %d tests passed in %ds\n' "$(grep -c -- '^--- PASS' "$tmp/cuda.log")" $(($(date +%s) - start))
 
 echo "== cuda-emu: PyTorch's golden values on the emulated GPU (tensor: TestGoldenCUDA)"
-if ! (cd tensor && "$tmp/tensor.test" -test.count=1 -test.v -test.run '^TestGoldenCUDA$') >"$tmp/golden.log" 2>&1; then
+if ! (cd tensor && "$tmp/tensor.test" -test.count=1 -test.v -test.run '^(TestGoldenCUDA|TestFunctionCUDA)$') >"$tmp/golden.log" 2>&1; then
 	grep -E -A4 -- '--- FAIL|panic' "$tmp/golden.log" | head -60
 	die "golden cases failed on the emulated device"
 fi
 grep -q -- '^--- PASS: TestGoldenCUDA' "$tmp/golden.log" || { tail -5 "$tmp/golden.log"; die "TestGoldenCUDA did not run"; }
 printf '  %d golden cases (forward and backward) match PyTorch on the emulated GPU\n' "$(grep -c -- '^    --- PASS' "$tmp/golden.log")"
+grep -q -- '^--- PASS: TestFunctionCUDA' "$tmp/golden.log" || { tail -5 "$tmp/golden.log"; die "TestFunctionCUDA did not run"; }
+echo "  custom tensor.Functions differentiate on the emulated GPU (TestFunctionCUDA)"
 
 echo "== cuda-emu: train --device cuda against --device cpu"
 go build -tags cuda -o "$tmp/train" ./cmd/train

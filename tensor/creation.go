@@ -22,6 +22,22 @@ func New(data []float32, shape ...int) *Tensor {
 	return newTensor(b, b.FromFloat32s(data), contiguousLayout(shape))
 }
 
+// NewOn is New on device dev instead of the default device: the way back
+// from raw float32 slices (Float32s) to a tensor where the input lives, as
+// in a Function's Forward. It panics if the shape does not fit data or no
+// backend serves dev.
+func NewOn(dev Device, data []float32, shape ...int) *Tensor {
+	if len(shape) == 0 {
+		shape = []int{len(data)}
+	}
+	checkShape("NewOn", shape)
+	if numel(shape) != len(data) {
+		panicf("NewOn", "shape %v needs %d elements, got %d", shape, numel(shape), len(data))
+	}
+	b := mustBackend("NewOn", dev)
+	return newTensor(b, b.FromFloat32s(data), contiguousLayout(shape))
+}
+
 // Scalar returns a 0-d Float32 tensor holding v.
 func Scalar(v float32) *Tensor {
 	b := defaultBackend("Scalar")
@@ -203,8 +219,14 @@ func (t *Tensor) Long() *Tensor {
 
 // CopyFrom copies src's elements into t in place (shapes must match; src is
 // converted to t's dtype and device). It is never recorded, whatever the
-// grad mode: use it for parameter updates and loading.
+// grad mode: use it for parameter updates and loading, inside
+// autograd.NoGrad or through t.Detach() when t requires a gradient.
+//
+// CopyFrom panics if the shapes differ, or if t requires a gradient while
+// the calling goroutine records (an in-place write to a leaf that requires
+// grad, as PyTorch raises; see Fill_).
 func (t *Tensor) CopyFrom(src *Tensor) {
+	checkInPlace("CopyFrom", t)
 	if !slices.Equal(t.layout.Shape, src.layout.Shape) {
 		panicf("CopyFrom", "source shape %v does not match destination shape %v", src.layout.Shape, t.layout.Shape)
 	}
@@ -214,8 +236,18 @@ func (t *Tensor) CopyFrom(src *Tensor) {
 	t.backend.Copy(t.storage, t.layout, src.storage, src.layout)
 }
 
-// Fill_ sets every element of t to v in place (not recorded).
+// Fill_ sets every element of t to v in place (not recorded) and returns t.
+//
+// Like every in-place operation (CopyFrom, NormalInit, UniformInit,
+// AdamWUpdate), Fill_ panics if t requires a gradient while the calling
+// goroutine records: PyTorch raises "a leaf Variable that requires grad is
+// being used in an in-place operation". Write inside autograd.NoGrad, or
+// through t.Detach(), a view that does not require a gradient:
+//
+//	autograd.NoGrad(func() { w.Fill_(0) })
+//	w.Detach().Fill_(0)
 func (t *Tensor) Fill_(v float32) *Tensor {
+	checkInPlace("Fill_", t)
 	t.backend.Fill(t.storage, t.layout, float64(v))
 	return t
 }

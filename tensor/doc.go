@@ -59,6 +59,23 @@
 // of tensors with central finite differences; use it to test new
 // operations and models.
 //
+// A Function is a differentiable operation of one's own, like
+// torch.autograd.Function: Forward computes the outputs with any code
+// (tensor operations, or raw []float32 from Float32s turned back into a
+// tensor with NewOn), Backward returns the inputs' gradients from the
+// outputs', and a FunctionContext carries saved tensors between them (see
+// ExampleFunction). Backward fills Grad only for leaves; RetainGrad keeps
+// the gradient of a recorded result too, whose Grad is nil otherwise.
+//
+// In-place operations (Fill_, CopyFrom, NormalInit, UniformInit,
+// AdamWUpdate) are not recorded, so, as PyTorch raises, they panic on a
+// tensor that requires a gradient while the calling goroutine records.
+// Initialise, load and update parameters inside autograd.NoGrad or through
+// Detach(), a view that does not require a gradient. Wick keeps no version
+// counters: a write through Detach() to a tensor that a recorded operation
+// still needs for Backward changes that gradient without notice, so update
+// parameters between Backward and the next forward pass, as optimizers do.
+//
 // # Concurrency
 //
 // Any number of goroutines may create tensors, run operations and call

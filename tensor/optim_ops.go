@@ -7,9 +7,15 @@ import "slices"
 // device's fused AdamW kernel. It is not recorded. param, m and v must be
 // contiguous Float32 tensors of one shape that own their storage from the
 // start (as parameters and optimizer state do); grad must have the same
-// shape. AdamWUpdate panics otherwise.
+// shape. AdamWUpdate panics otherwise, and, like every in-place
+// operation (see Fill_), if param, m or v requires a gradient while the
+// calling goroutine records: pass param.Detach(), a view of the same
+// storage that does not require a gradient.
 func AdamWUpdate(param, grad, m, v *Tensor, step AdamWStep) {
 	const op = "AdamWUpdate"
+	for _, t := range []*Tensor{param, m, v} {
+		checkInPlace(op, t)
+	}
 	mustFloat(op, param, grad, m, v)
 	sameDevice(op, param, grad, m, v)
 	for _, t := range []*Tensor{grad, m, v} {

@@ -26,6 +26,7 @@ type Tensor struct {
 	gradBuf      *Tensor        // gradient flowing into a non-leaf during Backward
 	name         string         // op that produced it, for printing grad_fn
 	accumulating atomic.Bool    // a Backward is adding into grad (misuse detection)
+	retainsGrad  bool           // a non-leaf that keeps its gradient in grad (RetainGrad)
 }
 
 func newTensor(b Backend, s Storage, l Layout) *Tensor {

@@ -186,6 +186,8 @@ func TestPluginImport(t *testing.T) {
 		"autograd.Graph(",
 		"loss decreased\n",
 		"grad mode: false true\n",
+		"names: body.0.weight body.0.bias body.2.weight body.2.bias\n",
+		"beta1: 0\n",
 		"svg:<svg",
 	} {
 		if !strings.Contains(got, want) {

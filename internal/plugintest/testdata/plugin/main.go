@@ -37,7 +37,9 @@ var Packages = map[string]Package{
 			"Randn":      ValueOf(tensor.Randn),
 		},
 		Types: map[string]Type{
-			"Tensor": TypeOf((*tensor.Tensor)(nil)).Elem(),
+			"Tensor":          TypeOf((*tensor.Tensor)(nil)).Elem(),
+			"Function":        TypeOf((*tensor.Function)(nil)).Elem(),
+			"FunctionContext": TypeOf((*tensor.FunctionContext)(nil)).Elem(),
 		},
 	},
 	"github.com/wickml/wick/autograd": {
@@ -54,18 +56,25 @@ var Packages = map[string]Package{
 	"github.com/wickml/wick/nn": {
 		Name: "nn",
 		Binds: map[string]Value{
-			"NewLinear": ValueOf(nn.NewLinear),
-			"NewGPT":    ValueOf(nn.NewGPT),
+			"NewLinear":  ValueOf(nn.NewLinear),
+			"NewGPT":     ValueOf(nn.NewGPT),
+			"Named":      ValueOf(nn.Named),
+			"MSELoss":    ValueOf(nn.MSELoss),
+			"ReduceMean": ValueOf(nn.ReduceMean),
 		},
 		Types: map[string]Type{
-			"GPTConfig": TypeOf((*nn.GPTConfig)(nil)).Elem(),
-			"Module":    TypeOf((*nn.Module)(nil)).Elem(),
+			"GPTConfig":  TypeOf((*nn.GPTConfig)(nil)).Elem(),
+			"Module":     TypeOf((*nn.Module)(nil)).Elem(),
+			"Sequential": TypeOf((*nn.Sequential)(nil)).Elem(),
+			"Container":  TypeOf((*nn.Container)(nil)).Elem(),
+			"ReLU":       TypeOf((*nn.ReLU)(nil)).Elem(),
 		},
 	},
 	"github.com/wickml/wick/optim": {
 		Name: "optim",
 		Binds: map[string]Value{
 			"NewAdamW":     ValueOf(optim.NewAdamW),
+			"DefaultAdamW": ValueOf(optim.DefaultAdamW),
 			"ClipGradNorm": ValueOf(optim.ClipGradNorm),
 		},
 		Types: map[string]Type{
@@ -115,6 +124,30 @@ func Demo() string {
 		go func() { other <- autograd.Enabled() }()
 		out = append(out, fmt.Sprintf("grad mode: %v %v", autograd.Enabled(), <-other))
 	})
+	// building blocks: a Sequential inside a Container, a loss, a custom
+	// Function and DefaultAdamW
+	seq := nn.Sequential{nn.NewLinear(2, 3, true), nn.ReLU{}, nn.NewLinear(3, 1, true)}
+	model := nn.Container{nn.Named("body", seq)}
+	double := &tensor.Function{
+		Name: "Double",
+		Forward: func(_ *tensor.FunctionContext, in []*tensor.Tensor) []*tensor.Tensor {
+			return []*tensor.Tensor{in[0].MulScalar(2)}
+		},
+		Backward: func(_ *tensor.FunctionContext, g []*tensor.Tensor) []*tensor.Tensor {
+			return []*tensor.Tensor{g[0].MulScalar(2)}
+		},
+	}
+	cfg := optim.DefaultAdamW()
+	cfg.Beta1 = 0
+	adam := optim.NewAdamW(model.Parameters(), cfg)
+	mse := nn.MSELoss(double.Apply(seq.Forward(x)), tensor.Ones(2, 1), nn.ReduceMean)
+	mse.Backward()
+	adam.Step()
+	names := []string{}
+	for _, p := range model.NamedParameters() {
+		names = append(names, p.Name)
+	}
+	out = append(out, "names: "+strings.Join(names, " "), fmt.Sprintf("beta1: %v", adam.Config().Beta1))
 	svg := plot.LossCurveSVG("loss", plot.Series{Name: "train", Y: losses})
 	out = append(out, "svg:"+svg[:4])
 	return strings.Join(out, "\n")
