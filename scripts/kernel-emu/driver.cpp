@@ -26,10 +26,15 @@
 // their name and fail with CUDA_ERROR_NOT_SUPPORTED.
 //
 // WICKEMU_MEM sets the device memory in bytes (default 4 GiB), to exercise
-// out-of-memory paths.
+// out-of-memory paths. WICKEMU_SEED (a number other than 0) runs the blocks
+// and threads of every launch in a random order drawn from it (emu.h), so
+// that float atomicAdds land in a different order at every launch, as on a
+// GPU; scripts/cuda-emu.sh sets it and prints it. WICKEMU_NODEVICE=1 makes
+// cuInit fail with CUDA_ERROR_NO_DEVICE, as on a machine without a GPU.
 #include "emu.h"
 #include "../../csrc/wick.cu"
 #include <cuda.h>
+#include <dlfcn.h>
 #include <map>
 #include <mutex>
 #include <string>
@@ -211,9 +216,26 @@ int wickemu_checked(const char* what, void (*f)(void*), void* arg) {
     return guardsIntact(what);
 }
 
+// With WICKEMU_REENTER_CUINIT=1, cuInit calls cuInit by name from inside
+// itself once, as a tool injected into the driver (compute-sanitizer,
+// Nsight Systems) may: the call reaches the program's interposed cuInit
+// (cuda/cuinit.c), which must forward it here rather than wait for its own
+// pthread_once. A nested call that fails makes the outer one fail.
+thread_local int cuInitDepth = 0;
+
 CUresult cuInit(unsigned int flags) {
     LOCK;
     if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    if (cuInitDepth == 0 && getenv("WICKEMU_REENTER_CUINIT")) {
+        auto byName = reinterpret_cast<CUresult (*)(unsigned)>(dlsym(RTLD_DEFAULT, "cuInit"));
+        cuInitDepth++;
+        CUresult r = byName ? byName(0) : CUDA_ERROR_NOT_FOUND;
+        cuInitDepth--;
+        if (r != CUDA_SUCCESS) return r;
+    }
+    if (const char* none = getenv("WICKEMU_NODEVICE"); none && strcmp(none, "1") == 0) return CUDA_ERROR_NO_DEVICE;
+    if (!initialised)
+        if (const char* seed = getenv("WICKEMU_SEED")) emu::setSeed(strtoull(seed, nullptr, 10));
     initialised = true;
     return CUDA_SUCCESS;
 }
