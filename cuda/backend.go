@@ -230,7 +230,7 @@ func (b *backend) Fill(dst tensor.Storage, dl tensor.Layout, v float64) {
 	if n == 0 {
 		return
 	}
-	if isContiguous(dl) && (d.dt == tensor.Float32 || int64(v) == 0) {
+	if isContiguous(dl) && (d.dt == tensor.Float32 || tensor.ToInt64(v) == 0) {
 		var err error
 		if d.dt == tensor.Float32 {
 			err = cu.MemsetD32Async(d.ptr("Fill", dl.Offset), uint(math.Float32bits(float32(v))), int64(n), b.d.stream)
@@ -248,7 +248,7 @@ func (b *backend) Fill(dst tensor.Storage, dl tensor.Layout, v float64) {
 		fn := b.d.k.fillF32
 		if d.dt == tensor.Int64 {
 			fn = b.d.k.fillI64
-			a.i64(int(int64(v)))
+			a.u64(uint64(tensor.ToInt64(v)))
 		} else {
 			a.f32(float32(v))
 		}

@@ -124,3 +124,48 @@ func TestAllocZeroes(t *testing.T) {
 		}
 	}
 }
+
+// TestCastSpecialValues converts NaN, ±Inf, out-of-range and ordinary
+// floats to int64 on the GPU (the memcpy-free cast kernel on a contiguous
+// and a strided view, and Fill of an int64 view) and checks the result
+// against tensor.ToInt64, the CPU backend's rule (PyTorch's CPU result:
+// tensor/cast_test.go), and against the CPU backend.
+func TestCastSpecialValues(t *testing.T) {
+	g, c := gpu(t)
+	vals := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 1e19, -1e19, 0x1p63, -0x1p63,
+		9.2233715e18, -9.2233715e18, 3.7, -3.7, 0.5, -0.5, 0, 16777217, float32(math.Copysign(0, -1))}
+	n := len(vals)
+	want := make([]int64, n)
+	for i, v := range vals {
+		want[i] = tensor.ToInt64(float64(v))
+	}
+	src := upload(g, c, vals)
+	for _, l := range []tensor.Layout{whole(n), {Shape: []int{n / 2}, Strides: []int{2}, Offset: 1}} {
+		name := fmt.Sprintf("Copy int64←float32 of %v", l)
+		dst := poisoned(g, c, tensor.Int64, numel(l.Shape))
+		dl := whole(numel(l.Shape))
+		g.Copy(dst.g, dl, src.g, l)
+		c.Copy(dst.c, dl, src.c, l)
+		gv, cv := dst.readInts(g, c)
+		w := want
+		if l.Offset == 1 {
+			w = make([]int64, n/2)
+			for i := range w {
+				w[i] = want[1+2*i]
+			}
+		}
+		compareInts(t, name+" (GPU)", gv, w)
+		compareInts(t, name+" (CPU)", cv, w)
+	}
+	for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1), 1e300, -3.9} {
+		dst := poisoned(g, c, tensor.Int64, 6)
+		l := tensor.Layout{Shape: []int{3}, Strides: []int{2}} // not contiguous: the fill kernel
+		g.Fill(dst.g, l, v)
+		c.Fill(dst.c, l, v)
+		gv, cv := dst.readInts(g, c)
+		compareInts(t, fmt.Sprintf("Fill int64 with %v", v), gv, cv)
+		if gv[0] != tensor.ToInt64(v) {
+			t.Errorf("Fill int64 with %v: got %d, want %d", v, gv[0], tensor.ToInt64(v))
+		}
+	}
+}

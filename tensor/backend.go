@@ -114,7 +114,9 @@ type Backend interface {
 	Int64s(s Storage, l Layout) []int64
 
 	// Copy copies src (layout sl) into dst (layout dl); shapes are equal.
-	// If the dtypes differ, values are converted (float→int truncates).
+	// If the dtypes differ, values are converted (float→int as ToInt64
+	// does). src and dst may be overlapping views of one storage: the
+	// result is as if src were read in full before dst is written.
 	Copy(dst Storage, dl Layout, src Storage, sl Layout)
 	// Fill sets every element of the view to v.
 	Fill(dst Storage, dl Layout, v float64)

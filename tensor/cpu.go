@@ -95,7 +95,7 @@ func (cpuBackend) Copy(dst Storage, dl Layout, src Storage, sl Layout) {
 	default:
 		p.run(func(o []int, n int) {
 			for k := range n {
-				d.i[o[0]+k*p.inner[0]] = int64(s.f[o[1]+k*p.inner[1]])
+				d.i[o[0]+k*p.inner[0]] = ToInt64(float64(s.f[o[1]+k*p.inner[1]]))
 			}
 		})
 	}
@@ -113,8 +113,9 @@ func (cpuBackend) Fill(dst Storage, dl Layout, v float64) {
 			}
 			return
 		}
+		iv := ToInt64(v)
 		for k := range n {
-			d.i[o[0]+k*st] = int64(v)
+			d.i[o[0]+k*st] = iv
 		}
 	})
 }
