@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"unsafe"
 
 	"github.com/wickml/wick/tensor"
@@ -191,9 +192,24 @@ func (b *backend) Copy(dst tensor.Storage, dl tensor.Layout, src tensor.Storage,
 	b.copy("Copy", d, dl, s, sl)
 }
 
+// copy copies the view sl of s into the view dl of d. Overlapping views
+// of one storage go through a temporary: cuMemcpyDtoDAsync and the copy
+// kernels are undefined when source and destination overlap (threads run
+// in any order).
 func (b *backend) copy(op string, d *storage, dl tensor.Layout, s *storage, sl tensor.Layout) {
 	n := numel(dl.Shape)
 	if n == 0 {
+		return
+	}
+	if d == s && dl.Overlaps(sl) {
+		if slices.Equal(dl.Shape, sl.Shape) && slices.Equal(dl.Strides, sl.Strides) && dl.Offset == sl.Offset {
+			return // each element onto itself
+		}
+		tmp := b.d.newStorage(op, s.dt, n)
+		defer tmp.Release()
+		tl := contiguous(sl.Shape)
+		b.copy(op, tmp, tl, s, sl)
+		b.copy(op, d, dl, tmp, tl)
 		return
 	}
 	if d.dt == s.dt && isContiguous(dl) && isContiguous(sl) {

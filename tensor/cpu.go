@@ -1,6 +1,10 @@
 package tensor
 
-import "github.com/wickml/wick/internal/parallel"
+import (
+	"slices"
+
+	"github.com/wickml/wick/internal/parallel"
+)
 
 // cpuStorage is host memory: exactly one of f and i is set.
 type cpuStorage struct {
@@ -64,8 +68,19 @@ func (b cpuBackend) Int64s(s Storage, l Layout) []int64 {
 	return out
 }
 
-func (cpuBackend) Copy(dst Storage, dl Layout, src Storage, sl Layout) {
+func (b cpuBackend) Copy(dst Storage, dl Layout, src Storage, sl Layout) {
 	d, s := dst.(*cpuStorage), src.(*cpuStorage)
+	if d == s && dl.Overlaps(sl) {
+		// overlapping views of one storage: read src in full first
+		if slices.Equal(dl.Shape, sl.Shape) && slices.Equal(dl.Strides, sl.Strides) && dl.Offset == sl.Offset {
+			return // each element onto itself
+		}
+		tmp := b.Alloc(s.DType(), numel(sl.Shape))
+		tl := Layout{Shape: sl.Shape, Strides: ContiguousStrides(sl.Shape)}
+		b.Copy(tmp, tl, src, sl)
+		b.Copy(dst, dl, tmp, tl)
+		return
+	}
 	p := newPlan(dl.Shape, []int{dl.Offset, sl.Offset}, dl.Strides, sl.Strides)
 	switch {
 	case d.f != nil && s.f != nil:

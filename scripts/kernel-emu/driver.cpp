@@ -12,7 +12,8 @@
 //   - launches: a known function, block and grid limits, no dynamic shared
 //     memory, the argument count and sizes of the PTX's .entry, row kernels
 //     at WICK_ROWTHREADS;
-//   - copies and memsets must lie inside one live allocation;
+//   - copies and memsets must lie inside one live allocation, and a
+//     device-to-device copy's ranges must not overlap;
 //   - every allocation has guard zones of NaNs: a kernel that reads outside
 //     its allocation reads NaN, and a launch, copy or cuBLAS call that
 //     writes there is reported as CUDA_ERROR_ILLEGAL_ADDRESS (sticky, as on
@@ -463,6 +464,11 @@ CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream 
     STREAM_OP(s, n);
     RANGE(dst, n, "cuMemcpyDtoD destination");
     RANGE(src, n, "cuMemcpyDtoD source");
+    if (dst != src && dst < src + n && src < dst + n) {
+        // undefined on a GPU (the copy engine runs in any order)
+        report("cuMemcpyDtoD of %s bytes between overlapping ranges", std::to_string(n));
+        return CUDA_ERROR_INVALID_VALUE;
+    }
     memmove(reinterpret_cast<void*>(dst), reinterpret_cast<void*>(src), n);
     return CUDA_SUCCESS;
 }
