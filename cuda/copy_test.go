@@ -256,3 +256,23 @@ func offsets(l tensor.Layout) []int {
 	}
 	return out
 }
+
+// TestUploadStaged uploads more than the two pinned staging buffers hold
+// (several pieces, each buffer reused), overwrites the host slice as soon
+// as the upload returns, and reads the original values back. (The emulated
+// driver also rejects an asynchronous upload from memory that is not
+// pinned, so every upload of the suite goes through the staging buffers.)
+func TestUploadStaged(t *testing.T) {
+	g, _ := gpu(t)
+	r := newRNG(t)
+	for _, n := range []int{1, stagingBytes / 4, stagingBytes/4 + 1, 3*stagingBytes/4 + 12345} {
+		x := randn(r, n)
+		want := append([]float32{}, x...)
+		s := g.FromFloat32s(x)
+		for i := range x {
+			x[i] = -1
+		}
+		got := g.Float32s(s, whole(n))
+		compare(t, fmt.Sprintf("upload of %d floats", n), got, want, tol{0, 0})
+	}
+}

@@ -201,6 +201,7 @@ type device struct {
 	alloc   *allocator
 	backend *backend
 	copies  atomic.Int64 // copies between host and device so far (for tests)
+	staging staging      // pinned buffers for host-to-device copies
 }
 
 var (

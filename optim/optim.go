@@ -131,22 +131,20 @@ func noGrad(f func()) { autograd.NoGrad(f) }
 // clipping (0 if no parameter has a gradient). Parameters without a
 // gradient are skipped.
 func ClipGradNorm(params []*tensor.Tensor, maxNorm float32) float32 {
-	var norms []*tensor.Tensor
 	var grads []*tensor.Tensor
-	noGrad(func() {
-		for _, p := range params {
-			if g := p.Grad(); g != nil {
-				grads = append(grads, g)
-				norms = append(norms, g.Square().Sum().Sqrt())
-			}
+	for _, p := range params {
+		if g := p.Grad(); g != nil {
+			grads = append(grads, g)
 		}
-	})
+	}
 	if len(grads) == 0 {
 		return 0
 	}
 	var total float32
 	noGrad(func() {
-		total = tensor.Stack(norms, 0).Square().Sum().Sqrt().Item()
+		// one pass over all gradients (one kernel on a GPU), squares
+		// summed in float64
+		total = tensor.GlobalNorm(grads).Item()
 		coef := maxNorm / (total + 1e-6)
 		if coef >= 1 {
 			// PyTorch multiplies by the clamped coefficient, 1: a

@@ -176,6 +176,15 @@ type DropoutMasker interface {
 	DropoutMask(dst Storage, n int, p float32, seed uint64)
 }
 
+// Normer is an optional Backend method, checked by GlobalNorm: a backend
+// that implements it computes the L2 norm of many tensors in one pass. It
+// writes √(Σ x²) over the first ns[i] elements of each contiguous Float32
+// storage srcs[i], the squares summed in float64 and the root rounded once
+// to float32, into the one-element dst.
+type Normer interface {
+	GlobalNorm(dst Storage, srcs []Storage, ns []int)
+}
+
 // AdamWStep are the scalars of one AdamW update (PyTorch's rule):
 //
 //	p ← p·(1 − lr·wd)

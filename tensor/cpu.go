@@ -31,7 +31,10 @@ type cpuBackend struct{}
 
 var cpu Backend = cpuBackend{}
 
-var _ Backend = cpuBackend{}
+var (
+	_ Backend = cpuBackend{}
+	_ Normer  = cpuBackend{}
+)
 
 func (cpuBackend) Device() Device { return CPU }
 
