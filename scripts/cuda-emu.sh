@@ -10,7 +10,12 @@
 #
 # and runs the cuda package's -tags cuda tests with LD_LIBRARY_PATH
 # pointing at them: every GPU test must run (a skip fails this script;
-# extra arguments go to the test binary, such as -test.run). It replays
+# extra arguments go to the test binary, such as -test.run). The blocks
+# and threads of every launch run in a random order (WICKEMU_SEED, printed;
+# set it to repeat a run), so float atomics add up in a different order
+# each time, as on a GPU. It also runs TestNoGPU with the emulated driver
+# reporting no device (the WICK_REQUIRE_GPU switch included) and checks
+# that a cuInit re-entered from inside the driver's does not hang. It replays
 # PyTorch's golden cases on the emulated GPU (tensor's TestGoldenCUDA:
 # every op of the tensor surface, forward and backward). Then it trains
 # a small model with `train --device cuda` and with `--device cpu` (10
