@@ -219,8 +219,12 @@ func predict(w io.Writer, preset string, cfg nn.GPTConfig, b int, g gpuRoof, per
 		mode = "tf32"
 	}
 	tokens := float64(b * cfg.BlockSize)
-	fmt.Fprintf(w, "predict preset=%s device=%s matmul=%s roofline ms/iter=%.2f tokens/s=%.0f (%.0f GB moved, %.2f TFLOP, ~%d launches; %.1f TB/s, %.0f TFLOP/s)\n",
-		preset, g.name, mode, total.t*1e3, tokens/total.t, total.bytes/1e9, total.flops/1e12, total.launches, g.bw/1e12, g.fp32/1e12)
+	peak := fmt.Sprintf("%.0f TFLOP/s", g.fp32/1e12)
+	if g.useTF {
+		peak += fmt.Sprintf(", matmuls %.0f", g.tf32/1e12)
+	}
+	fmt.Fprintf(w, "predict preset=%s device=%s matmul=%s roofline ms/iter=%.2f tokens/s=%.0f (%.0f GB moved, %.2f TFLOP, ~%d launches; %.1f TB/s, %s)\n",
+		preset, g.name, mode, total.t*1e3, tokens/total.t, total.bytes/1e9, total.flops/1e12, total.launches, g.bw/1e12, peak)
 	names := make([]string, 0, len(kinds))
 	for n := range kinds {
 		names = append(names, n)
