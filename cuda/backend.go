@@ -554,16 +554,9 @@ func (b *backend) LayerNormGrad(dx, dw, db, g, x, mean, rstd, w tensor.Storage, 
 	if rows == 0 || cols == 0 || (dx == nil && dw == nil && db == nil) {
 		return
 	}
-	scratch := func(bytes int64) *block {
-		blk, err := b.d.alloc.block(bytes)
-		if err != nil {
-			b.d.fail(op, "device memory for scratch", err)
-		}
-		return blk
-	}
 	// scratch blocks go back to the cache at once: later users queue
 	// behind these kernels on the stream
-	mu := scratch(int64(rows) * 8)
+	mu := b.scratch(op, int64(rows)*8)
 	defer b.d.alloc.put(mu)
 	a := &args{}
 	a.ptr(cu.DevicePtr(mu.ptr)).ptr(xs.ptr(op, 0)).i64(rows).i64(cols)
@@ -578,7 +571,7 @@ func (b *backend) LayerNormGrad(dx, dw, db, g, x, mean, rstd, w tensor.Storage, 
 	}
 	chunk := max(32, (rows*cols+65535)/65536, (rows+65534)/65535)
 	chunks := (rows + chunk - 1) / chunk
-	part := scratch(int64(chunks) * 2 * int64(cols) * 8)
+	part := b.scratch(op, int64(chunks)*2*int64(cols)*8)
 	defer b.d.alloc.put(part)
 	a = &args{}
 	a.ptr(cu.DevicePtr(part.ptr)).ptr(gs.ptr(op, 0)).ptr(xs.ptr(op, 0)).ptr(cu.DevicePtr(mu.ptr)).ptr(rs.ptr(op, 0)).i64(rows).i64(cols).i64(chunk)

@@ -87,7 +87,7 @@ while read -r name dir gpu; do
 		failed+=("$name (skips)")
 	fi
 done <.gpu/manifest
-grep -m1 -h 'cuBLAS:' "$OUT/cuda.log" 2>/dev/null | sed 's/^ */== /'
+grep -m1 -h 'cuBLAS:' "$OUT/cuda.log" 2>/dev/null | sed 's/.*\(cuda:0 is\)/== \1/'
 for name in "${failed[@]}"; do
 	[ -f "$OUT/$name.log" ] || continue
 	echo
@@ -104,9 +104,11 @@ if [ "${EXTRA:-1}" != 0 ] && [ -z "${ONLY:-}" -o "${ONLY:-}" = cuda ] && [ -x .g
 	for t in TestEmbedding TestMatMul TestSoftmax; do
 		printf '  %-14s %3d passed %3d failed\n' "$t" "$(grep -c -- "^--- PASS: $t " "$OUT/flaky.log")" "$(grep -c -- "^--- FAIL: $t " "$OUT/flaky.log")"
 	done
-	if [ $rc != 0 ]; then
-		grep -E -- 'differ|--- FAIL|seed' "$OUT/flaky.log" | head -20
+	if grep -q -- '^--- FAIL' "$OUT/flaky.log" || { [ $rc != 0 ] && [ $rc != 124 ]; }; then
+		grep -E -- 'differ|--- FAIL|panic' "$OUT/flaky.log" | head -20
 		failed+=("flaky-prone x20")
+	elif [ $rc = 124 ]; then
+		echo "  timed out before the 20th run (no failure seen)"
 	fi
 
 	sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null | head -1)
@@ -118,14 +120,23 @@ if [ "${EXTRA:-1}" != 0 ] && [ -z "${ONLY:-}" -o "${ONLY:-}" = cuda ] && [ -x .g
 			echo
 			echo "== compute-sanitizer --tool $tool"
 			(cd cuda && timeout 120 "$sanitizer" --tool "$tool" --error-exitcode 99 --print-limit 20 \
-				"$root/.gpu/cuda.test" -test.count=1 -test.run "$tests") >"$OUT/sanitizer-$tool.log" 2>&1
+				"$root/.gpu/cuda.test" -test.count=1 -test.v -test.run "$tests") >"$OUT/sanitizer-$tool.log" 2>&1
 			rc=$?
 			grep -E '^=+ (ERROR SUMMARY|RACECHECK SUMMARY)' "$OUT/sanitizer-$tool.log" | tail -2
-			case $rc in
-			0) echo "  $tool: clean" ;;
-			124) echo "  $tool: timed out (not counted as a failure)" ;;
-			*) tail -30 "$OUT/sanitizer-$tool.log"; failed+=("sanitizer $tool") ;;
-			esac
+			ran=$(grep -c -- '^--- \(PASS\|FAIL\)' "$OUT/sanitizer-$tool.log")
+			if [ $rc = 0 ]; then
+				echo "  $tool: clean ($ran tests)"
+			elif [ $rc = 124 ]; then
+				echo "  $tool: timed out after $ran tests (not counted as a failure)"
+			elif [ "$ran" = 0 ] && [ $rc != 99 ]; then
+				# the tool itself could not run (no injection library, an
+				# unsupported driver): not a finding about Wick
+				echo "  $tool: compute-sanitizer could not run the binary (exit $rc):"
+				grep -E '^=+ ' "$OUT/sanitizer-$tool.log" | head -3
+			else
+				grep -E -- '^=+ |--- FAIL' "$OUT/sanitizer-$tool.log" | head -30
+				failed+=("sanitizer $tool")
+			fi
 		done
 	else
 		echo

@@ -28,7 +28,7 @@ var castCases = []struct {
 }
 
 // TestToInt64SpecialValues checks the float → int64 conversion of every
-// CPU path (Long on contiguous and strided views, Ints, Fill) against
+// CPU path (Long of contiguous and strided views and of Full, Ints) against
 // PyTorch's CPU results.
 func TestToInt64SpecialValues(t *testing.T) {
 	fs := make([]float32, len(castCases))
