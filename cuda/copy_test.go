@@ -276,3 +276,37 @@ func TestUploadStaged(t *testing.T) {
 		compare(t, fmt.Sprintf("upload of %d floats", n), got, want, tol{0, 0})
 	}
 }
+
+// TestUploadConcurrent uploads from several goroutines at once through the
+// device's shared staging buffers (run it under -race) and reads each
+// upload back.
+func TestUploadConcurrent(t *testing.T) {
+	g, _ := gpu(t)
+	r := newRNG(t)
+	const workers = 4
+	data := make([][]float32, workers)
+	for w := range data {
+		data[w] = randn(r, stagingBytes/4+1000*w+1) // two pieces each
+	}
+	errs := make(chan error, workers)
+	for w := range workers {
+		go func() {
+			for range 3 {
+				s := g.FromFloat32s(data[w])
+				got := g.Float32s(s, whole(len(data[w])))
+				for i, v := range got {
+					if v != data[w][i] {
+						errs <- fmt.Errorf("worker %d: element %d: got %v, want %v", w, i, v, data[w][i])
+						return
+					}
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range workers {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
