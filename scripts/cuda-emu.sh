@@ -14,8 +14,9 @@
 # and threads of every launch run in a random order (WICKEMU_SEED, printed;
 # set it to repeat a run), so float atomics add up in a different order
 # each time, as on a GPU. It also runs TestNoGPU with the emulated driver
-# reporting no device (the WICK_REQUIRE_GPU switch included) and checks
-# that a cuInit re-entered from inside the driver's does not hang. It replays
+# reporting no device (the WICK_REQUIRE_GPU switch included), checks that a
+# cuInit re-entered from inside the driver's does not hang, and runs the
+# concurrent-upload test under -race. It replays
 # PyTorch's golden cases on the emulated GPU (tensor's TestGoldenCUDA:
 # every op of the tensor surface, forward and backward). Then it trains
 # a small model with `train --device cuda` and with `--device cpu` (10
@@ -105,6 +106,15 @@ if ! (cd cuda && WICKEMU_REENTER_CUINIT=1 timeout 60 "$tmp/cuda.test" -test.coun
 	die "the interposed cuInit hung or failed when re-entered (exit status 124: timed out)"
 fi
 echo "  the nested cuInit went straight to the driver"
+
+echo "== cuda-emu: uploads from several goroutines through the shared staging buffers, under -race"
+CGO_ENABLED=1 go test -race -c -tags cuda -o "$tmp/cuda-race.test" ./cuda/
+if ! (cd cuda && "$tmp/cuda-race.test" -test.count=1 -test.v -test.run '^TestUploadConcurrent$') >"$tmp/race.log" 2>&1 ||
+	! grep -q -- '^--- PASS: TestUploadConcurrent' "$tmp/race.log"; then
+	grep -E -A12 -- 'DATA RACE|--- FAIL|panic' "$tmp/race.log" | head -40
+	die "TestUploadConcurrent failed under -race"
+fi
+echo "  TestUploadConcurrent passed under -race"
 
 echo "== cuda-emu: PyTorch's golden values on the emulated GPU (tensor: TestGoldenCUDA)"
 if ! (cd tensor && "$tmp/tensor.test" -test.count=1 -test.v -test.run '^TestGoldenCUDA$') >"$tmp/golden.log" 2>&1; then
