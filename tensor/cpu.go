@@ -3,6 +3,7 @@ package tensor
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/wickml/wick/internal/parallel"
@@ -90,7 +91,10 @@ type cpuBackend struct{}
 
 var cpu Backend = cpuBackend{}
 
-var _ Backend = cpuBackend{}
+var (
+	_ Backend = cpuBackend{}
+	_ Normer  = cpuBackend{}
+)
 
 func (cpuBackend) Device() Device { return CPU }
 
@@ -127,8 +131,19 @@ func (b cpuBackend) Int64s(s Storage, l Layout) []int64 {
 	return out
 }
 
-func (cpuBackend) Copy(dst Storage, dl Layout, src Storage, sl Layout) {
+func (b cpuBackend) Copy(dst Storage, dl Layout, src Storage, sl Layout) {
 	d, s := dst.(*cpuStorage).live(), src.(*cpuStorage).live()
+	if d == s && dl.Overlaps(sl) {
+		// overlapping views of one storage: read src in full first
+		if slices.Equal(dl.Shape, sl.Shape) && slices.Equal(dl.Strides, sl.Strides) && dl.Offset == sl.Offset {
+			return // each element onto itself
+		}
+		tmp := b.Alloc(s.DType(), numel(sl.Shape))
+		tl := Layout{Shape: sl.Shape, Strides: ContiguousStrides(sl.Shape)}
+		b.Copy(tmp, tl, src, sl)
+		b.Copy(dst, dl, tmp, tl)
+		return
+	}
 	p := newPlan(dl.Shape, []int{dl.Offset, sl.Offset}, dl.Strides, sl.Strides)
 	switch {
 	case d.f != nil && s.f != nil:
@@ -158,7 +173,7 @@ func (cpuBackend) Copy(dst Storage, dl Layout, src Storage, sl Layout) {
 	default:
 		p.run(func(o []int, n int) {
 			for k := range n {
-				d.i[o[0]+k*p.inner[0]] = int64(s.f[o[1]+k*p.inner[1]])
+				d.i[o[0]+k*p.inner[0]] = ToInt64(float64(s.f[o[1]+k*p.inner[1]]))
 			}
 		})
 	}
@@ -176,8 +191,9 @@ func (cpuBackend) Fill(dst Storage, dl Layout, v float64) {
 			}
 			return
 		}
+		iv := ToInt64(v)
 		for k := range n {
-			d.i[o[0]+k*st] = int64(v)
+			d.i[o[0]+k*st] = iv
 		}
 	})
 }

@@ -207,7 +207,8 @@ func (t *Tensor) Float() *Tensor {
 }
 
 // Long returns t converted to Int64, truncating toward zero (t itself if it
-// already is Int64).
+// already is Int64). NaN, ±Inf and values outside the int64 range become
+// math.MinInt64 on every device, as on PyTorch's CPU (see ToInt64).
 func (t *Tensor) Long() *Tensor {
 	if t.DType() == Int64 {
 		return t

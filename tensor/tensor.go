@@ -94,7 +94,8 @@ func (t *Tensor) Float32s() []float32 {
 }
 
 // Ints returns a host copy of the elements as ints (Float32 tensors are
-// truncated toward zero). It panics like Float32s.
+// truncated toward zero; NaN, ±Inf and out-of-range values give
+// math.MinInt64, see ToInt64). It panics like Float32s.
 func (t *Tensor) Ints() []int {
 	checkAlloc("Ints", Int64, t.layout.Shape)
 	var src []int64
@@ -104,7 +105,7 @@ func (t *Tensor) Ints() []int {
 		f := t.backend.Float32s(t.storage, t.layout)
 		src = make([]int64, len(f))
 		for i, v := range f {
-			src[i] = int64(v)
+			src[i] = ToInt64(float64(v))
 		}
 	}
 	out := make([]int, len(src))
