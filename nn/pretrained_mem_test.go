@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wickml/wick/nn"
 )
@@ -21,6 +22,10 @@ import (
 // memChildEnv makes the test binary, run again by TestLoadPretrainedMemory,
 // load the model in the directory it names and print its memory use.
 const memChildEnv = "WICK_TEST_PRETRAINED_MEM_DIR"
+
+// memSizesEnv, set to "vocab,n_positions,n_layer,n_embd", measures a model
+// of other sizes, such as GPT-2's (50257,1024,12,768: 475 MiB).
+const memSizesEnv = "WICK_TEST_PRETRAINED_MEM_SIZES"
 
 // procStatusKB returns a field of /proc/self/status, in KiB.
 func procStatusKB(t *testing.T, field string) int64 {
@@ -159,8 +164,9 @@ func writeHubModel(t *testing.T, dir string, vocab, npos, nlayer, nembd int, dty
 	return params
 }
 
-// TestLoadPretrainedMemory loads models of a few tens of MB in a fresh
-// process and checks that its peak resident memory (VmHWM) grows by at
+// TestLoadPretrainedMemory loads models of a few tens of MB (see
+// memSizesEnv for others) in a fresh process, from F32 and F16 files, and
+// checks that its peak resident memory (VmHWM) grows by at
 // most 1.2× the model's float32 size over what it held before, while the
 // loaded model itself stays resident.
 func TestLoadPretrainedMemory(t *testing.T) {
@@ -168,13 +174,15 @@ func TestLoadPretrainedMemory(t *testing.T) {
 		runtime.GC()
 		debug.FreeOSMemory()
 		before := procStatusKB(t, "VmRSS")
+		start := time.Now()
 		m, err := nn.LoadPretrained(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
+		took := time.Since(start)
 		peak := procStatusKB(t, "VmHWM")
 		after := procStatusKB(t, "VmRSS")
-		fmt.Printf("MEM before=%d peak=%d after=%d params=%d\n", before, peak, after, nn.NumParams(m))
+		fmt.Printf("MEM before=%d peak=%d after=%d params=%d took=%d\n", before, peak, after, nn.NumParams(m), took)
 		runtime.KeepAlive(m)
 		return
 	}
@@ -191,7 +199,13 @@ func TestLoadPretrainedMemory(t *testing.T) {
 	}{{"f32", "F32", 1}, {"f16 sharded", "F16", 3}} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			params := writeHubModel(t, dir, 16384, 512, 8, 256, c.dtype, c.shards)
+			sizes := [4]int{16384, 512, 8, 256} // vocab, n_positions, n_layer, n_embd: 40 MiB
+			if env := os.Getenv(memSizesEnv); env != "" {
+				if _, err := fmt.Sscanf(env, "%d,%d,%d,%d", &sizes[0], &sizes[1], &sizes[2], &sizes[3]); err != nil {
+					t.Fatalf("%s=%q: want vocab,n_positions,n_layer,n_embd: %v", memSizesEnv, env, err)
+				}
+			}
+			params := writeHubModel(t, dir, sizes[0], sizes[1], sizes[2], sizes[3], c.dtype, c.shards)
 			cmd := exec.Command(os.Args[0], "-test.run=^TestLoadPretrainedMemory$", "-test.count=1")
 			cmd.Env = append(os.Environ(), memChildEnv+"="+dir)
 			out, err := cmd.CombinedOutput()
@@ -199,19 +213,20 @@ func TestLoadPretrainedMemory(t *testing.T) {
 				t.Fatalf("child: %v\n%s", err, out)
 			}
 			var before, peak, after, n int64
+			var took time.Duration
 			i := strings.Index(string(out), "MEM ")
 			if i < 0 {
 				t.Fatalf("child printed no MEM line:\n%s", out)
 			}
-			if _, err := fmt.Sscanf(string(out[i:]), "MEM before=%d peak=%d after=%d params=%d", &before, &peak, &after, &n); err != nil {
+			if _, err := fmt.Sscanf(string(out[i:]), "MEM before=%d peak=%d after=%d params=%d took=%d", &before, &peak, &after, &n, &took); err != nil {
 				t.Fatalf("%v in %q", err, out)
 			}
 			if n != int64(params) {
 				t.Fatalf("loaded %d parameters, wrote %d", n, params)
 			}
 			modelKB := float64(params) * 4 / 1024
-			t.Logf("float32 model %.1f MiB; RSS before loading %.1f MiB, peak %.1f MiB (+%.2f× the model), after %.1f MiB",
-				modelKB/1024, float64(before)/1024, float64(peak)/1024, float64(peak-before)/modelKB, float64(after)/1024)
+			t.Logf("float32 model %.1f MiB; RSS before loading %.1f MiB, peak %.1f MiB (+%.2f× the model), after %.1f MiB; loading took %v",
+				modelKB/1024, float64(before)/1024, float64(peak)/1024, float64(peak-before)/modelKB, float64(after)/1024, took)
 			if float64(after-before) < 0.9*modelKB {
 				t.Errorf("RSS grew by %d KiB only, less than the %.0f KiB model: the measurement misses the weights", after-before, modelKB)
 			}
