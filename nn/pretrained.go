@@ -322,7 +322,17 @@ func loadPretrained(dir string) (*GPT, error) {
 			stage = make([]float32, s.n)
 		}
 		stage = stage[:s.n]
-		err := r.each(s, func(off int, v []float32) {
+		err := r.eachRows(s, out, func(off int, v []float32) {
+			if off%out == 0 && len(v)%out == 0 { // whole rows i0 … i0+rows−1
+				i0, rows := off/out, len(v)/out
+				for j := range out { // column j of the rows: a run of stage's row j
+					dst := stage[j*in+i0 : j*in+i0+rows]
+					for r := range dst {
+						dst[r] = v[r*out+j]
+					}
+				}
+				return
+			}
 			i, j := off/out, off%out // v[0] is element [i, j] of the [in, out] source
 			for _, x := range v {
 				stage[j*in+i] = x
@@ -491,11 +501,20 @@ func read(f *os.File, s *source, off int, dst []float32, raw []byte) error {
 // each calls fn with consecutive chunks of s's elements, converted to
 // float32, and the index of each chunk's first element.
 func (r *weightReader) each(s *source, fn func(off int, v []float32)) error {
+	return r.eachRows(s, 1, fn)
+}
+
+// eachRows is each with chunks of whole rows of rowLen elements where a
+// chunk can hold one.
+func (r *weightReader) eachRows(s *source, rowLen int, fn func(off int, v []float32)) error {
 	f, err := r.open(s.file)
 	if err != nil {
 		return err
 	}
 	per := chunkBytes / dtypeSizes[s.dtype]
+	if rowLen > 0 && rowLen <= per {
+		per -= per % rowLen
+	}
 	for off := 0; off < s.n; off += per {
 		v := r.vals[:min(per, s.n-off)]
 		if err := read(f, s, off, v, r.raw); err != nil {
