@@ -323,21 +323,11 @@ func loadPretrained(dir string) (*GPT, error) {
 		}
 		stage = stage[:s.n]
 		err := r.eachRows(s, out, func(off int, v []float32) {
-			if off%out == 0 && len(v)%out == 0 { // whole rows i0 … i0+rows−1
-				i0, rows := off/out, len(v)/out
-				for j := range out { // column j of the rows: a run of stage's row j
-					dst := stage[j*in+i0 : j*in+i0+rows]
-					for r := range dst {
-						dst[r] = v[r*out+j]
-					}
-				}
-				return
-			}
-			i, j := off/out, off%out // v[0] is element [i, j] of the [in, out] source
-			for _, x := range v {
-				stage[j*in+i] = x
-				if j++; j == out {
-					j, i = 0, i+1
+			i0, rows := off/out, len(v)/out // v is rows i0 … i0+rows−1 of the [in, out] source
+			for j := range out {            // column j of the rows: a run of stage's row j
+				dst := stage[j*in+i0 : j*in+i0+rows]
+				for r := range dst {
+					dst[r] = v[r*out+j]
 				}
 			}
 		})
@@ -460,7 +450,7 @@ type weightReader struct {
 }
 
 // chunkBytes is the size of one read.
-const chunkBytes = 256 << 10
+var chunkBytes = 256 << 10 // a variable for the tests
 
 func newWeightReader() *weightReader {
 	return &weightReader{files: map[string]*os.File{}, raw: make([]byte, chunkBytes), vals: make([]float32, chunkBytes/2)}
@@ -504,16 +494,24 @@ func (r *weightReader) each(s *source, fn func(off int, v []float32)) error {
 	return r.eachRows(s, 1, fn)
 }
 
-// eachRows is each with chunks of whole rows of rowLen elements where a
-// chunk can hold one.
+// eachRows is each with chunks of whole rows of rowLen elements (s.n is a
+// multiple of rowLen).
 func (r *weightReader) eachRows(s *source, rowLen int, fn func(off int, v []float32)) error {
 	f, err := r.open(s.file)
 	if err != nil {
 		return err
 	}
-	per := chunkBytes / dtypeSizes[s.dtype]
-	if rowLen > 0 && rowLen <= per {
-		per -= per % rowLen
+	es := dtypeSizes[s.dtype]
+	per := chunkBytes / es
+	per -= per % rowLen
+	if per == 0 { // a row longer than a chunk
+		per = rowLen
+		if len(r.raw) < per*es {
+			r.raw = make([]byte, per*es)
+		}
+		if len(r.vals) < per {
+			r.vals = make([]float32, per)
+		}
 	}
 	for off := 0; off < s.n; off += per {
 		v := r.vals[:min(per, s.n-off)]
