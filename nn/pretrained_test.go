@@ -5,11 +5,13 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -413,5 +415,47 @@ func TestReadPretrainedConfig(t *testing.T) {
 	editConfig(t, dir, func(c map[string]any) { delete(c, "activation_function") })
 	if cfg, err := nn.ReadPretrainedConfig(dir); err != nil || cfg.Activation != nn.ActGELUTanh {
 		t.Errorf("no activation_function: %+v, %v; want gelu_new, Hugging Face's default", cfg, err)
+	}
+}
+
+// TestConcurrentLoadPretrained loads the test models on several goroutines
+// at once and runs each, and one shared model, on all of them: each gets
+// PyTorch's logits.
+func TestConcurrentLoadPretrained(t *testing.T) {
+	golden := pretrainedGolden(t)
+	idx := get(t, golden, "idx")
+	shared, err := nn.LoadPretrained(filepath.Join(pretrainedDir, "plain"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared.Eval()
+	own := make([]*tensor.Tensor, len(pretrainedVariants))        // each goroutine's model's logits
+	fromShared := make([]*tensor.Tensor, len(pretrainedVariants)) // the shared model's
+	errs := make([]error, len(pretrainedVariants))
+	var wg sync.WaitGroup
+	for i, v := range pretrainedVariants {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m, err := nn.LoadPretrained(filepath.Join(pretrainedDir, v.dir))
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			m.Eval()
+			autograd.NoGrad(func() {
+				own[i] = m.Forward(idx)
+				fromShared[i] = shared.Forward(idx)
+			})
+		}()
+	}
+	wg.Wait()
+	for i, v := range pretrainedVariants {
+		if errs[i] != nil {
+			t.Errorf("goroutine %d: %v", i, errs[i])
+			continue
+		}
+		assertClose(t, fmt.Sprintf("goroutine %d: %s logits", i, v.dir), own[i], get(t, golden, "logits."+v.tag), 1e-4)
+		assertClose(t, fmt.Sprintf("goroutine %d: shared model's logits", i), fromShared[i], get(t, golden, "logits.f32"), 1e-4)
 	}
 }
