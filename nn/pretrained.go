@@ -308,7 +308,13 @@ func loadPretrained(dir string) (*GPT, error) {
 	})
 	r := newWeightReader()
 	defer r.close()
-	var stage []float32 // the transposed Conv1D weight being assembled
+	var stageLen int
+	for _, l := range loads {
+		if l.trans {
+			stageLen = max(stageLen, l.src.n)
+		}
+	}
+	stage := make([]float32, stageLen) // the transposed Conv1D weight being assembled
 	for _, l := range loads {
 		s := l.src
 		if !l.trans {
@@ -318,10 +324,6 @@ func loadPretrained(dir string) (*GPT, error) {
 			continue
 		}
 		in, out := s.shape[0], s.shape[1]
-		if cap(stage) < s.n {
-			stage = make([]float32, s.n)
-		}
-		stage = stage[:s.n]
 		err := r.eachRows(s, out, func(off int, v []float32) {
 			i0, rows := off/out, len(v)/out // v is rows i0 … i0+rows−1 of the [in, out] source
 			for j := range out {            // column j of the rows: a run of stage's row j
@@ -334,7 +336,7 @@ func loadPretrained(dir string) (*GPT, error) {
 		if err != nil {
 			return nil, err
 		}
-		l.dst.SetFloat32s(0, stage)
+		l.dst.SetFloat32s(0, stage[:s.n])
 	}
 	if lmHead != nil {
 		if err := r.sameValues(lmHead, srcs["wte.weight"]); err != nil {
