@@ -51,8 +51,11 @@ func HubCacheDir() string {
 // links into the cache's blobs/, which is fine. Programs that also need
 // the tokenizer files of a model find them in the same directory.
 func PretrainedDir(name string) (string, error) {
-	if fi, err := os.Stat(name); err == nil && fi.IsDir() {
-		return name, nil
+	if fi, err := os.Stat(name); err == nil {
+		if fi.IsDir() {
+			return name, nil
+		}
+		return "", fmt.Errorf("nn: pretrained model %s: not a directory (give the directory that holds config.json and the weights)", name)
 	}
 	repos, ok := hubNames[strings.TrimPrefix(name, "openai-community/")]
 	if !ok {

@@ -398,6 +398,10 @@ func TestPretrainedDirHubCache(t *testing.T) {
 				t.Errorf("LoadPretrained(%s): %v; want a not-exist error containing %q", c.name, err, c.want)
 			}
 		}
+		file := filepath.Join(pretrainedDir, "plain", "model.safetensors")
+		if _, err := nn.LoadPretrained(file); err == nil || !strings.Contains(err.Error(), file+": not a directory") {
+			t.Errorf("LoadPretrained(%s): %v; want an error saying it is not a directory", file, err)
+		}
 	})
 }
 
