@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -109,6 +110,37 @@ func TestLoadPretrainedStructure(t *testing.T) {
 	}
 	if m.String() != ref.String() {
 		t.Errorf("String() differs from NewGPT's:\n%s\nwant\n%s", m, ref)
+	}
+	// every field that NewGPT sets, down the module tree, is set (so a
+	// field added to a layer's constructor is not missed by the loader's)
+	var unset []string
+	var walk func(path string, got, want reflect.Value)
+	walk = func(path string, got, want reflect.Value) {
+		if want.IsZero() {
+			return
+		}
+		if got.IsZero() {
+			unset = append(unset, path)
+			return
+		}
+		switch want.Kind() {
+		case reflect.Pointer:
+			if want.Type() != reflect.TypeOf((*tensor.Tensor)(nil)) {
+				walk(path, got.Elem(), want.Elem())
+			}
+		case reflect.Struct:
+			for i := range want.NumField() {
+				walk(path+"."+want.Type().Field(i).Name, got.Field(i), want.Field(i))
+			}
+		case reflect.Slice:
+			for i := range min(got.Len(), want.Len()) {
+				walk(fmt.Sprintf("%s[%d]", path, i), got.Index(i), want.Index(i))
+			}
+		}
+	}
+	walk("GPT", reflect.ValueOf(m), reflect.ValueOf(ref))
+	if len(unset) > 0 {
+		t.Errorf("fields that NewGPT sets are zero in the loaded model: %v", unset)
 	}
 	if m.LmHead.Weight != m.Wte.Weight {
 		t.Error("lm_head.weight is not tied to wte.weight")
