@@ -59,9 +59,10 @@ const (
 // missing file (wrapping fs.ErrNotExist), a config.json that disagrees with
 // the weights (ErrShapeMismatch, ErrMissingTensor, ErrUnexpectedTensor) or
 // that Wick cannot build (ErrBadConfig), a truncated file (ErrTruncated), a
-// dtype other than F32, F16 or BF16 (ErrDTypeMismatch). Everything is
-// checked before any weight is read, and the model is returned only once it
-// is complete.
+// dtype other than F32, F16 or BF16 (ErrDTypeMismatch). config.json, the
+// index, every header, name, shape, dtype and file length are checked
+// before any weight is read; a model is returned only once it is complete,
+// never with an error.
 func LoadPretrained(name string) (*GPT, error) {
 	dir, err := PretrainedDir(name)
 	if err != nil {
