@@ -48,6 +48,10 @@ The script checks that its references are worth testing against: the
 logits of exact GELU differ from the tanh ones by far more than the tests'
 1e-4 tolerance, and every greedy step's best logit leads the second by at
 least 1e-3, so that rounding cannot flip a token.
+
+Rerunning it rewrites the model directories byte for byte; the logits may
+move in their last bits (about 1e-7 relative: PyTorch's CPU matmul is not
+bitwise repeatable between runs here), far inside the tests' tolerance.
 """
 
 import json
