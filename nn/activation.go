@@ -51,13 +51,27 @@ func (d *Dropout) String() string {
 	return fmt.Sprintf("Dropout(p=%s, inplace=False)", pyFloat(float64(d.P)))
 }
 
-// GELU is the exact Gaussian error linear unit x·Φ(x), like torch.nn.GELU().
-type GELU struct{}
+// GELU is the Gaussian error linear unit, like torch.nn.GELU: the exact
+// x·Φ(x) when Approximate is "" or "none" (nanoGPT's), and its tanh
+// approximation 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) when Approximate
+// is "tanh" (GPT-2's, which Hugging Face calls gelu_new).
+type GELU struct {
+	Approximate string // "" or "none": exact; "tanh": the tanh approximation
+}
 
 var _ Module = GELU{}
 
-// Forward applies GELU elementwise.
-func (GELU) Forward(x *tensor.Tensor) *tensor.Tensor { return x.GELU() }
+// Forward applies GELU elementwise. It panics if Approximate is not "",
+// "none" or "tanh".
+func (g GELU) Forward(x *tensor.Tensor) *tensor.Tensor {
+	switch g.Approximate {
+	case "", "none":
+		return x.GELU()
+	case "tanh":
+		return x.GELUTanh()
+	}
+	panic(&tensor.Error{Op: "GELU", Msg: fmt.Sprintf("approximate must be \"none\" or \"tanh\", got %q", g.Approximate)})
+}
 
 // NamedParameters returns nothing: GELU has no parameters.
 func (GELU) NamedParameters() []NamedParam { return nil }
@@ -72,7 +86,13 @@ func (GELU) Train() {}
 func (GELU) Eval() {}
 
 // String prints the layer like PyTorch.
-func (GELU) String() string { return "GELU(approximate='none')" }
+func (g GELU) String() string {
+	a := g.Approximate
+	if a == "" {
+		a = "none"
+	}
+	return fmt.Sprintf("GELU(approximate='%s')", a)
+}
 
 // ReLU is max(x, 0) elementwise, like torch.nn.ReLU().
 type ReLU struct{}

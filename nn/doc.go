@@ -17,7 +17,9 @@
 //     parent), and Container (see below);
 //   - CausalSelfAttention, MLP and Block: the pieces of nanoGPT's model;
 //   - GPT: nanoGPT's decoder (NewGPT(GPTConfig{...})), with Forward
-//     (logits), Loss (cross-entropy, ignore index -1) and Generate.
+//     (logits), Loss (cross-entropy, ignore index -1) and Generate; its
+//     MLP uses exact GELU, or GPT-2's tanh approximation
+//     (GPTConfig.Activation).
 //
 // Container gives a user's struct the Module methods (NamedParameters,
 // Parameters, Train, Eval, String) from an explicit list of named
@@ -61,6 +63,12 @@
 // an error naming the tensor and the problem (see ErrTruncated and its
 // siblings). Files written by PyTorch for nanoGPT's model load whether or
 // not they hold the tied lm_head.weight and the causal-mask buffers.
+//
+// LoadPretrained builds a GPT from a Hugging Face GPT-2 checkpoint
+// (config.json and safetensors, Conv1D layout, with or without the
+// "transformer." prefix, sharded or not, F32, F16 or BF16), from a
+// directory or the hub cache (PretrainedDir), streaming the weights so
+// that loading needs little memory beyond the model's.
 //
 // The lower-level StateDict, WriteStateDict, ReadStateDict,
 // SaveStateDictFile and LoadStateDictFile handle any set of named tensors

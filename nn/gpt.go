@@ -21,6 +21,34 @@ type GPTConfig struct {
 	NEmbd     int     // embedding width (n_embd), a multiple of NHead
 	Dropout   float32 // dropout probability while training (dropout)
 	Bias      bool    // biases in Linear and LayerNorm layers (bias)
+
+	// Activation is the MLP's nonlinearity: ActGELU (the zero value,
+	// nanoGPT's exact GELU) or ActGELUTanh (GPT-2's). It is left out of
+	// the JSON encoding when zero, so configurations written before the
+	// field existed read back unchanged.
+	Activation Activation `json:",omitempty"`
+}
+
+// Activation names the nonlinearity of a GPT's MLP, spelled as Hugging
+// Face's activation_function where one exists.
+type Activation string
+
+// The activations of GPTConfig.
+const (
+	// ActGELU is the exact GELU x·Φ(x) of nanoGPT's model
+	// (torch.nn.GELU()). It is the zero value.
+	ActGELU Activation = ""
+	// ActGELUTanh is GELU's tanh approximation that GPT-2 was trained
+	// with: Hugging Face's "gelu_new", torch.nn.GELU(approximate='tanh').
+	ActGELUTanh Activation = "gelu_new"
+)
+
+// gelu returns the GELU layer of a.
+func (a Activation) gelu() GELU {
+	if a == ActGELUTanh {
+		return GELU{Approximate: "tanh"}
+	}
+	return GELU{}
 }
 
 // Validate reports what is wrong with c, or nil.
@@ -39,6 +67,9 @@ func (c GPTConfig) Validate() error {
 	}
 	if c.Dropout < 0 || c.Dropout >= 1 || c.Dropout != c.Dropout {
 		errs = append(errs, fmt.Errorf("dropout must be in [0, 1), got %v", c.Dropout))
+	}
+	if c.Activation != ActGELU && c.Activation != ActGELUTanh {
+		errs = append(errs, fmt.Errorf("activation must be %q (exact GELU) or %q (its tanh approximation), got %q", ActGELU, ActGELUTanh, c.Activation))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("nn: invalid GPTConfig: %w", err)

@@ -222,6 +222,9 @@ func readStateDict(r io.Reader) (StateDict, map[string]string, error) {
 	}
 	var total int64
 	for _, e := range entries {
+		if e.dtype != "F32" && e.dtype != "I64" {
+			return nil, nil, fmt.Errorf("tensor %q: %w: dtype %s is not supported (Wick reads F32 and I64)", e.name, ErrDTypeMismatch, e.dtype)
+		}
 		total = max(total, e.end)
 	}
 	data, err := io.ReadAll(io.LimitReader(r, total))
@@ -321,9 +324,6 @@ func checkEntry(name string, raw json.RawMessage) (entry, error) {
 	size, known := dtypeSizes[*h.DType]
 	if !known {
 		return entry{}, fmt.Errorf("%w: unknown dtype %q", ErrCorruptHeader, *h.DType)
-	}
-	if *h.DType != "F32" && *h.DType != "I64" {
-		return entry{}, fmt.Errorf("%w: dtype %s is not supported (Wick reads F32 and I64)", ErrDTypeMismatch, *h.DType)
 	}
 	e := entry{name: name, dtype: *h.DType}
 	n := int64(1)

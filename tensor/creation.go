@@ -252,3 +252,30 @@ func (t *Tensor) Fill_(v float32) *Tensor {
 	t.backend.Fill(t.storage, t.layout, float64(v))
 	return t
 }
+
+// SetFloat32s copies data into the elements offset, offset+1, …,
+// offset+len(data)−1 of t (counted in row-major order), in place. Like
+// CopyFrom it is never recorded. It lets a loader fill a large tensor piece
+// by piece from a file without holding a second copy of it.
+// SetFloat32s panics if t is not a contiguous Float32 tensor or the range
+// does not lie within its elements.
+func (t *Tensor) SetFloat32s(offset int, data []float32) *Tensor {
+	if t.DType() != Float32 || !t.IsContiguous() {
+		panicf("SetFloat32s", "expected a contiguous float32 tensor, got %s tensor of shape %v and strides %v", t.DType(), t.layout.Shape, t.layout.Strides)
+	}
+	if n := t.Numel(); offset < 0 || offset > n || len(data) > n-offset {
+		panicf("SetFloat32s", "elements [%d, %d) are outside the %d of shape %v", offset, offset+len(data), n, t.layout.Shape)
+	}
+	checkInPlace("SetFloat32s", t)
+	if len(data) == 0 {
+		return t
+	}
+	start := t.layout.Offset + offset
+	if s, ok := t.storage.(*cpuStorage); ok {
+		copy(s.live().f[start:start+len(data)], data)
+		return t
+	}
+	src := t.backend.FromFloat32s(data)
+	t.backend.Copy(t.storage, Layout{Shape: []int{len(data)}, Strides: []int{1}, Offset: start}, src, contiguousLayout([]int{len(data)}))
+	return t
+}
