@@ -56,6 +56,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := o.validate(); err != nil {
 		return err
 	}
+	o.notes(stderr)
 	// before reading the corpus: with the vocabulary known only for bpe
 	// or a checkpoint (a char vocabulary counts 1 here, exactly below)
 	if err := checkTrainMemory(o, knownVocab(o, meta)); err != nil {
