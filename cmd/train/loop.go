@@ -55,6 +55,7 @@ func (t *trainer) loop(ctx context.Context) error {
 		}
 		t.opt.SetLR(lr)
 		if (it%o.EvalInterval == 0 || it >= o.MaxIters || o.EvalOnly) && (it != t.evalDone || o.EvalOnly) {
+			evalStart := time.Now()
 			trainLoss, valLoss, ok := t.evaluate(ctx)
 			if !ok {
 				return t.interrupted()
@@ -62,6 +63,7 @@ func (t *trainer) loop(ctx context.Context) error {
 			if err := t.afterEval(it, trainLoss, valLoss); err != nil {
 				return err
 			}
+			t.rep.evaluated(time.Since(evalStart).Seconds())
 			if o.EvalOnly {
 				return nil
 			}
