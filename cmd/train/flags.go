@@ -174,6 +174,7 @@ func usage(w io.Writer, fs *flag.FlagSet, groups []flagGroup, sample bool) {
 Generates text from the checkpoint out_dir/ckpt.safetensors written by train.
 A nanoGPT config file (name = value lines) sets the flags below; keys of
 the train command in it are skipped, as nanoGPT's sample.py skips them.
+
 Exit status: 0 on success; 1 on an error, named in one line on stderr;
 130 after SIGINT (Ctrl-C) and 143 after SIGTERM, which stop it within a
 second.
