@@ -57,6 +57,9 @@ func applyConfigLine(fs *flag.FlagSet, line string, imported map[string]bool, ig
 	if len(toks) == 0 {
 		return nil // blank or comment
 	}
+	if line[0] == ' ' || line[0] == '\t' {
+		return fmt.Errorf("unexpected indent before %q (Python statements start in column 1)", strings.TrimSpace(line))
+	}
 	if toks[0].kind == tokName && toks[0].text == "import" {
 		if len(toks) == 2 && toks[1].kind == tokName && toks[1].text == "time" {
 			imported["time"] = true

@@ -213,6 +213,7 @@ func TestBadConfig(t *testing.T) {
 	undefined := cfg("undefined.py", "n_layer = depth\n")
 	unterminated := cfg("string.py", "out_dir = 'out\n")
 	divide := cfg("divide.py", "n_layer = 4 // 0\n")
+	indent := cfg("indent.py", "n_layer = 4\n  n_head = 2\n")
 	noInput := filepath.Join(dir, "noinput")
 	os.MkdirAll(noInput, 0o755)
 	out := filepath.Join(dir, "out")
@@ -230,6 +231,7 @@ func TestBadConfig(t *testing.T) {
 		{"undefined name", []string{undefined}, undefined + ":1: n_layer: name depth is not defined"},
 		{"unterminated string", []string{unterminated}, unterminated + `:1: cannot parse "out_dir = 'out" (unterminated string)`},
 		{"division by zero", []string{divide}, divide + ":1: n_layer: division by zero"},
+		{"indented line", []string{indent}, indent + `:2: unexpected indent before "n_head = 2" (Python statements start in column 1)`},
 		{"missing file", []string{filepath.Join(dir, "nope.py")}, "config file " + filepath.Join(dir, "nope.py") + " does not exist …"},
 		{"sample: missing file", []string{"sample", filepath.Join(dir, "nope.py")}, "config file " + filepath.Join(dir, "nope.py") + " does not exist …"},
 		{"sample: unknown key", []string{"sample", unknown}, unknown + ":3: unknown key n_layers (see --help for the flags)"},
