@@ -1,0 +1,216 @@
+//go:build mpi
+
+// Keep in sync with stub.go: both define initWorld and Transports.
+
+package dist
+
+/*
+#cgo !mpicc pkg-config: mpi
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+// wick_mpi_init joins MPI_COMM_WORLD (unless the program already did) and
+// reports this process's rank, the world size, the rank among the
+// processes that share its node, and the library's version line.
+static int wick_mpi_init(int *rank, int *size, int *local, char *version, int vlen) {
+	int inited = 0, provided = 0, rc;
+	MPI_Initialized(&inited);
+	if (!inited) {
+		rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
+		if (rc != MPI_SUCCESS) return rc;
+	}
+	MPI_Comm_rank(MPI_COMM_WORLD, rank);
+	MPI_Comm_size(MPI_COMM_WORLD, size);
+	MPI_Comm node;
+	rc = MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, *rank, MPI_INFO_NULL, &node);
+	if (rc != MPI_SUCCESS) return rc;
+	MPI_Comm_rank(node, local);
+	MPI_Comm_free(&node);
+	char buf[MPI_MAX_LIBRARY_VERSION_STRING];
+	int n = 0;
+	MPI_Get_library_version(buf, &n);
+	int i = 0;
+	while (i < n && i < vlen - 1 && buf[i] != '\n' && buf[i] != ',' && buf[i] != 0) { version[i] = buf[i]; i++; }
+	version[i] = 0;
+	return MPI_SUCCESS;
+}
+
+static int wick_allreduce_sum_f32(float *buf, int n) {
+	return MPI_Allreduce(MPI_IN_PLACE, buf, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+}
+
+static int wick_bcast_f32(float *buf, int n, int root) {
+	return MPI_Bcast(buf, n, MPI_FLOAT, root, MPI_COMM_WORLD);
+}
+
+static int wick_bcast_bytes(char *buf, int n, int root) {
+	return MPI_Bcast(buf, n, MPI_BYTE, root, MPI_COMM_WORLD);
+}
+
+static int wick_allgather_int(int v, int *out) {
+	return MPI_Allgather(&v, 1, MPI_INT, out, 1, MPI_INT, MPI_COMM_WORLD);
+}
+
+static int wick_allgatherv_bytes(char *send, int n, char *recv, int *counts, int *displs) {
+	return MPI_Allgatherv(send, n, MPI_BYTE, recv, counts, displs, MPI_BYTE, MPI_COMM_WORLD);
+}
+
+static int wick_barrier(void) { return MPI_Barrier(MPI_COMM_WORLD); }
+static int wick_finalize(void) { return MPI_Finalize(); }
+static int wick_abort(int code) { return MPI_Abort(MPI_COMM_WORLD, code); }
+
+static void wick_error_string(int rc, char *out, int len) {
+	char buf[MPI_MAX_ERROR_STRING];
+	int n = 0;
+	if (MPI_Error_string(rc, buf, &n) != MPI_SUCCESS) n = 0;
+	if (n >= len) n = len - 1;
+	memcpy(out, buf, n);
+	out[n] = 0;
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"unsafe"
+)
+
+// Transports says which ways of reaching other processes this binary was
+// built with.
+const Transports = "mpi"
+
+// maxCount is the largest element count one MPI call takes (an int).
+const maxCount = math.MaxInt32
+
+// mpiTransport drives MPI from one locked OS thread (MPI_THREAD_FUNNELED):
+// every call is a closure run by that thread's goroutine.
+type mpiTransport struct {
+	work chan func()
+}
+
+func (m *mpiTransport) do(f func() C.int) error {
+	done := make(chan C.int, 1)
+	m.work <- func() { done <- f() }
+	return mpiError(<-done)
+}
+
+func (m *mpiTransport) serve() {
+	runtime.LockOSThread() // never unlocked: MPI was initialised on this thread
+	for f := range m.work {
+		f()
+	}
+}
+
+func mpiError(rc C.int) error {
+	if rc == C.MPI_SUCCESS {
+		return nil
+	}
+	buf := make([]byte, 512)
+	C.wick_error_string(rc, (*C.char)(unsafe.Pointer(&buf[0])), C.int(len(buf)))
+	return fmt.Errorf("MPI error %d: %s", int(rc), C.GoString((*C.char)(unsafe.Pointer(&buf[0]))))
+}
+
+// initWorld joins MPI_COMM_WORLD.
+func initWorld() (*Comm, error) {
+	m := &mpiTransport{work: make(chan func())}
+	go m.serve()
+	var rank, size, local C.int
+	version := make([]byte, 128)
+	err := m.do(func() C.int {
+		return C.wick_mpi_init(&rank, &size, &local, (*C.char)(unsafe.Pointer(&version[0])), C.int(len(version)))
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dist: MPI_Init_thread: %w", err)
+	}
+	name := C.GoString((*C.char)(unsafe.Pointer(&version[0])))
+	return &Comm{tr: m, rank: int(rank), size: int(size), localRank: int(local), backend: "mpi (" + name + ")"}, nil
+}
+
+func (m *mpiTransport) allReduceSum(buf []float32) error {
+	for len(buf) > 0 {
+		n := min(len(buf), maxCount)
+		chunk := buf[:n]
+		if err := m.do(func() C.int { return C.wick_allreduce_sum_f32((*C.float)(&chunk[0]), C.int(n)) }); err != nil {
+			return err
+		}
+		buf = buf[n:]
+	}
+	return nil
+}
+
+func (m *mpiTransport) broadcast(buf []float32, root int) error {
+	for len(buf) > 0 {
+		n := min(len(buf), maxCount)
+		chunk := buf[:n]
+		if err := m.do(func() C.int { return C.wick_bcast_f32((*C.float)(&chunk[0]), C.int(n), C.int(root)) }); err != nil {
+			return err
+		}
+		buf = buf[n:]
+	}
+	return nil
+}
+
+func (m *mpiTransport) broadcastBytes(buf []byte, root int) error {
+	for len(buf) > 0 {
+		n := min(len(buf), maxCount)
+		chunk := buf[:n]
+		if err := m.do(func() C.int {
+			return C.wick_bcast_bytes((*C.char)(unsafe.Pointer(&chunk[0])), C.int(n), C.int(root))
+		}); err != nil {
+			return err
+		}
+		buf = buf[n:]
+	}
+	return nil
+}
+
+func (m *mpiTransport) allGather(b []byte) ([][]byte, error) {
+	if len(b) > maxCount {
+		return nil, fmt.Errorf("AllGather of %d bytes: at most %d", len(b), maxCount)
+	}
+	var size C.int
+	if err := m.do(func() C.int { return C.MPI_Comm_size(C.MPI_COMM_WORLD, &size) }); err != nil {
+		return nil, err
+	}
+	counts := make([]C.int, int(size))
+	if err := m.do(func() C.int { return C.wick_allgather_int(C.int(len(b)), &counts[0]) }); err != nil {
+		return nil, err
+	}
+	displs := make([]C.int, len(counts))
+	total := 0
+	for i, n := range counts {
+		if total+int(n) > maxCount {
+			return nil, fmt.Errorf("AllGather of %d bytes in all: at most %d", total+int(n), maxCount)
+		}
+		displs[i] = C.int(total)
+		total += int(n)
+	}
+	recv := make([]byte, total+1) // +1: never a zero-length buffer
+	send := append(append([]byte(nil), b...), 0)
+	if err := m.do(func() C.int {
+		return C.wick_allgatherv_bytes((*C.char)(unsafe.Pointer(&send[0])), C.int(len(b)),
+			(*C.char)(unsafe.Pointer(&recv[0])), &counts[0], &displs[0])
+	}); err != nil {
+		return nil, err
+	}
+	out := make([][]byte, len(counts))
+	for i, n := range counts {
+		out[i] = recv[int(displs[i]) : int(displs[i])+int(n) : int(displs[i])+int(n)]
+	}
+	return out, nil
+}
+
+func (m *mpiTransport) barrier() error { return m.do(func() C.int { return C.wick_barrier() }) }
+
+func (m *mpiTransport) finalize() error { return m.do(func() C.int { return C.wick_finalize() }) }
+
+// abort calls MPI_Abort from the calling thread: the MPI thread may be
+// stuck in a collective that will never finish.
+func (m *mpiTransport) abort(code int) {
+	C.wick_abort(C.int(code))
+	os.Exit(code)
+}
