@@ -47,9 +47,13 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "train: %s\n", oneLine(err.Error()))
+		if !quietOnThisRank(err) {
+			fmt.Fprintf(stderr, "train: %s\n", oneLine(err.Error()))
+		}
+		leaveJob(err)
 		return 1
 	}
+	leaveJob(nil)
 	return 0
 }
 
