@@ -124,6 +124,9 @@ func InitWith(cfg Config) (*Comm, error) {
 		return nil, err
 	}
 	c.timeout = timeout
+	if st, ok := c.tr.(selfTimed); ok {
+		st.setTimeout(timeout)
+	}
 	world = c
 	return c, nil
 }
@@ -163,8 +166,13 @@ func (c *Comm) call(op string, f func() error) error {
 	if c.size == 1 {
 		return f()
 	}
-	if c.timeout < 0 {
-		if err := f(); err != nil {
+	if _, ok := c.tr.(selfTimed); ok || c.timeout < 0 {
+		err := f()
+		if errors.Is(err, errTimeout) {
+			c.err = c.timeoutError()
+			return fmt.Errorf("dist: %s: %w", op, c.err)
+		}
+		if err != nil {
 			return fmt.Errorf("dist: %s on rank %d: %w", op, c.rank, err)
 		}
 		return nil
@@ -180,9 +188,20 @@ func (c *Comm) call(op string, f func() error) error {
 		}
 		return nil
 	case <-timer.C:
-		c.err = fmt.Errorf("rank %d waited %v for the other ranks (did one die or stop calling collectives?); the job cannot continue", c.rank, c.timeout)
+		c.err = c.timeoutError()
 		return fmt.Errorf("dist: %s: %w", op, c.err)
 	}
+}
+
+// errTimeout is a selfTimed transport's error for a wait past the timeout.
+var errTimeout = errors.New("timeout")
+
+// selfTimed is a transport that bounds its own waits by the Comm's
+// timeout, so that call needs no goroutine and timer per collective.
+type selfTimed interface{ setTimeout(time.Duration) }
+
+func (c *Comm) timeoutError() error {
+	return fmt.Errorf("rank %d waited %v for the other ranks (did one die or stop calling collectives?); the job cannot continue", c.rank, c.timeout)
 }
 
 // checkTensor panics unless t is a Float32 tensor.

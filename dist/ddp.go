@@ -181,6 +181,13 @@ func (d *DataParallel) SyncGrads() error {
 			if buf[flags+k] == 0 {
 				continue
 			}
+			if g := p.Grad(); g != nil && g.Device() == tensor.CPU && g.IsContiguous() {
+				dst := g.HostFloat32s()
+				for j, v := range seg {
+					dst[j] = v * scale
+				}
+				continue
+			}
 			for j := range seg {
 				seg[j] *= scale
 			}

@@ -9,16 +9,22 @@ package dist
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#define WICK_TIMEOUT (-1)
 
 // wick_mpi_init joins MPI_COMM_WORLD (unless the program already did) and
 // reports this process's rank, the world size, the rank among the
-// processes that share its node, and the library's version line.
-static int wick_mpi_init(int *rank, int *size, int *local, char *version, int vlen) {
-	int inited = 0, provided = 0, rc;
+// processes that share its node, the thread level MPI provides, and the
+// library's version line.
+static int wick_mpi_init(int *rank, int *size, int *local, int *provided, char *version, int vlen) {
+	int inited = 0, rc;
 	MPI_Initialized(&inited);
 	if (!inited) {
-		rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
+		rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, provided);
 		if (rc != MPI_SUCCESS) return rc;
+	} else {
+		MPI_Query_thread(provided);
 	}
 	MPI_Comm_rank(MPI_COMM_WORLD, rank);
 	MPI_Comm_size(MPI_COMM_WORLD, size);
@@ -36,27 +42,58 @@ static int wick_mpi_init(int *rank, int *size, int *local, char *version, int vl
 	return MPI_SUCCESS;
 }
 
-static int wick_allreduce_sum_f32(float *buf, int n) {
-	return MPI_Allreduce(MPI_IN_PLACE, buf, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+static int wick_serialized(int provided) { return provided >= MPI_THREAD_SERIALIZED; }
+
+// wick_wait completes req, giving up after timeout seconds (≤ 0: never)
+// with WICK_TIMEOUT. It polls MPI_Test, as MPI's blocking calls do, and
+// after the first millisecond sleeps 20 µs between polls, so that a rank
+// waiting for a slower one leaves the cores to the work.
+static int wick_wait(MPI_Request *req, double timeout) {
+	double start = MPI_Wtime();
+	struct timespec nap = {0, 20000};
+	for (;;) {
+		int done = 0;
+		int rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
+		if (rc != MPI_SUCCESS) return rc;
+		if (done) return MPI_SUCCESS;
+		double waited = MPI_Wtime() - start;
+		if (timeout > 0 && waited > timeout) return WICK_TIMEOUT;
+		if (waited > 1e-3) nanosleep(&nap, NULL);
+	}
 }
 
-static int wick_bcast_f32(float *buf, int n, int root) {
-	return MPI_Bcast(buf, n, MPI_FLOAT, root, MPI_COMM_WORLD);
+static int wick_allreduce_sum_f32(float *buf, int n, double timeout) {
+	MPI_Request req;
+	int rc = MPI_Iallreduce(MPI_IN_PLACE, buf, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &req);
+	return rc != MPI_SUCCESS ? rc : wick_wait(&req, timeout);
 }
 
-static int wick_bcast_bytes(char *buf, int n, int root) {
-	return MPI_Bcast(buf, n, MPI_BYTE, root, MPI_COMM_WORLD);
+static int wick_bcast(void *buf, int n, MPI_Datatype t, int root, double timeout) {
+	MPI_Request req;
+	int rc = MPI_Ibcast(buf, n, t, root, MPI_COMM_WORLD, &req);
+	return rc != MPI_SUCCESS ? rc : wick_wait(&req, timeout);
+}
+static int wick_bcast_f32(float *buf, int n, int root, double timeout) { return wick_bcast(buf, n, MPI_FLOAT, root, timeout); }
+static int wick_bcast_bytes(char *buf, int n, int root, double timeout) { return wick_bcast(buf, n, MPI_BYTE, root, timeout); }
+
+static int wick_allgather_int(int v, int *out, double timeout) {
+	MPI_Request req;
+	int rc = MPI_Iallgather(&v, 1, MPI_INT, out, 1, MPI_INT, MPI_COMM_WORLD, &req);
+	return rc != MPI_SUCCESS ? rc : wick_wait(&req, timeout);
 }
 
-static int wick_allgather_int(int v, int *out) {
-	return MPI_Allgather(&v, 1, MPI_INT, out, 1, MPI_INT, MPI_COMM_WORLD);
+static int wick_allgatherv_bytes(char *send, int n, char *recv, int *counts, int *displs, double timeout) {
+	MPI_Request req;
+	int rc = MPI_Iallgatherv(send, n, MPI_BYTE, recv, counts, displs, MPI_BYTE, MPI_COMM_WORLD, &req);
+	return rc != MPI_SUCCESS ? rc : wick_wait(&req, timeout);
 }
 
-static int wick_allgatherv_bytes(char *send, int n, char *recv, int *counts, int *displs) {
-	return MPI_Allgatherv(send, n, MPI_BYTE, recv, counts, displs, MPI_BYTE, MPI_COMM_WORLD);
+static int wick_barrier(double timeout) {
+	MPI_Request req;
+	int rc = MPI_Ibarrier(MPI_COMM_WORLD, &req);
+	return rc != MPI_SUCCESS ? rc : wick_wait(&req, timeout);
 }
 
-static int wick_barrier(void) { return MPI_Barrier(MPI_COMM_WORLD); }
 static int wick_finalize(void) { return MPI_Finalize(); }
 static int wick_abort(int code) { return MPI_Abort(MPI_COMM_WORLD, code); }
 
@@ -76,6 +113,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"time"
 	"unsafe"
 )
 
@@ -86,28 +124,49 @@ const Transports = "mpi"
 // maxCount is the largest element count one MPI call takes (an int).
 const maxCount = math.MaxInt32
 
-// mpiTransport drives MPI from one locked OS thread (MPI_THREAD_FUNNELED):
-// every call is a closure run by that thread's goroutine.
+// mpiTransport calls MPI's nonblocking collectives and waits for them in C
+// (wick_wait), which bounds the wait by the Comm's timeout without another
+// goroutine. MPI_Init_thread and MPI_Finalize run on one locked OS thread
+// (MPI's main thread); the collectives run on the caller's thread when MPI
+// provides MPI_THREAD_SERIALIZED (the Comm serialises them), else on the
+// locked thread too.
 type mpiTransport struct {
-	work chan func()
-}
-
-func (m *mpiTransport) do(f func() C.int) error {
-	done := make(chan C.int, 1)
-	m.work <- func() { done <- f() }
-	return mpiError(<-done)
+	main    chan func() // runs closures on the locked thread
+	direct  bool        // MPI_THREAD_SERIALIZED: collectives on any thread
+	timeout C.double    // seconds; ≤ 0: wait forever
 }
 
 func (m *mpiTransport) serve() {
 	runtime.LockOSThread() // never unlocked: MPI was initialised on this thread
-	for f := range m.work {
+	for f := range m.main {
 		f()
 	}
 }
 
+// onMain runs f on MPI's main thread.
+func (m *mpiTransport) onMain(f func() C.int) C.int {
+	done := make(chan C.int, 1)
+	m.main <- func() { done <- f() }
+	return <-done
+}
+
+// do runs the collective f and turns its code into an error.
+func (m *mpiTransport) do(f func() C.int) error {
+	var rc C.int
+	if m.direct {
+		rc = f()
+	} else {
+		rc = m.onMain(f)
+	}
+	return mpiError(rc)
+}
+
 func mpiError(rc C.int) error {
-	if rc == C.MPI_SUCCESS {
+	switch rc {
+	case C.MPI_SUCCESS:
 		return nil
+	case C.WICK_TIMEOUT:
+		return errTimeout
 	}
 	buf := make([]byte, 512)
 	C.wick_error_string(rc, (*C.char)(unsafe.Pointer(&buf[0])), C.int(len(buf)))
@@ -116,25 +175,32 @@ func mpiError(rc C.int) error {
 
 // initWorld joins MPI_COMM_WORLD.
 func initWorld() (*Comm, error) {
-	m := &mpiTransport{work: make(chan func())}
+	m := &mpiTransport{main: make(chan func())}
 	go m.serve()
-	var rank, size, local C.int
+	var rank, size, local, provided C.int
 	version := make([]byte, 128)
-	err := m.do(func() C.int {
-		return C.wick_mpi_init(&rank, &size, &local, (*C.char)(unsafe.Pointer(&version[0])), C.int(len(version)))
+	rc := m.onMain(func() C.int {
+		return C.wick_mpi_init(&rank, &size, &local, &provided, (*C.char)(unsafe.Pointer(&version[0])), C.int(len(version)))
 	})
-	if err != nil {
+	if err := mpiError(rc); err != nil {
 		return nil, fmt.Errorf("dist: MPI_Init_thread: %w", err)
 	}
+	m.direct = C.wick_serialized(provided) != 0
 	name := C.GoString((*C.char)(unsafe.Pointer(&version[0])))
 	return &Comm{tr: m, rank: int(rank), size: int(size), localRank: int(local), backend: "mpi (" + name + ")"}, nil
 }
+
+// setTimeout makes every wait give up after d (≤ 0: never); Comm.call
+// then needs no goroutine of its own to bound the wait.
+func (m *mpiTransport) setTimeout(d time.Duration) { m.timeout = C.double(d.Seconds()) }
 
 func (m *mpiTransport) allReduceSum(buf []float32) error {
 	for len(buf) > 0 {
 		n := min(len(buf), maxCount)
 		chunk := buf[:n]
-		if err := m.do(func() C.int { return C.wick_allreduce_sum_f32((*C.float)(&chunk[0]), C.int(n)) }); err != nil {
+		if err := m.do(func() C.int {
+			return C.wick_allreduce_sum_f32((*C.float)(&chunk[0]), C.int(n), m.timeout)
+		}); err != nil {
 			return err
 		}
 		buf = buf[n:]
@@ -146,7 +212,9 @@ func (m *mpiTransport) broadcast(buf []float32, root int) error {
 	for len(buf) > 0 {
 		n := min(len(buf), maxCount)
 		chunk := buf[:n]
-		if err := m.do(func() C.int { return C.wick_bcast_f32((*C.float)(&chunk[0]), C.int(n), C.int(root)) }); err != nil {
+		if err := m.do(func() C.int {
+			return C.wick_bcast_f32((*C.float)(&chunk[0]), C.int(n), C.int(root), m.timeout)
+		}); err != nil {
 			return err
 		}
 		buf = buf[n:]
@@ -159,7 +227,7 @@ func (m *mpiTransport) broadcastBytes(buf []byte, root int) error {
 		n := min(len(buf), maxCount)
 		chunk := buf[:n]
 		if err := m.do(func() C.int {
-			return C.wick_bcast_bytes((*C.char)(unsafe.Pointer(&chunk[0])), C.int(n), C.int(root))
+			return C.wick_bcast_bytes((*C.char)(unsafe.Pointer(&chunk[0])), C.int(n), C.int(root), m.timeout)
 		}); err != nil {
 			return err
 		}
@@ -173,11 +241,9 @@ func (m *mpiTransport) allGather(b []byte) ([][]byte, error) {
 		return nil, fmt.Errorf("AllGather of %d bytes: at most %d", len(b), maxCount)
 	}
 	var size C.int
-	if err := m.do(func() C.int { return C.MPI_Comm_size(C.MPI_COMM_WORLD, &size) }); err != nil {
-		return nil, err
-	}
+	C.MPI_Comm_size(C.MPI_COMM_WORLD, &size)
 	counts := make([]C.int, int(size))
-	if err := m.do(func() C.int { return C.wick_allgather_int(C.int(len(b)), &counts[0]) }); err != nil {
+	if err := m.do(func() C.int { return C.wick_allgather_int(C.int(len(b)), &counts[0], m.timeout) }); err != nil {
 		return nil, err
 	}
 	displs := make([]C.int, len(counts))
@@ -193,7 +259,7 @@ func (m *mpiTransport) allGather(b []byte) ([][]byte, error) {
 	send := append(append([]byte(nil), b...), 0)
 	if err := m.do(func() C.int {
 		return C.wick_allgatherv_bytes((*C.char)(unsafe.Pointer(&send[0])), C.int(len(b)),
-			(*C.char)(unsafe.Pointer(&recv[0])), &counts[0], &displs[0])
+			(*C.char)(unsafe.Pointer(&recv[0])), &counts[0], &displs[0], m.timeout)
 	}); err != nil {
 		return nil, err
 	}
@@ -204,12 +270,16 @@ func (m *mpiTransport) allGather(b []byte) ([][]byte, error) {
 	return out, nil
 }
 
-func (m *mpiTransport) barrier() error { return m.do(func() C.int { return C.wick_barrier() }) }
+func (m *mpiTransport) barrier() error {
+	return m.do(func() C.int { return C.wick_barrier(m.timeout) })
+}
 
-func (m *mpiTransport) finalize() error { return m.do(func() C.int { return C.wick_finalize() }) }
+func (m *mpiTransport) finalize() error {
+	return mpiError(m.onMain(func() C.int { return C.wick_finalize() }))
+}
 
-// abort calls MPI_Abort from the calling thread: the MPI thread may be
-// stuck in a collective that will never finish.
+// abort calls MPI_Abort from the calling thread: MPI's main thread may be
+// busy.
 func (m *mpiTransport) abort(code int) {
 	C.wick_abort(C.int(code))
 	os.Exit(code)
