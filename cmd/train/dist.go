@@ -87,6 +87,15 @@ func quietOnThisRank(err error) bool {
 	return job != nil && job.Rank() != 0 && errors.As(err, &je)
 }
 
+// rankPrefix is "rank N: " on the ranks other than 0 of a job, so that
+// their errors say where they happened.
+func rankPrefix() string {
+	if job == nil || job.Rank() == 0 {
+		return ""
+	}
+	return fmt.Sprintf("rank %d: ", job.Rank())
+}
+
 // rankDevice returns the --device of this rank: with several ranks, "cuda"
 // and "auto" on a GPU build mean the GPU of the rank's local rank.
 func rankDevice(o *options, c *dist.Comm) string {

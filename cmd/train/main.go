@@ -48,7 +48,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	}
 	if err != nil {
 		if !quietOnThisRank(err) {
-			fmt.Fprintf(stderr, "train: %s\n", oneLine(err.Error()))
+			fmt.Fprintf(stderr, "train: %s%s\n", rankPrefix(), oneLine(err.Error()))
 		}
 		leaveJob(err)
 		return 1
