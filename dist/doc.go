@@ -46,6 +46,8 @@
 // A Comm may be used from any goroutine, but its collectives are
 // collective: every rank must call the same collectives in the same order,
 // so a program calls them from one goroutine at a time (calls from several
-// goroutines at once are serialised in an unspecified order). MPI itself is
-// driven from one dedicated, locked OS thread.
+// goroutines at once are serialised in an unspecified order). MPI is
+// initialised and finalized on one locked OS thread; the collectives run on
+// the calling goroutine's thread (MPI_THREAD_SERIALIZED), or on that locked
+// thread where MPI provides only MPI_THREAD_FUNNELED.
 package dist

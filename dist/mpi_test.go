@@ -19,6 +19,22 @@ import (
 // $WICK_DIST_CHILD naming what the ranks run (TestMPIChild). mpirun must be
 // on $PATH; .ci/run installs Open MPI where it is missing.
 
+// TestMain leaves the MPI job when a test or benchmark joined one: mpirun
+// counts a process that exits without MPI_Finalize as failed.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	worldMu.Lock()
+	c := world
+	worldMu.Unlock()
+	if c != nil {
+		if err := c.Finalize(); err != nil {
+			println("dist: Finalize:", err.Error())
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
 // mpirun runs this test binary under mpirun -np n with the child role, and
 // returns its combined output, exit error and duration.
 func mpirun(t *testing.T, n int, role string, limit time.Duration, env ...string) (string, error, time.Duration) {
