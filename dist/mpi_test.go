@@ -5,6 +5,7 @@ package dist
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -44,7 +45,9 @@ func mpirun(t *testing.T, n int, role string, limit time.Duration, env ...string
 		t.Fatalf("the mpi tests need mpirun on $PATH (apt-get install openmpi-bin, or MPICH's mpich): %v", err)
 	}
 	args := []string{"-np", itoa(n)}
-	if v, _ := exec.Command(bin, "--version").CombinedOutput(); bytes.Contains(v, []byte("Open MPI")) {
+	vctx, vcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer vcancel()
+	if v, _ := exec.CommandContext(vctx, bin, "--version").CombinedOutput(); bytes.Contains(v, []byte("Open MPI")) {
 		args = append([]string{"--allow-run-as-root", "--oversubscribe"}, args...)
 	}
 	args = append(args, os.Args[0], "-test.run=^TestMPIChild$", "-test.v")
@@ -71,6 +74,9 @@ func TestMPI(t *testing.T) {
 // the job must end, with a non-zero status, well within 30 s.
 func TestMPIRankDies(t *testing.T) {
 	out, err, d := mpirun(t, 2, "die", time.Minute)
+	if strings.Count(out, "joined the job") != 2 {
+		t.Fatalf("the ranks did not start:\n%s", out)
+	}
 	if err == nil {
 		t.Fatalf("mpirun with a rank that dies exited 0:\n%s", out)
 	}
@@ -84,6 +90,9 @@ func TestMPIRankDies(t *testing.T) {
 // $WICK_DIST_TIMEOUT, and its Abort ends the job.
 func TestMPITimeout(t *testing.T) {
 	out, err, d := mpirun(t, 2, "stall", time.Minute, "WICK_DIST_TIMEOUT=2s")
+	if strings.Count(out, "joined the job") != 2 {
+		t.Fatalf("the ranks did not start:\n%s", out)
+	}
 	if err == nil || !strings.Contains(out, "waited 2s for the other ranks") {
 		t.Fatalf("mpirun with a stalled rank: %v, want a non-zero exit after the timeout error:\n%s", err, out)
 	}
@@ -105,6 +114,7 @@ func TestMPIChild(t *testing.T) {
 	if c.WorldSize() != 2 || c.LocalRank() != c.Rank() || !strings.HasPrefix(c.Backend(), "mpi (") {
 		t.Fatalf("Init under mpirun -np 2 on one node: rank %d local %d of %d over %q", c.Rank(), c.LocalRank(), c.WorldSize(), c.Backend())
 	}
+	fmt.Printf("rank %d of %d joined the job\n", c.Rank(), c.WorldSize())
 	switch role {
 	case "bodies":
 		for _, b := range bodies {

@@ -34,7 +34,7 @@ func mpiTrainBinary(t *testing.T) string {
 		return b.(string)
 	}
 	bin := filepath.Join(t.TempDir(), "train")
-	if out, err := exec.Command("go", "build", "-tags", "mpi", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-tags", mpiBuildTags, "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build -tags mpi: %v\n%s", err, out)
 	}
 	mpiBins.Store(t, bin)
@@ -49,7 +49,9 @@ func mpirunCmd(t *testing.T, ctx context.Context, np int, args ...string) *exec.
 		t.Fatalf("these tests need mpirun on $PATH (apt-get install openmpi-bin): %v", err)
 	}
 	var pre []string
-	if v, _ := exec.Command(bin, "--version").CombinedOutput(); bytes.Contains(v, []byte("Open MPI")) {
+	vctx, vcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer vcancel()
+	if v, _ := exec.CommandContext(vctx, bin, "--version").CombinedOutput(); bytes.Contains(v, []byte("Open MPI")) {
 		pre = []string{"--allow-run-as-root", "--oversubscribe"}
 	}
 	all := append(append(pre, "-np", strconv.Itoa(np), mpiTrainBinary(t)), args...)
