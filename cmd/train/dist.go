@@ -18,7 +18,7 @@ package main
 //
 // Only rank 0 evaluates, logs, draws the loss curve, saves checkpoints and
 // generates the sample; every rank steps, and the ranks agree on stopping
-// (Ctrl-C, SIGTERM) at the start of each iteration.
+// (SIGINT or SIGTERM to any rank) at the start of each iteration.
 
 import (
 	"encoding/json"

@@ -240,3 +240,56 @@ func TestDistMismatch(t *testing.T) {
 		t.Fatalf("mismatched ranks saved a checkpoint")
 	}
 }
+
+// TestDistSIGTERM: SIGTERM to every rank (what Slurm's scancel does) makes
+// the ranks stop at the same step, rank 0 save a checkpoint of it, and the
+// job exit 0.
+func TestDistSIGTERM(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := mpirunCmd(t, ctx, 2, distArgs(dir, "--max_iters=1000000", "--eval_interval=100000")...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pidRE := regexp.MustCompile(`^dist: rank \d+: .* pid (\d+),`)
+	var pids []int
+	var seen strings.Builder
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		line := sc.Text()
+		seen.WriteString(line + "\n")
+		if m := pidRE.FindStringSubmatch(line); m != nil {
+			pid, _ := strconv.Atoi(m[1])
+			pids = append(pids, pid)
+		}
+		if strings.HasPrefix(line, "iter 30:") {
+			break
+		}
+	}
+	if len(pids) != 2 {
+		cmd.Process.Kill()
+		t.Fatalf("want the pids of 2 ranks in the output:\n%s", seen.String())
+	}
+	for _, pid := range pids {
+		syscall.Kill(pid, syscall.SIGTERM)
+	}
+	for sc.Scan() {
+		seen.WriteString(sc.Text() + "\n")
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit after SIGTERM to both ranks: %v\n%s%s", err, seen.String(), stderr.String())
+	}
+	if !strings.Contains(seen.String(), "interrupted at iteration") {
+		t.Fatalf("rank 0 did not report the interruption:\n%s", seen.String())
+	}
+	if _, meta, err := readCheckpoint(filepath.Join(dir, ckptName)); err != nil || meta.Iter <= 30 {
+		t.Fatalf("checkpoint after SIGTERM: %v %+v", err, meta)
+	}
+}
