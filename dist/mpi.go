@@ -137,6 +137,7 @@ const maxCount = math.MaxInt32
 type mpiTransport struct {
 	main    chan func() // runs closures on the locked thread
 	direct  bool        // MPI_THREAD_SERIALIZED: collectives on any thread
+	size    int         // ranks in MPI_COMM_WORLD
 	timeout C.double    // seconds; ≤ 0: wait forever
 }
 
@@ -190,6 +191,7 @@ func initWorld() (*Comm, error) {
 		return nil, fmt.Errorf("dist: MPI_Init_thread: %w", err)
 	}
 	m.direct = C.wick_serialized(provided) != 0
+	m.size = int(size)
 	name := C.GoString((*C.char)(unsafe.Pointer(&version[0])))
 	return &Comm{tr: m, rank: int(rank), size: int(size), localRank: int(local), backend: "mpi (" + name + ")"}, nil
 }
@@ -275,9 +277,7 @@ func (m *mpiTransport) allGather(b []byte) ([][]byte, error) {
 	if len(b) > maxCount {
 		return nil, fmt.Errorf("AllGather of %d bytes: at most %d", len(b), maxCount)
 	}
-	var size C.int
-	C.MPI_Comm_size(C.MPI_COMM_WORLD, &size)
-	counts := make([]C.int, int(size))
+	counts := make([]C.int, m.size)
 	if err := m.do(func() C.int { return C.wick_allgather_int(C.int(len(b)), &counts[0], m.timeout) }); err != nil {
 		return nil, err
 	}
