@@ -23,6 +23,7 @@ const (
 	Mean           // element-wise sum divided by the world size
 )
 
+// String returns "Sum", "Mean" or "Op(N)".
 func (op Op) String() string {
 	switch op {
 	case Sum:
