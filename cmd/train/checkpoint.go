@@ -40,7 +40,10 @@ type ckptMeta struct {
 	Tokenizer  json.RawMessage `json:"tokenizer"`
 	RNGGlobal  []byte          `json:"rng_global"`  // tensor.GlobalGenerator state (dropout)
 	RNGSampler []byte          `json:"rng_sampler"` // the training batch sampler's state
-	Data       corpusInfo      `json:"data"`
+	// RNGSamplers holds every micro-batch slot's sampler state, slot 0
+	// first, when gradient_accumulation_steps > 1 (see dist.go).
+	RNGSamplers [][]byte   `json:"rng_samplers,omitempty"`
+	Data        corpusInfo `json:"data"`
 }
 
 // corpusInfo identifies the corpus a run trained on.

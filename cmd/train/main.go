@@ -50,12 +50,20 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		if err != nil {
 			fmt.Fprintf(stderr, "train: %s\n", oneLine(err.Error()))
 		}
+		// A job's ranks stop at the same step: finalizing waits for every
+		// rank, so that none exits (and makes the launcher end the job)
+		// before rank 0 has saved its checkpoint.
+		leaveJob(err)
 		return sig.exitStatus()
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "train: %s\n", oneLine(err.Error()))
+		if !quietOnThisRank(err) {
+			fmt.Fprintf(stderr, "train: %s%s\n", rankPrefix(), oneLine(err.Error()))
+		}
+		leaveJob(err)
 		return 1
 	}
+	leaveJob(nil)
 	return 0
 }
 

@@ -56,15 +56,29 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := o.validate(); err != nil {
 		return err
 	}
-	o.notes(stderr)
 	// before reading the corpus: with the vocabulary known only for bpe
 	// or a checkpoint (a char vocabulary counts 1 here, exactly below)
 	if err := checkTrainMemory(o, knownVocab(o, meta)); err != nil {
 		return err
 	}
-	dev, err := useDevice(o.Device)
+	comm, err := joinJob(o)
+	if err == nil && (comm == nil || comm.Rank() == 0) {
+		o.notes(stderr)
+	}
 	if err != nil {
 		return err
+	}
+	if comm != nil && comm.Rank() > 0 {
+		stdout = io.Discard // rank 0 reports for every rank
+	}
+	dev, err := useDevice(rankDevice(o, comm))
+	if err != nil {
+		return err
+	}
+	if comm != nil {
+		if err := announce(comm, dev, stdout); err != nil {
+			return err
+		}
 	}
 
 	corpus, err := openCorpus(o)
@@ -121,9 +135,12 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tensor.ManualSeed(o.Seed)
 	model := nn.NewGPT(cfg)
 	opt := newOptimizer(model, o)
-	gen := tensor.NewGenerator(o.Seed ^ saltTrainBatches)
+	samplers, _, err := slotSamplers(o, comm, trainIDs, meta)
+	if err != nil {
+		return err
+	}
 	t := &trainer{o: o, model: model, opt: opt, tok: tok, train: trainIDs, val: valIDs,
-		sampler: data.NewSampler(trainIDs, o.BatchSize, o.BlockSize, gen), info: info,
+		samplers: samplers, info: info,
 		out: stdout, lastSaved: -1, evalDone: -1,
 		sched: optim.CosineLR{MaxLR: o.LearningRate, MinLR: o.MinLR, WarmupIters: o.WarmupIters, DecayIters: o.decayIters()}}
 	if meta != nil {
@@ -137,13 +154,17 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := tensor.GlobalGenerator().SetState(meta.RNGGlobal); err != nil {
 			return fmt.Errorf("checkpoint %s is corrupt: global generator state: %v", path, err)
 		}
-		if err := gen.SetState(meta.RNGSampler); err != nil {
-			return fmt.Errorf("checkpoint %s is corrupt: batch sampler state: %v", path, err)
-		}
 		t.iter, t.bestVal, t.lastSaved = meta.Iter, meta.BestVal, meta.Iter
 	}
-	if err := t.openOutputs(stdout); err != nil {
+	if err := t.startJob(comm); err != nil {
 		return err
+	}
+	if t.mainRank() {
+		if err := t.openOutputs(stdout); err != nil {
+			return err
+		}
+	} else {
+		t.rep = newReporter(stdout, o)
 	}
 	defer t.closeOutputs()
 	t.describe(corpus.Name, dev, nn.NumParams(model), meta != nil)
