@@ -13,6 +13,7 @@ import (
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/optim"
 	"github.com/wickml/wick/tensor"
+	"github.com/wickml/wick/tokenizer"
 )
 
 // trainer holds the state of one training run.
@@ -21,7 +22,7 @@ type trainer struct {
 	model      *nn.GPT
 	opt        *optim.AdamW
 	sched      optim.CosineLR
-	tok        data.Tokenizer
+	tok        tokenizer.Tokenizer
 	train, val *data.Tokens
 	sampler    *data.Sampler
 	info       corpusInfo

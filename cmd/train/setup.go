@@ -14,6 +14,7 @@ import (
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/optim"
 	"github.com/wickml/wick/tensor"
+	"github.com/wickml/wick/tokenizer"
 )
 
 // Salts that derive the generators of batch sampling from --seed, so that
@@ -72,18 +73,18 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer corpus.Close()
 	info := corpusInfo{Name: corpus.Name, Bytes: len(corpus.Text), CRC32C: crc32.Checksum(corpus.Text, crc32.MakeTable(crc32.Castagnoli))}
-	var tok data.Tokenizer
+	var tok tokenizer.Tokenizer
 	if meta != nil {
-		if tok, err = data.UnmarshalTokenizer(meta.Tokenizer); err != nil {
+		if tok, err = tokenizer.Unmarshal(meta.Tokenizer); err != nil {
 			return fmt.Errorf("checkpoint %s is corrupt: %v", ckptPath(o.OutDir), err)
 		}
-	} else if tok, err = data.NewTokenizerContext(ctx, o.Tokenizer, corpus.Text, o.VocabSize); err != nil {
+	} else if tok, err = tokenizer.Train(ctx, o.Tokenizer, corpus.Text, o.VocabSize); err != nil {
 		if ctx.Err() != nil {
 			return interrupted(ctx, o.Tokenizer+" tokenizer training stopped")
 		}
 		return err
 	}
-	ids, err := tok.EncodeContext(ctx, corpus.Text)
+	ids, err := data.Encode(ctx, tok, corpus.Text)
 	if ctx.Err() != nil {
 		return interrupted(ctx, "tokenizing the corpus stopped")
 	}

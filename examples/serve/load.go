@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/wickml/wick/internal/data"
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/tensor"
+	"github.com/wickml/wick/tokenizer"
 )
 
 // Metadata of a checkpoint written by train (cmd/train/checkpoint.go): the
@@ -20,7 +20,7 @@ const (
 
 // loadCheckpoint reads a train checkpoint: the model, in eval mode, and its
 // tokenizer. The optimizer's tensors in the file are skipped.
-func loadCheckpoint(path string) (*nn.GPT, data.Tokenizer, error) {
+func loadCheckpoint(path string) (*nn.GPT, tokenizer.Tokenizer, error) {
 	var sd nn.StateDict
 	var md map[string]string
 	var err error
@@ -43,7 +43,7 @@ func loadCheckpoint(path string) (*nn.GPT, data.Tokenizer, error) {
 	if err := meta.Model.Validate(); err != nil {
 		return nil, nil, fmt.Errorf("%s: %v", path, err)
 	}
-	tok, err := data.UnmarshalTokenizer(meta.Tokenizer)
+	tok, err := tokenizer.Unmarshal(meta.Tokenizer)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %v", path, err)
 	}

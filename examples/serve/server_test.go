@@ -12,9 +12,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/wickml/wick/internal/data"
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/tensor"
+	"github.com/wickml/wick/tokenizer"
 )
 
 // writeCheckpoint writes a small untrained model and its character
@@ -22,7 +22,7 @@ import (
 // writes them, and returns the path.
 func writeCheckpoint(t *testing.T) string {
 	t.Helper()
-	tok := data.NewChar([]byte("abcdefghijklmnopqrstuvwxyz ,.:\n"))
+	tok := tokenizer.NewChar([]byte("abcdefghijklmnopqrstuvwxyz ,.:\n"))
 	cfg := nn.GPTConfig{VocabSize: tok.VocabSize(), BlockSize: 16, NLayer: 2, NHead: 2, NEmbd: 16, Bias: true}
 	model := nn.NewGPTWith(cfg, tensor.NewGenerator(5))
 	tj, err := tok.MarshalJSON()
