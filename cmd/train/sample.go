@@ -35,22 +35,19 @@ func runSample(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	tok, err := tokenizer.Unmarshal(meta.Tokenizer)
-	if err != nil {
-		return fmt.Errorf("checkpoint %s is corrupt: %v", path, err)
-	}
-	if tok.VocabSize() != meta.Model.VocabSize {
-		return fmt.Errorf("checkpoint %s is corrupt: its tokenizer has %d tokens, its model %d", path, tok.VocabSize(), meta.Model.VocabSize)
-	}
 	if err := checkSampleMemory(o, meta.Model); err != nil {
 		return err
 	}
-	tensor.ManualSeed(o.Seed)
-	model := nn.NewGPT(meta.Model)
-	if err := loadModelState(path, model, sd); err != nil {
-		return err
+	// The model is built as nn.LoadCheckpoint builds it, without random
+	// draws, so that the tokens drawn from --seed are those a program
+	// gets from nn.LoadCheckpoint, tensor.ManualSeed(seed) and Generate.
+	ck := &nn.Checkpoint{Path: path, Config: meta.Model, Tokenizer: meta.tok, Tensors: sd}
+	model, err := ck.NewModel()
+	if err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "nn: "))
 	}
-	text, err := generate(ctx, model, tok, o)
+	tensor.ManualSeed(o.Seed)
+	text, err := generate(ctx, model, meta.tok, o)
 	if err != nil {
 		return err
 	}
