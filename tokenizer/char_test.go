@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -210,4 +212,61 @@ func trainTokenizerJSON(t *testing.T, path string) []byte {
 		t.Fatalf("%s: no tokenizer in the metadata (%v)", path, err)
 	}
 	return state.Tokenizer
+}
+
+// TestCharBPEConcurrent encodes and decodes with one Char and one BPE from
+// many goroutines at once (run under -race): each gets what it gets alone.
+func TestCharBPEConcurrent(t *testing.T) {
+	text := strings.Repeat(sampleText, 10)
+	b, err := TrainBPE([]byte(text), 400)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range []Tokenizer{NewChar([]byte(text)), b} {
+		lines := strings.SplitAfter(text, "\n")
+		want := make([][]int, len(lines))
+		for i, l := range lines {
+			want[i] = tok.Encode(l)
+		}
+		var wg sync.WaitGroup
+		errs := make(chan string, 8*len(lines))
+		for g := range 8 {
+			wg.Go(func() {
+				for k := range lines {
+					i := (k + g) % len(lines)
+					ids := tok.Encode(lines[i])
+					if !slices.Equal(ids, want[i]) || tok.Decode(ids) != lines[i] {
+						errs <- fmt.Sprintf("%s: goroutine %d, line %d differs", tok.Kind(), g, i)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for e := range errs {
+			t.Error(e)
+		}
+	}
+}
+
+// FuzzCharBPERoundTrip: a BPE decodes what it encodes, for any text, and
+// so does a Char made from the text.
+func FuzzCharBPERoundTrip(f *testing.F) {
+	b, err := TrainBPE([]byte(strings.Repeat(sampleText, 5)), 400)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range []string{"", sampleText, "  \t\n x", "héllo ☃ 42", "\xff\xfe a"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got := b.Decode(b.Encode(s)); got != strings.ToValidUTF8(s, "\uFFFD") {
+			t.Errorf("bpe: %q decodes to %q", s, got)
+		}
+		c := NewChar([]byte(s))
+		ids, err := c.EncodeStrict(s)
+		if err != nil || c.Decode(ids) != string([]rune(s)) {
+			t.Errorf("char: %q decodes to %q (%v)", s, c.Decode(ids), err)
+		}
+	})
 }
