@@ -3,6 +3,7 @@ package nn
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -75,10 +76,12 @@ type trainRecord struct {
 //	out := ck.Model.Generate(tensor.FromInts(ids, 1, len(ids)), 100, 0.8, 200)
 //	fmt.Println(ck.Tokenizer.Decode(out.Ints()))
 //
-// Building the model draws no random numbers. Errors are those of
+// Building the model draws no random numbers. The optimizer's tensors are
+// not read, so loading takes about twice the model's float32 size in
+// memory, whatever the file holds besides. Errors are those of
 // ReadCheckpoint and NewModel.
 func LoadCheckpoint(path string) (*Checkpoint, error) {
-	ck, err := ReadCheckpoint(path)
+	ck, err := readCheckpoint(path, false)
 	if err != nil {
 		return nil, err
 	}
@@ -100,9 +103,15 @@ func LoadCheckpoint(path string) (*Checkpoint, error) {
 // An error names the file and the problem: "was not written by train" when
 // the format differs, "is corrupt" otherwise.
 func ReadCheckpoint(path string) (*Checkpoint, error) {
-	entries, md, _, err := readHeaderMeta(path)
+	return readCheckpoint(path, true)
+}
+
+// readCheckpoint is ReadCheckpoint, which reads the optimizer's tensors
+// only when withOptimizer is true.
+func readCheckpoint(path string, withOptimizer bool) (*Checkpoint, error) {
+	entries, md, dataStart, err := readHeaderMeta(path)
 	if err != nil {
-		return nil, fmt.Errorf("nn: checkpoint %s is corrupt or unreadable: %s", path, strings.TrimPrefix(err.Error(), path+": "))
+		return nil, fmt.Errorf("nn: checkpoint %s is corrupt or unreadable: %w", path, trimmed{err, path + ": "})
 	}
 	if md[MetaFormat] != TrainCheckpointFormat {
 		return nil, fmt.Errorf("nn: checkpoint %s was not written by train (metadata format %q, want %q)", path, md[MetaFormat], TrainCheckpointFormat)
@@ -134,9 +143,9 @@ func ReadCheckpoint(path string) (*Checkpoint, error) {
 	if err := checkpointShapes(entries, cfg); err != nil {
 		return nil, corrupt("%v", err)
 	}
-	sd, _, err := LoadStateDictFile(path)
+	sd, err := readEntries(path, entries, dataStart, withOptimizer)
 	if err != nil {
-		return nil, fmt.Errorf("nn: checkpoint %s is corrupt or unreadable: %s", path, strings.TrimPrefix(strings.TrimPrefix(err.Error(), "nn: "), "read "+path+": "))
+		return nil, fmt.Errorf("nn: checkpoint %s is corrupt or unreadable: %w", path, err)
 	}
 	return &Checkpoint{Path: path, Config: cfg, Tokenizer: tok, Iter: rec.Iter, BestValLoss: rec.BestValLoss,
 		Metadata: json.RawMessage(md[MetaTrain]), Tensors: sd}, nil
@@ -209,3 +218,44 @@ func checkpointShapes(entries []entry, c GPTConfig) error {
 	}
 	return nil
 }
+
+// readEntries reads the tensors of entries, whose data start at dataStart
+// in the safetensors file at path (as readHeaderMeta returned them,
+// checked against the file's length): all of them, or all but the
+// optimizer's when withOptimizer is false.
+func readEntries(path string, entries []entry, dataStart int64, withOptimizer bool) (StateDict, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sd := StateDict{}
+	var raw []byte
+	for _, e := range entries {
+		if !withOptimizer && strings.HasPrefix(e.name, OptimizerPrefix) {
+			continue
+		}
+		if e.dtype != "F32" && e.dtype != "I64" {
+			return nil, fmt.Errorf("tensor %q: %w: dtype %s is not supported (Wick reads F32 and I64)", e.name, ErrDTypeMismatch, e.dtype)
+		}
+		if n := int(e.end - e.begin); cap(raw) < n {
+			raw = make([]byte, n)
+		}
+		raw = raw[:e.end-e.begin]
+		if _, err := f.ReadAt(raw, dataStart+e.begin); err != nil {
+			return nil, fmt.Errorf("tensor %q: %w: %v", e.name, ErrTruncated, err)
+		}
+		sd[e.name] = entryTensor(e, raw)
+	}
+	return sd, nil
+}
+
+// trimmed is err without its message's prefix (the path that the message
+// around it names already).
+type trimmed struct {
+	err    error
+	prefix string
+}
+
+func (t trimmed) Error() string { return strings.TrimPrefix(t.err.Error(), t.prefix) }
+func (t trimmed) Unwrap() error { return t.err }

@@ -1,6 +1,7 @@
 package nn_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -236,4 +237,36 @@ func writeFile(t *testing.T, b []byte) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// TestLoadCheckpointSkipsOptimizer: LoadCheckpoint does not read the
+// optimizer's tensors (here one of a dtype Wick cannot read, which
+// ReadCheckpoint, reading everything, reports).
+func TestLoadCheckpointSkipsOptimizer(t *testing.T) {
+	tok := tokenizer.NewChar([]byte("abcdefgh \n"))
+	cfg := nn.GPTConfig{VocabSize: tok.VocabSize(), BlockSize: 8, NLayer: 1, NHead: 2, NEmbd: 8}
+	path := writeTrainCheckpoint(t, cfg, tok, nil)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// F32 [3] and F16 [6] take the same bytes and header length.
+	old := []byte(`"optimizer.state.0.exp_avg":{"dtype":"F32","shape":[3]`)
+	if !bytes.Contains(b, old) {
+		t.Fatalf("header lacks %s", old)
+	}
+	b = bytes.Replace(b, old, []byte(`"optimizer.state.0.exp_avg":{"dtype":"F16","shape":[6]`), 1)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nn.ReadCheckpoint(path); !errors.Is(err, nn.ErrDTypeMismatch) || !strings.Contains(err.Error(), `"optimizer.state.0.exp_avg"`) {
+		t.Errorf("ReadCheckpoint: %v", err)
+	}
+	ck, err := nn.LoadCheckpoint(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ck.Model == nil || ck.Config != cfg {
+		t.Errorf("LoadCheckpoint: config %+v", ck.Config)
+	}
 }
