@@ -41,7 +41,7 @@
 //
 // # Concurrency
 //
-// A Tokenizer's methods may be called from many goroutines at once. GPT2
-// keeps a cache of the words it has merged, guarded by locks, so that words
+// A Tokenizer's methods may be called from many goroutines at once. Char
+// and BPE change nothing after they are made; GPT2 keeps a cache of the words it has merged, guarded by locks, so that words
 // that repeat are merged once.
 package tokenizer
