@@ -61,8 +61,22 @@
 // atomic. Loading validates the whole file against the module before
 // copying anything, so a bad file leaves the module unchanged and returns
 // an error naming the tensor and the problem (see ErrTruncated and its
-// siblings). Files written by PyTorch for nanoGPT's model load whether or
-// not they hold the tied lm_head.weight and the causal-mask buffers.
+// siblings); several problems come as their count, the first eight one
+// per line, and how many more. Files written by PyTorch for nanoGPT's
+// model load whether or not they hold the tied lm_head.weight and the
+// causal-mask buffers.
+//
+// LoadCheckpoint reads a checkpoint written by cmd/train and returns the
+// trained GPT (in evaluation mode), its config and its tokenizer (package
+// tokenizer) in one call; ReadCheckpoint returns the same without building
+// the model, with every tensor, optimizer state included. Both check the
+// metadata, its bounds and the file's shapes before building anything.
+// LoadFile reads such a checkpoint into a GPT too, skipping the
+// optimizer's tensors.
+//
+//	ck, err := nn.LoadCheckpoint("out/ckpt.safetensors")
+//	ids := ck.Tokenizer.Encode("ROMEO:")
+//	out := ck.Model.Generate(tensor.FromInts(ids, 1, len(ids)), 100, 0.8, 200)
 //
 // LoadPretrained builds a GPT from a Hugging Face GPT-2 checkpoint
 // (config.json and safetensors, Conv1D layout, with or without the

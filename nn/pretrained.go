@@ -175,7 +175,7 @@ func readHFConfig(path string) (GPTConfig, error) {
 		bad("scale_attn_by_inverse_layer_idx true is not supported")
 	}
 	if len(errs) > 0 {
-		return GPTConfig{}, errorList(errs)
+		return GPTConfig{}, problemList(errs)
 	}
 	return cfg, nil
 }
@@ -405,42 +405,48 @@ func weightFiles(dir string) ([]string, map[string]string, error) {
 // path, and that the file is long enough for every tensor. It returns the
 // entries and the offset of the data section.
 func readHeaderFile(path string) ([]entry, int64, error) {
+	entries, _, start, err := readHeaderMeta(path)
+	return entries, start, err
+}
+
+// readHeaderMeta is readHeaderFile that also returns the header's metadata.
+func readHeaderMeta(path string) ([]entry, map[string]string, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	size := fi.Size()
 	var lenBuf [8]byte
 	if n, err := io.ReadFull(f, lenBuf[:]); err != nil {
-		return nil, 0, fmt.Errorf("%s: %w: %d of the 8 bytes of header length present", path, ErrTruncated, n)
+		return nil, nil, 0, fmt.Errorf("%s: %w: %d of the 8 bytes of header length present", path, ErrTruncated, n)
 	}
 	hlen := binary.LittleEndian.Uint64(lenBuf[:])
 	if hlen > maxHeaderLen {
-		return nil, 0, fmt.Errorf("%s: %w: header length %d exceeds the limit of %d bytes", path, ErrCorruptHeader, hlen, maxHeaderLen)
+		return nil, nil, 0, fmt.Errorf("%s: %w: header length %d exceeds the limit of %d bytes", path, ErrCorruptHeader, hlen, maxHeaderLen)
 	}
 	if int64(hlen) > size-8 {
-		return nil, 0, fmt.Errorf("%s: %w: the header needs %d bytes, the file has %d after the length", path, ErrTruncated, hlen, size-8)
+		return nil, nil, 0, fmt.Errorf("%s: %w: the header needs %d bytes, the file has %d after the length", path, ErrTruncated, hlen, size-8)
 	}
 	hdr := make([]byte, hlen)
 	if _, err := io.ReadFull(f, hdr); err != nil {
-		return nil, 0, fmt.Errorf("%s: %w: reading the header: %v", path, ErrTruncated, err)
+		return nil, nil, 0, fmt.Errorf("%s: %w: reading the header: %v", path, ErrTruncated, err)
 	}
-	entries, _, err := parseHeader(hdr)
+	entries, meta, err := parseHeader(hdr)
 	if err != nil {
-		return nil, 0, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, 0, fmt.Errorf("%s: %w", path, err)
 	}
 	start := 8 + int64(hlen)
 	for _, e := range entries {
 		if start+e.end > size {
-			return nil, 0, fmt.Errorf("%s: tensor %q: %w: its data ends at byte %d of the file, which has %d", path, e.name, ErrTruncated, start+e.end, size)
+			return nil, nil, 0, fmt.Errorf("%s: tensor %q: %w: its data ends at byte %d of the file, which has %d", path, e.name, ErrTruncated, start+e.end, size)
 		}
 	}
-	return entries, start, nil
+	return entries, meta, start, nil
 }
 
 // weightReader streams tensors out of safetensors files as float32, a
@@ -644,12 +650,9 @@ func newGPTZeros(cfg GPTConfig) *GPT {
 	return g
 }
 
-// problemList returns errs as one error, listing at most maxProblems.
+// problemList returns errs as one error: the error itself when there is
+// one, an errorList (which lists at most maxProblems) when there are more.
 func problemList(errs []error) error {
-	if len(errs) > maxProblems {
-		more := len(errs) - maxProblems
-		errs = append(errs[:maxProblems:maxProblems], fmt.Errorf("and %d more problems", more))
-	}
 	if len(errs) == 1 {
 		return errs[0]
 	}

@@ -236,22 +236,26 @@ func readStateDict(r io.Reader) (StateDict, map[string]string, error) {
 		if e.end > int64(len(data)) {
 			return nil, nil, fmt.Errorf("tensor %q: %w: its data ends at byte %d of the data section, which has only %d", e.name, ErrTruncated, e.end, len(data))
 		}
-		raw := data[e.begin:e.end]
-		if e.dtype == "I64" {
-			v := make([]int, len(raw)/8)
-			for i := range v {
-				v[i] = int(int64(binary.LittleEndian.Uint64(raw[8*i:])))
-			}
-			sd[e.name] = tensor.FromInts(v, len(v)).Reshape(e.shape...)
-		} else {
-			v := make([]float32, len(raw)/4)
-			for i := range v {
-				v[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
-			}
-			sd[e.name] = tensor.New(v, len(v)).Reshape(e.shape...)
-		}
+		sd[e.name] = entryTensor(e, data[e.begin:e.end])
 	}
 	return sd, meta, nil
+}
+
+// entryTensor returns the tensor of e (dtype F32 or I64) from its raw
+// little-endian data.
+func entryTensor(e entry, raw []byte) *tensor.Tensor {
+	if e.dtype == "I64" {
+		v := make([]int, len(raw)/8)
+		for i := range v {
+			v[i] = int(int64(binary.LittleEndian.Uint64(raw[8*i:])))
+		}
+		return tensor.FromInts(v, len(v)).Reshape(e.shape...)
+	}
+	v := make([]float32, len(raw)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+	}
+	return tensor.New(v, len(v)).Reshape(e.shape...)
 }
 
 // parseHeader decodes and checks the JSON header. Entries come back sorted

@@ -33,6 +33,7 @@ import (
 	"github.com/wickml/wick/dist"
 	"github.com/wickml/wick/internal/data"
 	"github.com/wickml/wick/tensor"
+	"github.com/wickml/wick/tokenizer"
 )
 
 // job is the Comm of a run of several ranks, nil when train runs alone.
@@ -127,7 +128,7 @@ func announce(c *dist.Comm, dev tensor.Device, out io.Writer) error {
 // fingerprint is what every rank must agree on: the tokenizer, the corpus,
 // the flags that shape the model and its training, and the step it starts
 // from.
-func fingerprint(o *options, tok data.Tokenizer, info corpusInfo, iter int) (map[string]string, error) {
+func fingerprint(o *options, tok tokenizer.Tokenizer, info corpusInfo, iter int) (map[string]string, error) {
 	js, err := tok.MarshalJSON()
 	if err != nil {
 		return nil, err

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wickml/wick/nn"
 )
 
 // These tests run train built with -tags mpi under mpirun on this
@@ -111,7 +113,7 @@ func compareRuns(t *testing.T, what, dirA, dirB string) {
 		t.Fatal(err)
 	}
 	for name, ta := range sa {
-		if strings.HasPrefix(name, optimPrefix) {
+		if strings.HasPrefix(name, nn.OptimizerPrefix) {
 			continue
 		}
 		a, b := ta.Float32s(), sb[name].Float32s()

@@ -41,10 +41,6 @@ var sizeBounds = []struct {
 	{"top_k", 1 << 24, func(o *options) int { return o.TopK }},
 }
 
-// maxVocab bounds a checkpoint's vocabulary size (a char tokenizer's is
-// the number of distinct characters of its corpus).
-const maxVocab = 1 << 22
-
 // checkBounds returns an error naming the first size flag of o above its
 // bound.
 func (o *options) checkBounds() error {
@@ -56,21 +52,11 @@ func (o *options) checkBounds() error {
 	return nil
 }
 
-// checkBounds returns an error if the checkpoint's model or config has a
-// size outside the bounds that train itself accepts: such a checkpoint was
-// not written by train, and building its model could exhaust memory.
+// checkBounds returns an error if the checkpoint's config (the run's flags)
+// has a size outside the bounds that train itself accepts: such a
+// checkpoint was not written by train. nn.ReadCheckpoint bounds the
+// model's sizes (nn.MaxCheckpointLayers and its siblings).
 func (m *ckptMeta) checkBounds() error {
-	c := m.Model
-	model := []struct {
-		name   string
-		v, max int
-	}{{"n_layer", c.NLayer, 1 << 12}, {"n_head", c.NHead, 1 << 12}, {"n_embd", c.NEmbd, 1 << 17},
-		{"block_size", c.BlockSize, 1 << 20}, {"vocab_size", c.VocabSize, maxVocab}}
-	for _, f := range model {
-		if f.v > f.max {
-			return fmt.Errorf("model_args %s=%d is out of range (at most %d)", f.name, f.v, f.max)
-		}
-	}
 	for _, b := range sizeBounds {
 		if v := b.get(m.Options); v < 0 || v > b.max {
 			return fmt.Errorf("config %s=%d is out of range (0 to %d)", b.flag, v, b.max)

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wickml/wick/internal/data"
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/tensor"
+	"github.com/wickml/wick/tokenizer"
 )
 
 // fakeCheckpoint writes dir/ckpt.safetensors for a 1-layer, 16-wide model
@@ -27,7 +27,7 @@ func fakeCheckpoint(t *testing.T, dir string, mutate func(m *ckptMeta)) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok := data.NewChar(tiny)
+	tok := tokenizer.NewChar(tiny)
 	js, err := tok.MarshalJSON()
 	if err != nil {
 		t.Fatal(err)

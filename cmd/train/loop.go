@@ -14,6 +14,7 @@ import (
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/optim"
 	"github.com/wickml/wick/tensor"
+	"github.com/wickml/wick/tokenizer"
 )
 
 // trainer holds the state of one training run.
@@ -22,7 +23,7 @@ type trainer struct {
 	model      *nn.GPT
 	opt        *optim.AdamW
 	sched      optim.CosineLR
-	tok        data.Tokenizer
+	tok        tokenizer.Tokenizer
 	train, val *data.Tokens
 	samplers   []*data.Sampler // this rank's micro-batch slots (dist.go)
 	info       corpusInfo

@@ -3,9 +3,10 @@
 // its checkpoints. Its flags are those of nanoGPT's train.py and sample.py;
 // see the repository README or run `train --help`.
 //
-// This file only wires things together: corpus loading and tokenizers live
-// in internal/data, the model in nn, the optimizer and learning-rate
-// schedule in optim, the loss-curve picture in plot.
+// This file only wires things together: corpus loading and batches live in
+// internal/data, the tokenizers in tokenizer, the model in nn, the
+// optimizer and learning-rate schedule in optim, the loss-curve picture in
+// plot.
 package main
 
 import (

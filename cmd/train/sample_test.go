@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wickml/wick/internal/data"
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/tensor"
+	"github.com/wickml/wick/tokenizer"
 )
 
 // TestGenerateTokenByToken checks that generate, which calls Generate once
@@ -16,7 +16,7 @@ import (
 // it.
 func TestGenerateTokenByToken(t *testing.T) {
 	text := []byte("the quick brown fox jumps over the lazy dog\n")
-	tok := data.NewChar(text)
+	tok := tokenizer.NewChar(text)
 	tensor.ManualSeed(7)
 	model := nn.NewGPT(nn.GPTConfig{VocabSize: tok.VocabSize(), BlockSize: 8, NLayer: 1, NHead: 2, NEmbd: 8})
 	o := defaultOptions()
@@ -28,8 +28,8 @@ func TestGenerateTokenByToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	tensor.ManualSeed(11)
-	ids, _ := tok.Encode([]byte("the"))
-	rows := append(append(ids.Ints(), ids.Ints()...), ids.Ints()...)
+	ids := tok.Encode("the")
+	rows := append(append(ids, ids...), ids...)
 	model.Eval()
 	out := model.Generate(tensor.FromInts(rows, 3, 3), 20, float32(o.Temperature), o.TopK)
 	model.Train()

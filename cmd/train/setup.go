@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/optim"
 	"github.com/wickml/wick/tensor"
+	"github.com/wickml/wick/tokenizer"
 )
 
 // Salts that derive the generators of batch sampling from --seed, so that
@@ -87,18 +87,16 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer corpus.Close()
 	info := corpusInfo{Name: corpus.Name, Bytes: len(corpus.Text), CRC32C: crc32.Checksum(corpus.Text, crc32.MakeTable(crc32.Castagnoli))}
-	var tok data.Tokenizer
+	var tok tokenizer.Tokenizer
 	if meta != nil {
-		if tok, err = data.UnmarshalTokenizer(meta.Tokenizer); err != nil {
-			return fmt.Errorf("checkpoint %s is corrupt: %v", ckptPath(o.OutDir), err)
-		}
-	} else if tok, err = data.NewTokenizerContext(ctx, o.Tokenizer, corpus.Text, o.VocabSize); err != nil {
+		tok = meta.tok
+	} else if tok, err = tokenizer.Train(ctx, o.Tokenizer, corpus.Text, o.VocabSize); err != nil {
 		if ctx.Err() != nil {
 			return interrupted(ctx, o.Tokenizer+" tokenizer training stopped")
 		}
 		return err
 	}
-	ids, err := tok.EncodeContext(ctx, corpus.Text)
+	ids, err := data.Encode(ctx, tok, corpus.Text)
 	if ctx.Err() != nil {
 		return interrupted(ctx, "tokenizing the corpus stopped")
 	}
@@ -148,7 +146,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := loadModelState(path, model, sd); err != nil {
 			return err
 		}
-		if err := opt.LoadStateDict(sd.WithPrefix(optimPrefix)); err != nil {
+		if err := opt.LoadStateDict(sd.WithPrefix(nn.OptimizerPrefix)); err != nil {
 			return fmt.Errorf("checkpoint %s: optimizer state does not match the model: %v", path, err)
 		}
 		if err := tensor.GlobalGenerator().SetState(meta.RNGGlobal); err != nil {
@@ -208,19 +206,16 @@ func resumeOptions(meta *ckptMeta, given *options, args []string) (*options, err
 	}
 	o.Resume, o.InitFrom = true, "resume"
 	path := ckptPath(o.OutDir)
-	var tk struct {
-		Kind string `json:"kind"`
-	}
-	_ = json.Unmarshal(meta.Tokenizer, &tk)
+	kind := meta.tok.Kind()
 	checks := []struct {
 		name      string
 		got, want any
 	}{
 		{"n_layer", o.NLayer, meta.Model.NLayer}, {"n_head", o.NHead, meta.Model.NHead},
 		{"n_embd", o.NEmbd, meta.Model.NEmbd}, {"block_size", o.BlockSize, meta.Model.BlockSize},
-		{"bias", o.Bias, meta.Model.Bias}, {"tokenizer", o.Tokenizer, tk.Kind},
+		{"bias", o.Bias, meta.Model.Bias}, {"tokenizer", o.Tokenizer, kind},
 	}
-	if tk.Kind == "bpe" {
+	if kind == "bpe" {
 		checks = append(checks, struct {
 			name      string
 			got, want any

@@ -41,10 +41,12 @@ func run(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	model, tok, err := loadCheckpoint(*ckpt)
+	// The model, in eval mode, and the tokenizer it was trained with.
+	ck, err := nn.LoadCheckpoint(*ckpt)
 	if err != nil {
 		return err
 	}
+	model := ck.Model
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err
@@ -52,7 +54,7 @@ func run(args []string) error {
 	fmt.Printf("serving %s (%d parameters) on http://%s/generate\n", *ckpt, nn.NumParams(model), ln.Addr())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return serve(ctx, ln, newServer(model, tok, *maxTokens))
+	return serve(ctx, ln, newServer(model, ck.Tokenizer, *maxTokens))
 }
 
 // serve answers requests on ln until ctx is done, then lets the requests in

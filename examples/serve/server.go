@@ -6,9 +6,9 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/wickml/wick/internal/data"
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/tensor"
+	"github.com/wickml/wick/tokenizer"
 )
 
 // server answers /generate requests from one model shared by every request.
@@ -18,12 +18,12 @@ import (
 // request's answer does not depend on what else is being served.
 type server struct {
 	model    *nn.GPT
-	tok      data.Tokenizer
+	tok      tokenizer.Tokenizer
 	maxToken int // the largest max_new_tokens a request may ask for
 }
 
 // newServer returns a server for model, which it switches to eval mode.
-func newServer(model *nn.GPT, tok data.Tokenizer, maxTokens int) *server {
+func newServer(model *nn.GPT, tok tokenizer.Tokenizer, maxTokens int) *server {
 	model.Eval()
 	return &server{model: model, tok: tok, maxToken: maxTokens}
 }
@@ -109,11 +109,10 @@ func (s *server) parse(r *http.Request) (request, error) {
 // generate continues req.Prompt with the shared model and the request's own
 // generator.
 func (s *server) generate(req request) (*response, error) {
-	ids, err := s.tok.Encode([]byte(req.Prompt))
+	start, err := tokenizer.EncodeStrict(s.tok, req.Prompt)
 	if err != nil {
 		return nil, fmt.Errorf("prompt: %v", err)
 	}
-	start := ids.Ints()
 	if len(start) == 0 {
 		return nil, fmt.Errorf("prompt encodes to no tokens")
 	}

@@ -12,9 +12,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/wickml/wick/internal/data"
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/tensor"
+	"github.com/wickml/wick/tokenizer"
 )
 
 // writeCheckpoint writes a small untrained model and its character
@@ -22,7 +22,7 @@ import (
 // writes them, and returns the path.
 func writeCheckpoint(t *testing.T) string {
 	t.Helper()
-	tok := data.NewChar([]byte("abcdefghijklmnopqrstuvwxyz ,.:\n"))
+	tok := tokenizer.NewChar([]byte("abcdefghijklmnopqrstuvwxyz ,.:\n"))
 	cfg := nn.GPTConfig{VocabSize: tok.VocabSize(), BlockSize: 16, NLayer: 2, NHead: 2, NEmbd: 16, Bias: true}
 	model := nn.NewGPTWith(cfg, tensor.NewGenerator(5))
 	tj, err := tok.MarshalJSON()
@@ -33,7 +33,7 @@ func writeCheckpoint(t *testing.T) string {
 	sd := nn.StateDictOf(model)
 	sd["optimizer.state.0.exp_avg"] = tensor.Zeros(3)
 	path := filepath.Join(t.TempDir(), "ckpt.safetensors")
-	if err := nn.SaveStateDictFile(path, sd, map[string]string{metaFormat: ckptFormat, metaState: meta}); err != nil {
+	if err := nn.SaveStateDictFile(path, sd, map[string]string{nn.MetaFormat: nn.TrainCheckpointFormat, nn.MetaTrain: meta}); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -43,10 +43,11 @@ func writeCheckpoint(t *testing.T) string {
 // returns the base URL; the server stops at the end of the test.
 func start(t *testing.T) string {
 	t.Helper()
-	model, tok, err := loadCheckpoint(writeCheckpoint(t))
+	ck, err := nn.LoadCheckpoint(writeCheckpoint(t))
 	if err != nil {
 		t.Fatal(err)
 	}
+	model, tok := ck.Model, ck.Tokenizer
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -154,18 +155,19 @@ func TestBadRequests(t *testing.T) {
 }
 
 // TestLoadCheckpointErrors: files that are not train checkpoints are
-// rejected with an error naming the file.
+// rejected with an error naming the file (nn.LoadCheckpoint, which main
+// calls).
 func TestLoadCheckpointErrors(t *testing.T) {
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "none.safetensors")
-	if _, _, err := loadCheckpoint(missing); err == nil || !strings.Contains(err.Error(), "none.safetensors") {
+	if _, err := nn.LoadCheckpoint(missing); err == nil || !strings.Contains(err.Error(), "none.safetensors") {
 		t.Errorf("missing file: err = %v, want one naming the file", err)
 	}
 	plain := filepath.Join(dir, "plain.safetensors")
 	if err := nn.SaveFile(plain, nn.NewLinear(2, 2, true)); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := loadCheckpoint(plain); err == nil || !strings.Contains(err.Error(), "not written by train") {
+	if _, err := nn.LoadCheckpoint(plain); err == nil || !strings.Contains(err.Error(), "not written by train") {
 		t.Errorf("a safetensors file without train's metadata: err = %v", err)
 	}
 }

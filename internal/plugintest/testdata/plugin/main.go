@@ -15,6 +15,7 @@ import (
 	"github.com/wickml/wick/optim"
 	"github.com/wickml/wick/plot"
 	"github.com/wickml/wick/tensor"
+	"github.com/wickml/wick/tokenizer"
 )
 
 // Package is gomacro's per-package record (reduced to what this test uses).
@@ -79,6 +80,20 @@ var Packages = map[string]Package{
 		},
 		Types: map[string]Type{
 			"AdamWConfig": TypeOf((*optim.AdamWConfig)(nil)).Elem(),
+		},
+	},
+	"github.com/wickml/wick/tokenizer": {
+		Name: "tokenizer",
+		Binds: map[string]Value{
+			"NewChar":      ValueOf(tokenizer.NewChar),
+			"TrainBPE":     ValueOf(tokenizer.TrainBPE),
+			"Unmarshal":    ValueOf(tokenizer.Unmarshal),
+			"EncodeStrict": ValueOf(tokenizer.EncodeStrict),
+		},
+		Types: map[string]Type{
+			"Tokenizer": TypeOf((*tokenizer.Tokenizer)(nil)).Elem(),
+			"Char":      TypeOf((*tokenizer.Char)(nil)).Elem(),
+			"BPE":       TypeOf((*tokenizer.BPE)(nil)).Elem(),
 		},
 	},
 	"github.com/wickml/wick/plot": {
@@ -148,9 +163,27 @@ func Demo() string {
 		names = append(names, p.Name)
 	}
 	out = append(out, "names: "+strings.Join(names, " "), fmt.Sprintf("beta1: %v", adam.Config().Beta1))
+	// tokenizers: a char and a trained BPE, saved and read back
+	text := "the cat sat on the mat"
+	var toks []string
+	for _, tok := range []tokenizer.Tokenizer{tokenizer.NewChar([]byte(text)), must(tokenizer.TrainBPE([]byte(text), 260))} {
+		back, err := tokenizer.Unmarshal(must(tok.MarshalJSON()))
+		if err != nil {
+			panic(err)
+		}
+		toks = append(toks, fmt.Sprintf("%s %d %q", back.Kind(), back.VocabSize(), back.Decode(tok.Encode("the mat"))))
+	}
+	out = append(out, "tokenizers: "+strings.Join(toks, ", "))
 	svg := plot.LossCurveSVG("loss", plot.Series{Name: "train", Y: losses})
 	out = append(out, "svg:"+svg[:4])
 	return strings.Join(out, "\n")
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
 
 func main() {}

@@ -1,4 +1,4 @@
-package data
+package tokenizer
 
 import (
 	"bytes"
@@ -66,7 +66,7 @@ func TestCJKText(t *testing.T) {
 // shakespeare returns ../shared/data/tinyshakespeare.txt, skipping the
 // test when the shared data is absent.
 func shakespeare(tb testing.TB) []byte {
-	b, err := os.ReadFile("../../../shared/data/tinyshakespeare.txt")
+	b, err := os.ReadFile("../../shared/data/tinyshakespeare.txt")
 	if err != nil {
 		tb.Skip("no tiny Shakespeare:", err)
 	}
@@ -132,7 +132,7 @@ func TestTrainBPEMatchesReference(t *testing.T) {
 		{"cjk", cjkText(60_000, 5_000, 60), 1024},
 		{"windows", append([]byte(strings.Repeat(sampleText, BPETrainBytes/len(sampleText))), cjkText(200_000, 3_000, 60)...), 600},
 	}
-	if sh, err := os.ReadFile("../../../shared/data/tinyshakespeare.txt"); err == nil {
+	if sh, err := os.ReadFile("../../shared/data/tinyshakespeare.txt"); err == nil {
 		cases = append(cases, struct {
 			name  string
 			text  []byte
@@ -196,7 +196,7 @@ func BenchmarkEncodeBPE(b *testing.B) {
 			}
 			b.SetBytes(int64(len(text)))
 			for b.Loop() {
-				if _, err := tok.Encode(text); err != nil {
+				if err := tok.EncodeEach(context.Background(), text, func([]int) {}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -216,17 +216,22 @@ func TestCancel(t *testing.T) {
 	}
 	c := NewChar(text)
 	ctx, cancel := context.WithCancel(context.Background())
+	each := func(tok EachEncoder, ctx context.Context) ([]int, error) {
+		var ids []int
+		err := tok.EncodeEach(ctx, text, func(b []int) { ids = append(ids, b...) })
+		return ids, err
+	}
 	for _, tok := range []Tokenizer{b, c} {
-		want, _ := tok.Encode(text)
-		got, err := tok.EncodeContext(ctx, text)
-		if err != nil || !slices.Equal(got.Ints(), want.Ints()) {
-			t.Errorf("%s: EncodeContext differs from Encode (%v)", tok.Kind(), err)
+		want := tok.Encode(string(text))
+		got, err := each(tok.(EachEncoder), ctx)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("%s: EncodeEach differs from Encode (%v)", tok.Kind(), err)
 		}
 	}
 	cancel()
 	for _, tok := range []Tokenizer{b, c} {
-		if _, err := tok.EncodeContext(ctx, text); !errors.Is(err, context.Canceled) {
-			t.Errorf("%s: EncodeContext on a cancelled context: %v", tok.Kind(), err)
+		if _, err := each(tok.(EachEncoder), ctx); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: EncodeEach on a cancelled context: %v", tok.Kind(), err)
 		}
 	}
 	// One long chunk: encodeLong looks at the context too.
@@ -236,7 +241,7 @@ func TestCancel(t *testing.T) {
 	if _, err := TrainBPEContext(ctx, text, 400); !errors.Is(err, context.Canceled) {
 		t.Errorf("TrainBPEContext on a cancelled context: %v", err)
 	}
-	if _, err := NewTokenizerContext(ctx, "bpe", text, 400); !errors.Is(err, context.Canceled) {
-		t.Errorf("NewTokenizerContext on a cancelled context: %v", err)
+	if _, err := Train(ctx, "bpe", text, 400); !errors.Is(err, context.Canceled) {
+		t.Errorf("Train on a cancelled context: %v", err)
 	}
 }

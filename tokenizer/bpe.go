@@ -1,4 +1,4 @@
-package data
+package tokenizer
 
 import (
 	"container/heap"
@@ -9,16 +9,23 @@ import (
 	"strings"
 )
 
-// BPE is a byte-level byte-pair-encoding tokenizer (GPT-2's scheme without
-// its byte-to-unicode remapping): ids 0-255 are the bytes, and id 256+i is
-// the i-th merge of two earlier ids. Text is first cut into chunks (a word
-// with its leading space, a number, a run of punctuation, a run of
-// whitespace) and merges never cross chunk boundaries.
+// BPE is a byte-level byte-pair-encoding tokenizer trained on a corpus
+// (GPT-2's scheme without its byte-to-unicode remapping): ids 0-255 are the
+// bytes, and id 256+i is the i-th merge of two earlier ids. Text is first
+// cut into chunks (a word with its leading space, a number, a run of
+// punctuation, a run of whitespace) and merges never cross chunk
+// boundaries. Any text encodes. Its methods may be called from many
+// goroutines at once.
 type BPE struct {
 	merges [][2]int
 	rank   map[[2]int]int // pair → merge index
 	bytes  [][]byte       // id → the bytes it stands for
 }
+
+var (
+	_ Tokenizer   = (*BPE)(nil)
+	_ EachEncoder = (*BPE)(nil)
+)
 
 // BPETrainBytes bounds the text TrainBPE learns merges from: longer corpora
 // are sampled in evenly spaced windows of this total size.
@@ -49,7 +56,7 @@ func TrainBPE(text []byte, vocabSize int) (*BPE, error) {
 // merge adds at most two positions to pairs' lists.
 func TrainBPEContext(ctx context.Context, text []byte, vocabSize int) (*BPE, error) {
 	if vocabSize < 256 || vocabSize > 1<<16 {
-		return nil, fmt.Errorf("--vocab_size %d out of range for the bpe tokenizer (want 256 to 65536)", vocabSize)
+		return nil, fmt.Errorf("tokenizer: bpe vocabulary size %d is out of range (want 256 to 65536)", vocabSize)
 	}
 	// Count the chunks of (a sample of) the text.
 	counts := map[string]int{}
@@ -151,13 +158,13 @@ func (t *bpeTrainer) stat(p uint32) *pairStat {
 	return &t.stats[i]
 }
 
-func pairKey(a, b int32) uint32 { return uint32(a)<<16 | uint32(b) }
+func trainKey(a, b int32) uint32 { return uint32(a)<<16 | uint32(b) }
 
 // countPairs counts every adjacent pair and fills the heap.
 func (t *bpeTrainer) countPairs() {
 	for i, j := range t.next {
 		if j >= 0 {
-			s := t.stat(pairKey(t.sym[i], t.sym[j]))
+			s := t.stat(trainKey(t.sym[i], t.sym[j]))
 			s.count += int(t.weight[i])
 			s.pos = append(s.pos, int32(i))
 		}
@@ -221,13 +228,13 @@ func (t *bpeTrainer) merge(p uint32, id int32) {
 		}
 		n := int(t.weight[i])
 		if h := t.prev[i]; h >= 0 {
-			sub(pairKey(t.sym[h], a), n)
-			add(pairKey(t.sym[h], id), n, h)
+			sub(trainKey(t.sym[h], a), n)
+			add(trainKey(t.sym[h], id), n, h)
 		}
 		k := t.next[j]
 		if k >= 0 {
-			sub(pairKey(b, t.sym[k]), n)
-			add(pairKey(id, t.sym[k]), n, i)
+			sub(trainKey(b, t.sym[k]), n)
+			add(trainKey(id, t.sym[k]), n, i)
 			t.prev[k] = i
 		}
 		t.stats[t.pairs[p]].count -= n
@@ -323,23 +330,26 @@ func (b *BPE) Kind() string { return "bpe" }
 // VocabSize returns 256 plus the number of merges.
 func (b *BPE) VocabSize() int { return len(b.bytes) }
 
-// Encode returns the ids of text; any bytes can be encoded.
-func (b *BPE) Encode(text []byte) (*Tokens, error) {
-	return b.EncodeContext(context.Background(), text)
+// Encode returns the ids of text.
+func (b *BPE) Encode(text string) []int {
+	out := make([]int, 0, len(text)/3+16)
+	b.EncodeEach(context.Background(), []byte(text), func(ids []int) { out = append(out, ids...) })
+	return out
 }
 
-// EncodeContext is Encode, returning ctx's error soon after ctx is
-// cancelled (it looks every MiB of text, and every 64 Ki merges within
-// one long chunk).
-func (b *BPE) EncodeContext(ctx context.Context, text []byte) (*Tokens, error) {
-	out := newTokens(b.VocabSize(), len(text)/3+16)
+// EncodeEach encodes text as Encode does, passing the ids to emit a chunk
+// of the pre-tokenizer at a time, in order. It returns ctx's error soon
+// after ctx is cancelled (it looks every MiB of text, and every 64 Ki
+// merges within one long chunk), and nil otherwise. emit must not keep or
+// change the slice it is given.
+func (b *BPE) EncodeEach(ctx context.Context, text []byte, emit func(ids []int)) error {
 	cache := map[string][]int{}
 	var sym []int
 	next := 0
 	for s := text; len(s) > 0; {
 		if done := len(text) - len(s); done >= next {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return err
 			}
 			next = done + 1<<20
 		}
@@ -351,7 +361,7 @@ func (b *BPE) EncodeContext(ctx context.Context, text []byte) (*Tokens, error) {
 			if len(chunk) > longChunk {
 				sym = b.encodeLong(ctx, chunk, sym[:0])
 				if err := ctx.Err(); err != nil {
-					return nil, err
+					return err
 				}
 			} else {
 				sym = b.encodeChunk(chunk, sym[:0])
@@ -362,11 +372,9 @@ func (b *BPE) EncodeContext(ctx context.Context, text []byte) (*Tokens, error) {
 			}
 			cache[string(chunk)] = ids
 		}
-		for _, id := range ids {
-			out.append(id)
-		}
+		emit(ids)
 	}
-	return out, nil
+	return nil
 }
 
 // encodeChunk applies the merges to the bytes of one chunk, lowest rank
@@ -478,45 +486,49 @@ func (h *rankHeap) Pop() any {
 	return e
 }
 
-// Decode returns the text of ids, with invalid UTF-8 replaced by U+FFFD.
+// Decode returns the text of ids. Ids outside the vocabulary decode to
+// U+FFFD, and so do byte sequences that are not valid UTF-8.
 func (b *BPE) Decode(ids []int) string {
 	var buf []byte
 	for _, id := range ids {
 		if id >= 0 && id < len(b.bytes) {
 			buf = append(buf, b.bytes[id]...)
+		} else {
+			buf = append(buf, "\uFFFD"...)
 		}
 	}
 	return strings.ToValidUTF8(string(buf), "\uFFFD")
 }
 
-// MarshalJSON returns {"kind":"bpe","merges":[[a,b],...]}.
+// MarshalJSON returns {"kind":"bpe","merges":[[a,b],...]}: the pairs of
+// ids that ids 256, 257, … stand for.
 func (b *BPE) MarshalJSON() ([]byte, error) {
 	m := b.merges
 	if m == nil {
 		m = [][2]int{}
 	}
-	return json.Marshal(tokenizerJSON{Kind: "bpe", Merges: m})
+	return json.Marshal(savedJSON{Kind: "bpe", Merges: m})
 }
 
 // Byte classes of the pre-tokenizer. Bytes ≥ 0x80 count as letters, so
 // multi-byte characters stay inside words.
 const (
-	clLetter = iota
-	clDigit
-	clSpace
-	clPunct
+	bcLetter = iota
+	bcDigit
+	bcSpace
+	bcPunct
 )
 
 func byteClass(c byte) int {
 	switch {
 	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '_', c >= 0x80:
-		return clLetter
+		return bcLetter
 	case c >= '0' && c <= '9':
-		return clDigit
+		return bcDigit
 	case c == ' ', c == '\n', c == '\t', c == '\r', c == '\v', c == '\f':
-		return clSpace
+		return bcSpace
 	}
-	return clPunct
+	return bcPunct
 }
 
 // chunkLen returns the length of the chunk at the start of s (len(s) > 0),
@@ -525,7 +537,7 @@ func byteClass(c byte) int {
 // last space to the word after it.
 func chunkLen(s []byte) int {
 	i := 0
-	if s[0] == ' ' && len(s) > 1 && byteClass(s[1]) != clSpace {
+	if s[0] == ' ' && len(s) > 1 && byteClass(s[1]) != bcSpace {
 		i = 1
 	}
 	cl := byteClass(s[i])
@@ -533,7 +545,7 @@ func chunkLen(s []byte) int {
 	for j < len(s) && byteClass(s[j]) == cl {
 		j++
 	}
-	if cl == clSpace && j-i > 1 && j < len(s) && s[j-1] == ' ' {
+	if cl == bcSpace && j-i > 1 && j < len(s) && s[j-1] == ' ' {
 		j-- // the space goes with the next word
 	}
 	return j
