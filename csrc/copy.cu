@@ -4,12 +4,26 @@
 // destination view of the same shape (making a transposed or sliced view
 // contiguous is a copy into a dense destination). Conversions follow the
 // CPU reference: int64 → float32 rounds to nearest, float32 → int64
-// truncates toward zero. Fill sets every element of a strided view.
+// truncates toward zero, and NaN, ±Inf and values outside [−2^63, 2^63)
+// become INT64_MIN (tensor.ToInt64: PyTorch's CPU result; the bare
+// conversion, cvt.rzi.s64.f32, would give 0 for NaN and saturate).
+// Fill sets every element of a strided view.
 //
 // Shape legend: n = number of elements of the shape s; d = destination
 // strides, t = source strides.
 
 #include "common.cuh"
+
+// wick_cvt converts one element: a plain conversion, except float32 →
+// int64 (wick_f32_to_i64).
+template <typename D, typename S> __device__ __forceinline__ D wick_cvt(S v) { return (D)v; }
+
+// wick_f32_to_i64 truncates toward zero; NaN, ±Inf and values outside
+// [−2^63, 2^63) give INT64_MIN, as tensor.ToInt64 does.
+template <> __device__ __forceinline__ i64 wick_cvt<i64, float>(float v) {
+    return (v >= -9223372036854775808.0f && v < 9223372036854775808.0f) ? (i64)v
+                                                                         : (i64)0x8000000000000000ull;
+}
 
 // copy_body: dst(d)[i] = (D)src(t)[i] for the n elements of shape s: the
 // body of the copy and cast kernels below. Launch: 1-D grid-stride.
@@ -19,7 +33,7 @@ __device__ __forceinline__ void copy_body(D* dst, const S* src, i64 n, int nd, c
     for (i64 i = wick_tid(); i < n; i += wick_nthreads()) {
         i64 od, os;
         wick_offsets2(i, nd, shape, sd, ss, &od, &os);
-        dst[od] = (D)src[os];
+        dst[od] = wick_cvt<D, S>(src[os]);
     }
 }
 
@@ -36,7 +50,8 @@ WICK_COPY_KERNEL(wick_copy_f32, float, float)
 WICK_COPY_KERNEL(wick_copy_i64, i64, i64)
 // wick_cast_i64_f32: float32 dst = int64 src, rounded to nearest.
 WICK_COPY_KERNEL(wick_cast_i64_f32, float, i64)
-// wick_cast_f32_i64: int64 dst = float32 src, truncated toward zero.
+// wick_cast_f32_i64: int64 dst = float32 src, truncated toward zero
+// (INT64_MIN for NaN, ±Inf and out-of-range values).
 WICK_COPY_KERNEL(wick_cast_f32_i64, i64, float)
 
 // wick_fill_f32: dst(d)[i] = v for the n elements of shape s.

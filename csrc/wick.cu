@@ -12,3 +12,4 @@
 #include "adamw.cu"
 #include "random.cu"
 #include "attention.cu"
+#include "norm.cu"

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"unsafe"
 
 	"github.com/wickml/wick/tensor"
@@ -121,12 +122,13 @@ func fromHost[T float32 | int64](b *backend, op string, dt tensor.DType, data []
 	return s
 }
 
-// htod copies host memory to the device. The copy is queued on the stream;
-// the driver has taken the host bytes (into its staging buffer) when it
-// returns, so the caller may reuse them.
+// htod copies host memory to the device. The copy is queued on the stream,
+// through the device's pinned staging buffers (staging.go): when it
+// returns, the host bytes have been read, so the caller may reuse them and
+// the garbage collector may reclaim them.
 func (b *backend) htod(op string, dst cu.DevicePtr, src unsafe.Pointer, bytes int64) {
 	b.d.copies.Add(1)
-	if err := cu.MemcpyHtoDAsync(dst, src, bytes, b.d.stream); err != nil {
+	if err := b.d.staging.copy(b.d.stream, dst, src, bytes); err != nil {
 		b.d.fail(op, "copying to the device", err)
 	}
 }
@@ -191,9 +193,24 @@ func (b *backend) Copy(dst tensor.Storage, dl tensor.Layout, src tensor.Storage,
 	b.copy("Copy", d, dl, s, sl)
 }
 
+// copy copies the view sl of s into the view dl of d. Overlapping views
+// of one storage go through a temporary: cuMemcpyDtoDAsync and the copy
+// kernels are undefined when source and destination overlap (threads run
+// in any order).
 func (b *backend) copy(op string, d *storage, dl tensor.Layout, s *storage, sl tensor.Layout) {
 	n := numel(dl.Shape)
 	if n == 0 {
+		return
+	}
+	if d == s && dl.Overlaps(sl) {
+		if slices.Equal(dl.Shape, sl.Shape) && slices.Equal(dl.Strides, sl.Strides) && dl.Offset == sl.Offset {
+			return // each element onto itself
+		}
+		tmp := b.d.newStorage(op, s.dt, n)
+		defer tmp.Release()
+		tl := contiguous(sl.Shape)
+		b.copy(op, tmp, tl, s, sl)
+		b.copy(op, d, dl, tmp, tl)
 		return
 	}
 	if d.dt == s.dt && isContiguous(dl) && isContiguous(sl) {
@@ -230,7 +247,7 @@ func (b *backend) Fill(dst tensor.Storage, dl tensor.Layout, v float64) {
 	if n == 0 {
 		return
 	}
-	if isContiguous(dl) && (d.dt == tensor.Float32 || int64(v) == 0) {
+	if isContiguous(dl) && (d.dt == tensor.Float32 || tensor.ToInt64(v) == 0) {
 		var err error
 		if d.dt == tensor.Float32 {
 			err = cu.MemsetD32Async(d.ptr("Fill", dl.Offset), uint(math.Float32bits(float32(v))), int64(n), b.d.stream)
@@ -248,7 +265,7 @@ func (b *backend) Fill(dst tensor.Storage, dl tensor.Layout, v float64) {
 		fn := b.d.k.fillF32
 		if d.dt == tensor.Int64 {
 			fn = b.d.k.fillI64
-			a.i64(int(int64(v)))
+			a.u64(uint64(tensor.ToInt64(v)))
 		} else {
 			a.f32(float32(v))
 		}
@@ -356,9 +373,14 @@ func (b *backend) Reduce(op tensor.ReduceOp, dst, src tensor.Storage, sl tensor.
 	arg := op == tensor.ReduceArgMax || op == tensor.ReduceArgMin
 	forChunks(outShape, [][]int{tensor.ContiguousStrides(outShape), outStrides}, func(offs, shape []int, st [][]int) {
 		no := numel(shape)
+		p := planReduce(no, n, r, op == tensor.ReduceLogSumExp)
+		if p.kind == reduceSplit {
+			b.reduceSplit(name, op, p, d.ptr(name, offs[0]), s.ptr(name, sl.Offset+offs[1]), no, n, r, shape, st[1])
+			return
+		}
 		a := &args{}
 		a.ptr(d.ptr(name, offs[0])).ptr(s.ptr(name, sl.Offset+offs[1])).i64(no).i64(n).i64(r).i32(int(op)).layout(shape, st[1])
-		block := useBlockReduce(no, n, r)
+		block := p.kind == reduceBlock
 		var fn cu.Function
 		switch {
 		case arg && block:
@@ -376,6 +398,44 @@ func (b *backend) Reduce(op tensor.ReduceOp, dst, src tensor.Storage, sl tensor.
 			b.d.launch1D(name, fn, no, a)
 		}
 	})
+}
+
+// scratch returns a device block of at least bytes bytes for partial
+// results; hand it back with b.d.alloc.put as soon as the kernels that use
+// it are queued (later users queue behind them on the stream).
+func (b *backend) scratch(op string, bytes int64) *block {
+	blk, err := b.d.alloc.block(bytes)
+	if err != nil {
+		b.d.fail(op, "device memory for scratch", err)
+	}
+	return blk
+}
+
+// reduceSplit runs a split reduction (planReduce): partials of p.chunks
+// chunks per output, then their combination into dst (nout outputs, int64
+// for argmax/argmin). src points at the first output's first element; the
+// outputs have shape and source strides st.
+func (b *backend) reduceSplit(name string, op tensor.ReduceOp, p reducePlan, dst, src cu.DevicePtr, nout, n, r int, shape, st []int) {
+	arg := op == tensor.ReduceArgMax || op == tensor.ReduceArgMin
+	parts := int64(p.chunks) * int64(nout)
+	part := b.scratch(name, parts*8)
+	defer b.d.alloc.put(part)
+	var pidx cu.DevicePtr
+	if arg {
+		blk := b.scratch(name, parts*8)
+		defer b.d.alloc.put(blk)
+		pidx = cu.DevicePtr(blk.ptr)
+	}
+	a := &args{}
+	a.ptr(cu.DevicePtr(part.ptr)).ptr(pidx).ptr(src).i64(nout).i64(n).i64(r).i32(int(op)).i64(p.chunk).i32(p.tx).layout(shape, st)
+	b.d.launch(name, b.d.k.reducePart, (nout+p.tx-1)/p.tx, p.chunks, rowThreads, a)
+	var df, di cu.DevicePtr = dst, 0
+	if arg {
+		df, di = 0, dst
+	}
+	a = &args{}
+	a.ptr(df).ptr(di).ptr(cu.DevicePtr(part.ptr)).ptr(pidx).i64(nout).i64(p.chunks).i32(int(op)).i32(0)
+	b.d.launch1D(name, b.d.k.reduceFinal, nout, a)
 }
 
 // MatMul writes x @ y into the contiguous dst with one strided-batched
@@ -494,16 +554,9 @@ func (b *backend) LayerNormGrad(dx, dw, db, g, x, mean, rstd, w tensor.Storage, 
 	if rows == 0 || cols == 0 || (dx == nil && dw == nil && db == nil) {
 		return
 	}
-	scratch := func(bytes int64) *block {
-		blk, err := b.d.alloc.block(bytes)
-		if err != nil {
-			b.d.fail(op, "device memory for scratch", err)
-		}
-		return blk
-	}
 	// scratch blocks go back to the cache at once: later users queue
 	// behind these kernels on the stream
-	mu := scratch(int64(rows) * 8)
+	mu := b.scratch(op, int64(rows)*8)
 	defer b.d.alloc.put(mu)
 	a := &args{}
 	a.ptr(cu.DevicePtr(mu.ptr)).ptr(xs.ptr(op, 0)).i64(rows).i64(cols)
@@ -518,7 +571,7 @@ func (b *backend) LayerNormGrad(dx, dw, db, g, x, mean, rstd, w tensor.Storage, 
 	}
 	chunk := max(32, (rows*cols+65535)/65536, (rows+65534)/65535)
 	chunks := (rows + chunk - 1) / chunk
-	part := scratch(int64(chunks) * 2 * int64(cols) * 8)
+	part := b.scratch(op, int64(chunks)*2*int64(cols)*8)
 	defer b.d.alloc.put(part)
 	a = &args{}
 	a.ptr(cu.DevicePtr(part.ptr)).ptr(gs.ptr(op, 0)).ptr(xs.ptr(op, 0)).ptr(cu.DevicePtr(mu.ptr)).ptr(rs.ptr(op, 0)).i64(rows).i64(cols).i64(chunk)

@@ -4,7 +4,9 @@ package cuda
 
 /*
 #cgo LDFLAGS: -ldl
+#define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -20,6 +22,12 @@ typedef int (*wick_cublasSgemmStridedBatched_t)(void *handle, int transa, int tr
 	long long strideB, const float *beta, float *C, int ldc, long long strideC, int batchCount);
 
 static void *wick_dlopen(const char *name) { return dlopen(name, RTLD_NOW | RTLD_LOCAL); }
+// wick_dlpath returns the file a handle from dlopen was loaded from.
+static const char *wick_dlpath(void *lib) {
+	struct link_map *m = 0;
+	if (dlinfo(lib, RTLD_DI_LINKMAP, &m) != 0 || m == 0) return 0;
+	return m->l_name;
+}
 static const char *wick_dlerror(void) { return dlerror(); }
 static void *wick_dlsym(void *lib, const char *name) { return dlsym(lib, name); }
 
@@ -50,6 +58,8 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"unsafe"
 
@@ -61,6 +71,58 @@ import (
 // has (DESIGN.md, hard rule 3).
 var cublasSonames = []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"}
 
+// cublasWheelDirs are where Python's NVIDIA wheels keep cuBLAS, below a
+// site-packages (or dist-packages) directory: PyTorch installed with pip
+// brings its own CUDA libraries there, and on a machine set up that way it
+// may be the only cuBLAS.
+var cublasWheelDirs = []string{"nvidia/cublas/lib", "nvidia/cu13/lib", "nvidia/cu12/lib", "torch/lib"}
+
+// cublasCandidates returns what loadCublas tries, in order: $WICK_CUBLAS (a
+// file) if set, each soname through the dynamic loader's search
+// (LD_LIBRARY_PATH, the ld.so cache), then each soname in the NVIDIA wheel
+// directories of the Python installations found (cublasWheelDirs below
+// $VIRTUAL_ENV, $CONDA_PREFIX, the directories of $PYTHONPATH, ~/.local,
+// /usr/local, /usr and /opt/conda). env and home stand in for os.Getenv and
+// the home directory; glob for filepath.Glob.
+func cublasCandidates(env func(string) string, home string, glob func(string) ([]string, error)) []string {
+	var out []string
+	if f := env("WICK_CUBLAS"); f != "" {
+		out = append(out, f)
+	}
+	out = append(out, cublasSonames...)
+	var sites []string
+	for _, prefix := range []string{env("VIRTUAL_ENV"), env("CONDA_PREFIX"), filepath.Join(home, ".local"), "/usr/local", "/usr", "/opt/conda"} {
+		if prefix == "" || prefix == ".local" {
+			continue
+		}
+		for _, pat := range []string{"lib/python3*/site-packages", "lib/python3*/dist-packages", "lib/python3/dist-packages"} {
+			m, _ := glob(filepath.Join(prefix, pat))
+			sites = append(sites, m...)
+		}
+	}
+	for _, p := range filepath.SplitList(env("PYTHONPATH")) {
+		if p != "" {
+			sites = append(sites, p)
+		}
+	}
+	seen := map[string]bool{}
+	for _, site := range sites {
+		for _, so := range cublasSonames[:3] {
+			for _, dir := range cublasWheelDirs {
+				f := filepath.Join(site, dir, so)
+				if seen[f] {
+					continue
+				}
+				seen[f] = true
+				if m, _ := glob(f); len(m) > 0 {
+					out = append(out, f)
+				}
+			}
+		}
+	}
+	return out
+}
+
 // cuBLAS constants (cublas_api.h).
 const (
 	cublasOpN           = 0
@@ -71,7 +133,8 @@ const (
 
 // cublas is a loaded cuBLAS library with one handle bound to a stream.
 type cublas struct {
-	soname                                          string
+	soname                                          string // the name it was opened by
+	path                                            string // the file the loader found
 	create, destroy, setStream, setMathMode, sgemmB unsafe.Pointer
 	handle                                          C.uintptr_t
 	tf32                                            bool // the math mode currently set
@@ -83,7 +146,8 @@ func loadCublas(stream cu.Stream) (*cublas, error) {
 	var lib unsafe.Pointer
 	var tried []string
 	var soname string
-	for _, name := range cublasSonames {
+	home, _ := os.UserHomeDir()
+	for _, name := range cublasCandidates(os.Getenv, home, filepath.Glob) {
 		cname := C.CString(name)
 		lib = C.wick_dlopen(cname)
 		C.free(unsafe.Pointer(cname))
@@ -94,9 +158,12 @@ func loadCublas(stream cu.Stream) (*cublas, error) {
 		tried = append(tried, fmt.Sprintf("%s (%s)", name, C.GoString(C.wick_dlerror())))
 	}
 	if lib == nil {
-		return nil, fmt.Errorf("cannot load cuBLAS; tried %s; install cuBLAS from a CUDA toolkit 11 or later, or add its directory to LD_LIBRARY_PATH", strings.Join(tried, ", "))
+		return nil, fmt.Errorf("cannot load cuBLAS; tried %s; install cuBLAS from a CUDA toolkit 11 or later, add its directory to LD_LIBRARY_PATH, or set WICK_CUBLAS to the library file", strings.Join(tried, ", "))
 	}
-	b := &cublas{soname: soname}
+	b := &cublas{soname: soname, path: soname}
+	if p := C.wick_dlpath(lib); p != nil && C.GoString(p) != "" {
+		b.path = C.GoString(p)
+	}
 	for _, e := range []struct {
 		name string
 		fn   *unsafe.Pointer

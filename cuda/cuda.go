@@ -70,6 +70,21 @@ func DeviceName(i int) (string, error) {
 	return name, nil
 }
 
+// BLASLibrary opens GPU i if needed and returns the cuBLAS library its
+// matrix products use: the file the dynamic loader found, such as
+// "/usr/local/cuda/lib64/libcublas.so.12". cuBLAS is loaded at run time,
+// trying $WICK_CUBLAS, then libcublas.so.13, .12, .11 through the loader's
+// search path, then the same names in the NVIDIA wheels of a Python
+// installation (site-packages/nvidia/cublas/lib, where pip puts PyTorch's
+// CUDA libraries).
+func BLASLibrary(i int) (string, error) {
+	d, err := openDevice(i)
+	if err != nil {
+		return "", err
+	}
+	return d.blas.path, nil
+}
+
 // DriverVersion returns the CUDA version the driver supports, as
 // 1000·major + 10·minor (0 without GPU support).
 func DriverVersion() int { return max(cu.Version(), 0) }
@@ -186,6 +201,7 @@ type device struct {
 	alloc   *allocator
 	backend *backend
 	copies  atomic.Int64 // copies between host and device so far (for tests)
+	staging staging      // pinned buffers for host-to-device copies
 }
 
 var (

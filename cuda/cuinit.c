@@ -33,17 +33,36 @@ typedef CUresult (*wick_cuInit_t)(unsigned int);
 static pthread_once_t wick_cuinit_once = PTHREAD_ONCE_INIT;
 static int wick_cuinit_status = WICK_CUINIT_MISSING;
 
+// wick_cuinit_inside is set on the thread that runs the driver's cuInit
+// for the length of that call. A tool injected into the driver
+// (compute-sanitizer, Nsight Systems) may call cuInit by name from inside
+// the driver's own cuInit; that call resolves to the cuInit below, and
+// entering pthread_once again on the thread that is already inside it
+// would wait for itself forever. Such a nested call goes straight to the
+// driver instead.
+static __thread int wick_cuinit_inside;
+
+static wick_cuInit_t wick_cuinit_next(void) { return (wick_cuInit_t)dlsym(RTLD_NEXT, "cuInit"); }
+
 static void wick_cuinit_real(void) {
-	wick_cuInit_t real = (wick_cuInit_t)dlsym(RTLD_NEXT, "cuInit");
+	wick_cuInit_t real = wick_cuinit_next();
 	if (real == 0) {
 		wick_cuinit_status = WICK_CUINIT_MISSING;
 		return;
 	}
+	wick_cuinit_inside = 1;
 	wick_cuinit_status = (int)real(0); // flags must be 0: see cuInit
+	wick_cuinit_inside = 0;
 }
 
 // cuInit is the driver's entry point, interposed: see the top of this file.
 CUresult CUDAAPI cuInit(unsigned int flags) {
+	if (wick_cuinit_inside) {
+		// re-entered from inside the driver's cuInit (see
+		// wick_cuinit_inside): forward as is, result included
+		wick_cuInit_t real = wick_cuinit_next();
+		return real != 0 ? real(flags) : CUDA_ERROR_NOT_INITIALIZED;
+	}
 	if (flags != 0) {
 		return CUDA_ERROR_INVALID_VALUE; // as the driver answers
 	}

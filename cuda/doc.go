@@ -8,8 +8,10 @@
 //	go build -tags cuda ./...
 //
 // A binary built so links libcuda.so.1 (the NVIDIA driver) and nothing else
-// from CUDA: cuBLAS is loaded at run time with dlopen (the newest of
-// libcublas.so.13, .12, .11 found), and the kernels ship inside the binary
+// from CUDA: cuBLAS is loaded at run time with dlopen ($WICK_CUBLAS, else
+// the newest of libcublas.so.13, .12, .11 on the loader's path, else in the
+// NVIDIA wheels of a pip-installed PyTorch; BLASLibrary says which file),
+// and the kernels ship inside the binary
 // as PTX that the driver compiles for the GPU at start-up. Such a binary
 // needs the driver library to load, but it starts on a machine without a
 // GPU (or with a driver that fails to initialise): Available then reports

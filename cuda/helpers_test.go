@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,8 +22,25 @@ import (
 
 var seedFlag = flag.Uint64("seed", 0, "seed of the random test inputs (0: from the clock)")
 
+// requireGPU is the WICK_REQUIRE_GPU=1 switch: every skip for want of a
+// GPU or a CUDA library (cuBLAS) becomes a failure, so that a run meant
+// for a GPU (scripts/device-run.sh) cannot pass having tested nothing.
+var requireGPU = os.Getenv("WICK_REQUIRE_GPU") == "1"
+
+// skipNoGPU skips t for want of a GPU, or fails it under WICK_REQUIRE_GPU=1.
+func skipNoGPU(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if requireGPU {
+		t.Fatalf(format+" (WICK_REQUIRE_GPU=1: a missing GPU or CUDA library fails the test)", args...)
+	}
+	t.Skipf(format, args...)
+}
+
+var logBLAS sync.Once
+
 // gpu returns the CUDA and CPU backends, skipping the test when no device
-// can be used.
+// can be used (failing it under WICK_REQUIRE_GPU=1). The first call logs
+// the cuBLAS library in use.
 func gpu(t testing.TB) (g, c tensor.Backend) {
 	t.Helper()
 	if !Available() {
@@ -29,12 +48,17 @@ func gpu(t testing.TB) (g, c tensor.Backend) {
 		if initErr != nil {
 			why = initErr.Error()
 		}
-		t.Skipf("%s; the GPU tests need one (they run on a lent device, see scripts/device-check.sh)", why)
+		skipNoGPU(t, "%s; the GPU tests need one (they run on a lent device, see scripts/device-check.sh)", why)
 	}
 	g, err := tensor.BackendFor(tensor.CUDA(0))
 	if err != nil {
-		t.Skipf("cuda: cannot open cuda:0: %v", err)
+		skipNoGPU(t, "cuda: cannot open cuda:0: %v", err)
 	}
+	logBLAS.Do(func() {
+		lib, _ := BLASLibrary(0)
+		name, _ := DeviceName(0)
+		t.Logf("cuda:0 is %s; cuBLAS: %s", name, lib)
+	})
 	c, err = tensor.BackendFor(tensor.CPU)
 	if err != nil {
 		t.Fatal(err)

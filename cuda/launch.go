@@ -34,6 +34,7 @@ type kernels struct {
 	copyF32, copyI64, castI64F32, castF32I64           cu.Function
 	fillF32, fillI64                                   cu.Function
 	reduceSmall, reduce, argreduceSmall, argreduce     cu.Function
+	reducePart, reduceFinal, sumsqChunks               cu.Function
 	softmax, softmaxGrad                               cu.Function
 	layernorm, layernormMu, layernormDx, lnPart, lnSum cu.Function
 	gather, scatterAdd                                 cu.Function
@@ -77,6 +78,9 @@ func loadKernels() (cu.Module, *kernels, error) {
 		{"wick_reduce_f32", &k.reduce},
 		{"wick_argreduce_small_f32", &k.argreduceSmall},
 		{"wick_argreduce_f32", &k.argreduce},
+		{"wick_reduce_part_f32", &k.reducePart},
+		{"wick_reduce_final_f32", &k.reduceFinal},
+		{"wick_sumsq_chunks_f32", &k.sumsqChunks},
 		{"wick_softmax_f32", &k.softmax},
 		{"wick_softmax_grad_f32", &k.softmaxGrad},
 		{"wick_layernorm_f32", &k.layernorm},

@@ -4,6 +4,8 @@ package cuda
 
 import (
 	"errors"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -69,6 +71,29 @@ func TestNoGPU(t *testing.T) {
 	x := tensor.New([]float32{1, 2, 3, 4}, 2, 2)
 	if got := x.MatMul(x).Sum().Item(); got != 54 {
 		t.Errorf("CPU MatMul after a failed cuInit: sum %v, want 54", got)
+	}
+	t.Run("WICK_REQUIRE_GPU", testRequireGPU)
+}
+
+// testRequireGPU runs a GPU test of this binary in a child process, on
+// this machine without a usable GPU: it must skip, and fail under
+// WICK_REQUIRE_GPU=1 naming the switch, so that a device run cannot pass
+// with its GPU tests skipped.
+func testRequireGPU(t *testing.T) {
+	run := func(require string) (string, error) {
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestSoftmax$", "-test.count", "1", "-test.v")
+		cmd.Env = append(os.Environ(), "WICK_REQUIRE_GPU="+require)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := run("0")
+	if err != nil || !strings.Contains(out, "--- SKIP: TestSoftmax") {
+		t.Errorf("without WICK_REQUIRE_GPU: got %v, want TestSoftmax skipped; output:\n%s", err, out)
+	}
+	out, err = run("1")
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || !strings.Contains(out, "--- FAIL: TestSoftmax") || !strings.Contains(out, "WICK_REQUIRE_GPU=1") {
+		t.Errorf("with WICK_REQUIRE_GPU=1: got %v, want TestSoftmax failing and naming the switch; output:\n%s", err, out)
 	}
 }
 

@@ -88,7 +88,8 @@ func numel(shape []int) int {
 
 // useBlockReduce chooses between one block per output (long reduced dims)
 // and one thread per output (short ones, or many outputs that sit next to
-// each other in memory so that threads read coalesced).
+// each other in memory so that threads read coalesced). It is the plan of
+// LogSumExp, which is never split (planReduce).
 func useBlockReduce(nout, n, r int) bool {
 	if n < 64 {
 		return false
@@ -97,6 +98,73 @@ func useBlockReduce(nout, n, r int) bool {
 		return false
 	}
 	return true
+}
+
+// The kernels a reduction launch can use (planReduce).
+const (
+	reduceThread = iota // one thread per output: wick_reduce_small_f32
+	reduceBlock         // one block per output: wick_reduce_f32
+	reduceSplit         // tiles × chunks of blocks, then a final pass: wick_reduce_part_f32
+)
+
+// splitBlocks is the number of blocks a split reduction aims for: several
+// per SM on the largest GPUs (132 SMs on an H100/H200), so that every SM
+// has work and enough reads are in flight to approach memory bandwidth.
+const splitBlocks = 1024
+
+// minChunk and minChunkRows are the fewest elements of a reduced dim a
+// block of a split reduction takes, with reduced stride 1 and otherwise:
+// fewer would make the partials and the final pass cost more than they
+// save.
+const (
+	minChunk     = 2048
+	minChunkRows = 64
+)
+
+// reducePlan says how one launch's worth of outputs is reduced: the
+// kernel, and for a split reduction the outputs per block (tx), the
+// elements of the reduced dim per block (chunk) and their number (chunks).
+type reducePlan struct {
+	kind              int
+	tx, chunk, chunks int
+}
+
+// planReduce plans a reduction of nout outputs over n elements of stride r
+// each (lse: LogSumExp, which keeps the two one-pass kernels). Short
+// reduced dims (n < 64) take one thread per output. With stride 1, lines
+// are split into chunks when there are too few outputs to give every SM a
+// block (a reduction over all elements is one output); otherwise each
+// output gets a block. With another stride, the outputs are adjacent in
+// memory (a column sum such as a bias gradient): blocks take tiles of up
+// to 32 outputs, so that a warp reads 32 adjacent elements at once, and
+// the reduced dim is split until there are about splitBlocks blocks.
+func planReduce(nout, n, r int, lse bool) reducePlan {
+	if n < 64 {
+		return reducePlan{kind: reduceThread}
+	}
+	if lse {
+		if useBlockReduce(nout, n, r) {
+			return reducePlan{kind: reduceBlock}
+		}
+		return reducePlan{kind: reduceThread}
+	}
+	ceil := func(a, b int) int { return (a + b - 1) / b }
+	if r == 1 {
+		chunks := min(ceil(splitBlocks, nout), ceil(n, minChunk), 65535)
+		if chunks <= 1 {
+			return reducePlan{kind: reduceBlock}
+		}
+		chunk := ceil(n, chunks)
+		return reducePlan{kind: reduceSplit, tx: 1, chunk: chunk, chunks: ceil(n, chunk)}
+	}
+	tx := 1
+	for tx < 32 && tx < nout {
+		tx *= 2
+	}
+	tiles := ceil(nout, tx)
+	chunks := max(1, min(ceil(splitBlocks, tiles), ceil(n, minChunkRows), 65535))
+	chunk := ceil(n, chunks)
+	return reducePlan{kind: reduceSplit, tx: tx, chunk: chunk, chunks: ceil(n, chunk)}
 }
 
 // bucket returns the size class of a request of n bytes: multiples of 512

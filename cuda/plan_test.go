@@ -151,3 +151,62 @@ func TestMatOperand(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanReduce checks the reduction plans: the chunks of a split
+// reduction cover the reduced dim exactly, fit the grid, and give the GPU
+// about splitBlocks blocks; the kernel choice follows the stride and the
+// number of outputs.
+func TestPlanReduce(t *testing.T) {
+	cases := []struct {
+		nout, n, r int
+		lse        bool
+		kind       int
+	}{
+		{1, 10, 1, false, reduceThread},        // short: thread per output
+		{5000, 63, 7, false, reduceThread},     // short
+		{1, 1 << 20, 1, false, reduceSplit},    // all elements: split
+		{1, 10_000_000, 1, false, reduceSplit}, // all elements of a big tensor
+		{1, 4096, 1, false, reduceSplit},       // two chunks
+		{1, 2048, 1, false, reduceBlock},       // too short to split
+		{2048, 50257, 1, false, reduceBlock},   // many rows: a block each
+		{2304, 1024, 2304, false, reduceSplit}, // a bias gradient: tiled
+		{3, 1_000_000, 3, false, reduceSplit},  // column sums of a tall matrix
+		{1, 1 << 20, 1, true, reduceBlock},     // LogSumExp keeps one pass
+		{3000, 500, 3000, true, reduceThread},
+	}
+	for _, c := range cases {
+		p := planReduce(c.nout, c.n, c.r, c.lse)
+		if p.kind != c.kind {
+			t.Errorf("planReduce(%d outputs, n %d, stride %d, lse %v): kind %d, want %d", c.nout, c.n, c.r, c.lse, p.kind, c.kind)
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		nout := 1 + r.IntN(5000)
+		n := 64 + r.IntN(1<<22)
+		if r.IntN(4) == 0 {
+			nout = 1 + r.IntN(4)
+		}
+		stride := 1
+		if r.IntN(2) == 0 {
+			stride = nout
+		}
+		p := planReduce(nout, n, stride, false)
+		if p.kind != reduceSplit {
+			continue
+		}
+		if p.chunk <= 0 || p.chunks <= 0 || p.chunks > 65535 || p.chunk*p.chunks < n || (p.chunks-1)*p.chunk >= n {
+			t.Fatalf("planReduce(%d, %d, %d): chunk %d × %d does not cover n exactly", nout, n, stride, p.chunk, p.chunks)
+		}
+		if p.tx < 1 || p.tx > 32 || p.tx&(p.tx-1) != 0 || (stride == 1 && p.tx != 1) {
+			t.Fatalf("planReduce(%d, %d, %d): tx %d", nout, n, stride, p.tx)
+		}
+		blocks := (nout + p.tx - 1) / p.tx * p.chunks
+		if blocks > 2*splitBlocks+nout && p.chunks > 1 {
+			t.Fatalf("planReduce(%d, %d, %d): %d blocks, far more than %d", nout, n, stride, blocks, splitBlocks)
+		}
+		if stride == 1 && p.chunk < minChunk/2 {
+			t.Fatalf("planReduce(%d, %d, 1): chunks of %d elements", nout, n, p.chunk)
+		}
+	}
+}

@@ -11,5 +11,6 @@ func deviceRequests() map[string]error {
 	errs["EmptyCache"] = EmptyCache(0)
 	errs["Synchronize"] = Synchronize(0)
 	errs["ResetPeak"] = ResetPeak(0)
+	_, errs["BLASLibrary"] = BLASLibrary(0)
 	return errs
 }

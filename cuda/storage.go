@@ -48,6 +48,9 @@ var _ tensor.Storage = (*storage)(nil)
 // block when n is 0), registered for release when it becomes unreachable.
 // Its contents are undefined. The caller holds the device context.
 func (d *device) newStorage(op string, dt tensor.DType, n int) *storage {
+	// the tensor package has checked the storages it asks for, with the
+	// op's shapes; this covers the backend's own (copies, workspaces)
+	tensor.CheckAlloc(op, dt, n)
 	s := &storage{d: d, dt: dt, n: n}
 	if n == 0 {
 		return s

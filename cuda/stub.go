@@ -36,6 +36,15 @@ func DeviceCount() int { return 0 }
 // DeviceName returns the name of GPU i, such as "NVIDIA H200".
 func DeviceName(i int) (string, error) { return "", notBuilt(i) }
 
+// BLASLibrary opens GPU i if needed and returns the cuBLAS library its
+// matrix products use: the file the dynamic loader found, such as
+// "/usr/local/cuda/lib64/libcublas.so.12". cuBLAS is loaded at run time,
+// trying $WICK_CUBLAS, then libcublas.so.13, .12, .11 through the loader's
+// search path, then the same names in the NVIDIA wheels of a Python
+// installation (site-packages/nvidia/cublas/lib, where pip puts PyTorch's
+// CUDA libraries).
+func BLASLibrary(i int) (string, error) { return "", notBuilt(i) }
+
 // DriverVersion returns the CUDA version the driver supports, as
 // 1000·major + 10·minor (0 without GPU support).
 func DriverVersion() int { return 0 }

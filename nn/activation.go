@@ -51,13 +51,27 @@ func (d *Dropout) String() string {
 	return fmt.Sprintf("Dropout(p=%s, inplace=False)", pyFloat(float64(d.P)))
 }
 
-// GELU is the exact Gaussian error linear unit x·Φ(x), like torch.nn.GELU().
-type GELU struct{}
+// GELU is the Gaussian error linear unit, like torch.nn.GELU: the exact
+// x·Φ(x) when Approximate is "" or "none" (nanoGPT's), and its tanh
+// approximation 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) when Approximate
+// is "tanh" (GPT-2's, which Hugging Face calls gelu_new).
+type GELU struct {
+	Approximate string // "" or "none": exact; "tanh": the tanh approximation
+}
 
 var _ Module = GELU{}
 
-// Forward applies GELU elementwise.
-func (GELU) Forward(x *tensor.Tensor) *tensor.Tensor { return x.GELU() }
+// Forward applies GELU elementwise. It panics if Approximate is not "",
+// "none" or "tanh".
+func (g GELU) Forward(x *tensor.Tensor) *tensor.Tensor {
+	switch g.Approximate {
+	case "", "none":
+		return x.GELU()
+	case "tanh":
+		return x.GELUTanh()
+	}
+	panic(&tensor.Error{Op: "GELU", Msg: fmt.Sprintf("approximate must be \"none\" or \"tanh\", got %q", g.Approximate)})
+}
 
 // NamedParameters returns nothing: GELU has no parameters.
 func (GELU) NamedParameters() []NamedParam { return nil }
@@ -72,4 +86,79 @@ func (GELU) Train() {}
 func (GELU) Eval() {}
 
 // String prints the layer like PyTorch.
-func (GELU) String() string { return "GELU(approximate='none')" }
+func (g GELU) String() string {
+	a := g.Approximate
+	if a == "" {
+		a = "none"
+	}
+	return fmt.Sprintf("GELU(approximate='%s')", a)
+}
+
+// ReLU is max(x, 0) elementwise, like torch.nn.ReLU().
+type ReLU struct{}
+
+var _ Layer = ReLU{}
+
+// Forward applies ReLU elementwise.
+func (ReLU) Forward(x *tensor.Tensor) *tensor.Tensor { return x.ReLU() }
+
+// NamedParameters returns nothing: ReLU has no parameters.
+func (ReLU) NamedParameters() []NamedParam { return nil }
+
+// Parameters returns nothing: ReLU has no parameters.
+func (ReLU) Parameters() []*tensor.Tensor { return nil }
+
+// Train does nothing.
+func (ReLU) Train() {}
+
+// Eval does nothing.
+func (ReLU) Eval() {}
+
+// String prints the layer like PyTorch.
+func (ReLU) String() string { return "ReLU()" }
+
+// Tanh is the hyperbolic tangent elementwise, like torch.nn.Tanh().
+type Tanh struct{}
+
+var _ Layer = Tanh{}
+
+// Forward applies tanh elementwise.
+func (Tanh) Forward(x *tensor.Tensor) *tensor.Tensor { return x.Tanh() }
+
+// NamedParameters returns nothing: Tanh has no parameters.
+func (Tanh) NamedParameters() []NamedParam { return nil }
+
+// Parameters returns nothing: Tanh has no parameters.
+func (Tanh) Parameters() []*tensor.Tensor { return nil }
+
+// Train does nothing.
+func (Tanh) Train() {}
+
+// Eval does nothing.
+func (Tanh) Eval() {}
+
+// String prints the layer like PyTorch.
+func (Tanh) String() string { return "Tanh()" }
+
+// Sigmoid is 1/(1+e^−x) elementwise, like torch.nn.Sigmoid().
+type Sigmoid struct{}
+
+var _ Layer = Sigmoid{}
+
+// Forward applies the logistic sigmoid elementwise.
+func (Sigmoid) Forward(x *tensor.Tensor) *tensor.Tensor { return x.Sigmoid() }
+
+// NamedParameters returns nothing: Sigmoid has no parameters.
+func (Sigmoid) NamedParameters() []NamedParam { return nil }
+
+// Parameters returns nothing: Sigmoid has no parameters.
+func (Sigmoid) Parameters() []*tensor.Tensor { return nil }
+
+// Train does nothing.
+func (Sigmoid) Train() {}
+
+// Eval does nothing.
+func (Sigmoid) Eval() {}
+
+// String prints the layer like PyTorch.
+func (Sigmoid) String() string { return "Sigmoid()" }

@@ -92,8 +92,9 @@ func (a *CausalSelfAttention) String() string {
 	})
 }
 
-// MLP is nanoGPT's feed-forward layer: c_fc to 4·NEmbd, exact GELU, c_proj
-// back to NEmbd, dropout.
+// MLP is nanoGPT's feed-forward layer: c_fc to 4·NEmbd, GELU (exact, or
+// GPT-2's tanh approximation as GPTConfig.Activation says), c_proj back to
+// NEmbd, dropout.
 type MLP struct {
 	CFc   *Linear
 	Gelu  GELU
@@ -110,6 +111,7 @@ func NewMLP(cfg GPTConfig) *MLP { return newMLP(cfg, nil) }
 func newMLP(cfg GPTConfig, gen *tensor.Generator) *MLP {
 	return &MLP{
 		CFc:   NewLinearWith(cfg.NEmbd, 4*cfg.NEmbd, cfg.Bias, gen),
+		Gelu:  cfg.Activation.gelu(),
 		CProj: NewLinearWith(4*cfg.NEmbd, cfg.NEmbd, cfg.Bias, gen),
 		Drop:  NewDropout(cfg.Dropout),
 	}

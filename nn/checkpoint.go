@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/wickml/wick/autograd"
 	"github.com/wickml/wick/tensor"
 )
 
@@ -46,7 +47,8 @@ func StateDictOf(m Module) StateDict {
 // module ignores (nanoGPT's transformer.h.N.attn.bias masks) are skipped;
 // any other name is an error. All problems are reported together, each
 // naming its tensor and wrapping ErrMissingTensor, ErrUnexpectedTensor,
-// ErrShapeMismatch or ErrDTypeMismatch; m is changed only if there are
+// ErrShapeMismatch or ErrDTypeMismatch (several: a count, then the first
+// few one per line, then how many more); m is changed only if there are
 // none. Like PyTorch, a tied tensor present under both names takes the
 // value listed last in the state dict (lm_head.weight).
 func LoadStateDict(m Module, sd StateDict) error {
@@ -87,11 +89,15 @@ func LoadStateDict(m Module, sd StateDict) error {
 		}
 	}
 	if len(errs) > 0 {
-		return errorList(errs)
+		return problemList(errs)
 	}
-	for _, p := range copies {
-		p.Param.CopyFrom(sd[p.Name]) // in place: not recorded
-	}
+	// In place, into parameters that require grad: inside NoGrad, like
+	// PyTorch's load_state_dict.
+	autograd.NoGrad(func() {
+		for _, p := range copies {
+			p.Param.CopyFrom(sd[p.Name])
+		}
+	})
 	return nil
 }
 
@@ -101,7 +107,8 @@ func Save(w io.Writer, m Module) error {
 }
 
 // Load reads a safetensors stream into m (see ReadStateDict and
-// LoadStateDict). On error m is unchanged.
+// LoadStateDict). A checkpoint written by cmd/train loads too: its
+// optimizer's tensors are skipped (see LoadFile). On error m is unchanged.
 func Load(r io.Reader, m Module) error {
 	if err := load(r, m); err != nil {
 		return fmt.Errorf("nn: load: %w", err)
@@ -110,9 +117,12 @@ func Load(r io.Reader, m Module) error {
 }
 
 func load(r io.Reader, m Module) error {
-	sd, _, err := readStateDict(r)
+	sd, meta, err := readStateDict(r)
 	if err != nil {
 		return err
+	}
+	if meta[MetaFormat] == TrainCheckpointFormat {
+		sd = sd.WithoutPrefix(OptimizerPrefix)
 	}
 	return LoadStateDict(m, sd)
 }
@@ -126,8 +136,11 @@ func SaveFile(path string, m Module) error {
 
 // LoadFile reads the safetensors file at path into m. A file written by
 // PyTorch from nanoGPT's model loads whether or not it holds the tied
-// lm_head.weight and the attention-mask buffers. On error m is unchanged
-// and the error names the file, the tensor and the problem.
+// lm_head.weight and the attention-mask buffers. A checkpoint written by
+// cmd/train (metadata format TrainCheckpointFormat) loads into a GPT of its
+// config: the optimizer's tensors (OptimizerPrefix) are skipped, and
+// LoadCheckpoint builds that GPT and its tokenizer in one call. On error m
+// is unchanged and the error names the file, the tensors and the problems.
 func LoadFile(path string, m Module) error {
 	f, err := os.Open(path)
 	if err != nil {
@@ -140,15 +153,22 @@ func LoadFile(path string, m Module) error {
 	return nil
 }
 
-// errorList reports several problems on one line, separated by "; ".
+// errorList reports several problems: how many, then the first
+// maxProblems of them one per line (indented), then how many more there
+// are.
 type errorList []error
 
 func (e errorList) Error() string {
-	s := make([]string, len(e))
-	for i, err := range e {
-		s[i] = err.Error()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d problems:", len(e))
+	for _, err := range e[:min(len(e), maxProblems)] {
+		b.WriteString("\n\t")
+		b.WriteString(strings.ReplaceAll(err.Error(), "\n", "\n\t"))
 	}
-	return strings.Join(s, "; ")
+	if len(e) > maxProblems {
+		fmt.Fprintf(&b, "\n\tand %d more", len(e)-maxProblems)
+	}
+	return b.String()
 }
 
 func (e errorList) Unwrap() []error { return e }

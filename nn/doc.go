@@ -10,10 +10,28 @@
 // print their tree with parameter counts like PyTorch's repr.
 //
 //   - Linear (weight [out, in], kaiming-uniform init), Embedding,
-//     LayerNorm (bias optional), Dropout, GELU;
+//     LayerNorm (bias optional), Dropout, and the activations ReLU, GELU,
+//     Tanh and Sigmoid;
+//   - Sequential (layers chained, parameters named "0.weight", "2.bias"
+//     like torch.nn.Sequential), ModuleList ("layers.1.bias" inside a
+//     parent), and Container (see below);
 //   - CausalSelfAttention, MLP and Block: the pieces of nanoGPT's model;
 //   - GPT: nanoGPT's decoder (NewGPT(GPTConfig{...})), with Forward
-//     (logits), Loss (cross-entropy, ignore index -1) and Generate.
+//     (logits), Loss (cross-entropy, ignore index -1) and Generate; its
+//     MLP uses exact GELU, or GPT-2's tanh approximation
+//     (GPTConfig.Activation).
+//
+// Container gives a user's struct the Module methods (NamedParameters,
+// Parameters, Train, Eval, String) from an explicit list of named
+// children, with no reflection, so it works in gophernotes' interpreter
+// too:
+//
+//	type MLP struct {
+//		nn.Container
+//		FC1, FC2 *nn.Linear
+//	}
+//	m := &MLP{FC1: nn.NewLinear(4, 16, true), FC2: nn.NewLinear(16, 2, true)}
+//	m.Container = nn.Container{nn.Named("fc1", m.FC1), nn.Named("fc2", m.FC2)}
 //
 // Generate keeps the keys and values of earlier positions in a cache that
 // belongs to the call, so each new token costs one position's forward
@@ -33,6 +51,13 @@
 // transformer.h.0.attn.c_attn.weight, …, lm_head.weight tied to wte), so
 // weights move both ways between Wick and PyTorch.
 //
+// # Losses
+//
+// MSELoss, L1Loss, BCEWithLogitsLoss and NLLLoss (NLLLossIgnore) take a
+// Reduction: ReduceMean (the zero value, PyTorch's default), ReduceSum or
+// ReduceNone; tensor.CrossEntropy is the fused softmax cross-entropy. They
+// match torch.nn.functional's losses, forward and gradients.
+//
 // # Checkpoints
 //
 // SaveFile and LoadFile (and Save and Load on streams) write and read a
@@ -42,11 +67,32 @@
 // atomic. Loading validates the whole file against the module before
 // copying anything, so a bad file leaves the module unchanged and returns
 // an error naming the tensor and the problem (see ErrTruncated and its
-// siblings). Files written by PyTorch for nanoGPT's model load whether or
-// not they hold the tied lm_head.weight and the causal-mask buffers.
+// siblings); several problems come as their count, the first eight one
+// per line, and how many more. Files written by PyTorch for nanoGPT's
+// model load whether or not they hold the tied lm_head.weight and the
+// causal-mask buffers.
+//
+// LoadCheckpoint reads a checkpoint written by cmd/train and returns the
+// trained GPT (in evaluation mode), its config and its tokenizer (package
+// tokenizer) in one call; ReadCheckpoint returns the same without building
+// the model, with every tensor, optimizer state included. Both check the
+// metadata, its bounds and the file's shapes before building anything.
+// LoadFile reads such a checkpoint into a GPT too, skipping the
+// optimizer's tensors.
+//
+//	ck, err := nn.LoadCheckpoint("out/ckpt.safetensors")
+//	ids := ck.Tokenizer.Encode("ROMEO:")
+//	out := ck.Model.Generate(tensor.FromInts(ids, 1, len(ids)), 100, 0.8, 200)
+//
+// LoadPretrained builds a GPT from a Hugging Face GPT-2 checkpoint
+// (config.json and safetensors, Conv1D layout, with or without the
+// "transformer." prefix, sharded or not, F32, F16 or BF16), from a
+// directory or the hub cache (PretrainedDir), streaming the weights so
+// that loading needs little memory beyond the model's.
 //
 // The lower-level StateDict, WriteStateDict, ReadStateDict,
 // SaveStateDictFile and LoadStateDictFile handle any set of named tensors
 // plus string metadata, for checkpoints that also hold optimizer and RNG
-// state; WriteFileAtomic writes any file atomically.
+// state; WriteFileAtomic writes any file atomically, and RemoveTempFiles
+// deletes the temporary files it leaves when the process is killed.
 package nn

@@ -2,6 +2,9 @@ package nn_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/optim"
@@ -65,4 +68,83 @@ func ExampleGPT_String() {
 	//   )
 	//   (lm_head): Linear(in_features=8, out_features=65, bias=False)  # tied to transformer.wte.weight
 	// )
+}
+
+// mlp is a user-defined model: its Module methods come from the embedded
+// Container, which lists the children by name.
+type mlp struct {
+	nn.Container
+	FC1, FC2 *nn.Linear
+}
+
+func newMLP(in, hidden, out int) *mlp {
+	m := &mlp{FC1: nn.NewLinear(in, hidden, true), FC2: nn.NewLinear(hidden, out, true)}
+	m.Container = nn.Container{nn.Named("fc1", m.FC1), nn.Named("fc2", m.FC2)}
+	return m
+}
+
+func (m *mlp) Forward(x *tensor.Tensor) *tensor.Tensor {
+	return m.FC2.Forward(m.FC1.Forward(x).ReLU())
+}
+
+// A model of one's own gets PyTorch's parameter names from an
+// nn.Container, and saves and loads by name.
+func ExampleContainer() {
+	tensor.ManualSeed(1)
+	m := newMLP(4, 8, 2)
+	for _, p := range m.NamedParameters() {
+		fmt.Println(p.Name, p.Param.Shape())
+	}
+	path := filepath.Join(os.TempDir(), "wick-example-mlp.safetensors")
+	defer os.Remove(path)
+	if err := nn.SaveFile(path, m); err != nil {
+		fmt.Println(err)
+	}
+	again := newMLP(4, 8, 2) // other random weights
+	if err := nn.LoadFile(path, again); err != nil {
+		fmt.Println(err)
+	}
+	x := tensor.Randn(3, 4)
+	fmt.Println("same output after loading:", slices.Equal(m.Forward(x).Float32s(), again.Forward(x).Float32s()))
+	// Output:
+	// fc1.weight [8 4]
+	// fc1.bias [8]
+	// fc2.weight [2 8]
+	// fc2.bias [2]
+	// same output after loading: true
+}
+
+// Sequential names its layers' parameters by position, as PyTorch does.
+func ExampleSequential() {
+	model := nn.Sequential{nn.NewLinear(4, 16, true), nn.ReLU{}, nn.NewLinear(16, 2, true)}
+	for _, p := range model.NamedParameters() {
+		fmt.Println(p.Name, p.Param.Shape())
+	}
+	y := model.Forward(tensor.Ones(5, 4))
+	fmt.Println(y.Shape())
+	fmt.Println(model)
+	// Output:
+	// 0.weight [16 4]
+	// 0.bias [16]
+	// 2.weight [2 16]
+	// 2.bias [2]
+	// [5 2]
+	// Sequential(  # 114 params
+	//   (0): Linear(in_features=4, out_features=16, bias=True)  # 80 params
+	//   (1): ReLU()
+	//   (2): Linear(in_features=16, out_features=2, bias=True)  # 34 params
+	// )
+}
+
+// Losses take a reduction, like PyTorch's reduction argument.
+func ExampleMSELoss() {
+	pred := tensor.New([]float32{1, 2, 3})
+	target := tensor.New([]float32{1, 0, 0})
+	fmt.Println(nn.MSELoss(pred, target, nn.ReduceMean).Item())
+	fmt.Println(nn.MSELoss(pred, target, nn.ReduceSum).Item())
+	fmt.Println(nn.MSELoss(pred, target, nn.ReduceNone).Float32s())
+	// Output:
+	// 4.3333335
+	// 13
+	// [0 4 9]
 }

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/wickml/wick/autograd"
 	"github.com/wickml/wick/tensor"
 )
 
@@ -19,6 +20,34 @@ type GPTConfig struct {
 	NEmbd     int     // embedding width (n_embd), a multiple of NHead
 	Dropout   float32 // dropout probability while training (dropout)
 	Bias      bool    // biases in Linear and LayerNorm layers (bias)
+
+	// Activation is the MLP's nonlinearity: ActGELU (the zero value,
+	// nanoGPT's exact GELU) or ActGELUTanh (GPT-2's). It is left out of
+	// the JSON encoding when zero, so configurations written before the
+	// field existed read back unchanged.
+	Activation Activation `json:",omitempty"`
+}
+
+// Activation names the nonlinearity of a GPT's MLP, spelled as Hugging
+// Face's activation_function where one exists.
+type Activation string
+
+// The activations of GPTConfig.
+const (
+	// ActGELU is the exact GELU x·Φ(x) of nanoGPT's model
+	// (torch.nn.GELU()). It is the zero value.
+	ActGELU Activation = ""
+	// ActGELUTanh is GELU's tanh approximation that GPT-2 was trained
+	// with: Hugging Face's "gelu_new", torch.nn.GELU(approximate='tanh').
+	ActGELUTanh Activation = "gelu_new"
+)
+
+// gelu returns the GELU layer of a.
+func (a Activation) gelu() GELU {
+	if a == ActGELUTanh {
+		return GELU{Approximate: "tanh"}
+	}
+	return GELU{}
 }
 
 // Validate reports what is wrong with c, or nil.
@@ -37,6 +66,9 @@ func (c GPTConfig) Validate() error {
 	}
 	if c.Dropout < 0 || c.Dropout >= 1 || c.Dropout != c.Dropout {
 		errs = append(errs, fmt.Errorf("dropout must be in [0, 1), got %v", c.Dropout))
+	}
+	if c.Activation != ActGELU && c.Activation != ActGELUTanh {
+		errs = append(errs, fmt.Errorf("activation must be %q (exact GELU) or %q (its tanh approximation), got %q", ActGELU, ActGELUTanh, c.Activation))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("nn: invalid GPTConfig: %w", err)
@@ -91,20 +123,23 @@ func NewGPTWith(cfg GPTConfig, gen *tensor.Generator) *GPT {
 	}
 	g.SetDropoutGenerator(gen)
 	g.LmHead = &Linear{Weight: g.Wte.Weight, In: cfg.NEmbd, Out: cfg.VocabSize}
-	// In-place initialisation is not recorded.
+	// In-place initialisation of parameters that require grad: inside
+	// NoGrad, like torch.nn.init's functions.
 	projStd := 0.02 / math.Sqrt(2*float64(cfg.NLayer))
-	for _, p := range g.NamedParameters() {
-		switch {
-		case strings.HasSuffix(p.Name, "c_proj.weight"):
-			p.Param.NormalInitWith(0, projStd, gen)
-		case strings.Contains(p.Name, ".ln_") && strings.HasSuffix(p.Name, ".weight"):
-			p.Param.Fill_(1)
-		case strings.HasSuffix(p.Name, ".bias"):
-			p.Param.Fill_(0)
-		default: // Linear and Embedding weights
-			p.Param.NormalInitWith(0, 0.02, gen)
+	autograd.NoGrad(func() {
+		for _, p := range g.NamedParameters() {
+			switch {
+			case strings.HasSuffix(p.Name, "c_proj.weight"):
+				p.Param.NormalInitWith(0, projStd, gen)
+			case strings.Contains(p.Name, ".ln_") && strings.HasSuffix(p.Name, ".weight"):
+				p.Param.Fill_(1)
+			case strings.HasSuffix(p.Name, ".bias"):
+				p.Param.Fill_(0)
+			default: // Linear and Embedding weights
+				p.Param.NormalInitWith(0, 0.02, gen)
+			}
 		}
-	}
+	})
 	return g
 }
 

@@ -222,6 +222,9 @@ func readStateDict(r io.Reader) (StateDict, map[string]string, error) {
 	}
 	var total int64
 	for _, e := range entries {
+		if e.dtype != "F32" && e.dtype != "I64" {
+			return nil, nil, fmt.Errorf("tensor %q: %w: dtype %s is not supported (Wick reads F32 and I64)", e.name, ErrDTypeMismatch, e.dtype)
+		}
 		total = max(total, e.end)
 	}
 	data, err := io.ReadAll(io.LimitReader(r, total))
@@ -233,22 +236,26 @@ func readStateDict(r io.Reader) (StateDict, map[string]string, error) {
 		if e.end > int64(len(data)) {
 			return nil, nil, fmt.Errorf("tensor %q: %w: its data ends at byte %d of the data section, which has only %d", e.name, ErrTruncated, e.end, len(data))
 		}
-		raw := data[e.begin:e.end]
-		if e.dtype == "I64" {
-			v := make([]int, len(raw)/8)
-			for i := range v {
-				v[i] = int(int64(binary.LittleEndian.Uint64(raw[8*i:])))
-			}
-			sd[e.name] = tensor.FromInts(v, len(v)).Reshape(e.shape...)
-		} else {
-			v := make([]float32, len(raw)/4)
-			for i := range v {
-				v[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
-			}
-			sd[e.name] = tensor.New(v, len(v)).Reshape(e.shape...)
-		}
+		sd[e.name] = entryTensor(e, data[e.begin:e.end])
 	}
 	return sd, meta, nil
+}
+
+// entryTensor returns the tensor of e (dtype F32 or I64) from its raw
+// little-endian data.
+func entryTensor(e entry, raw []byte) *tensor.Tensor {
+	if e.dtype == "I64" {
+		v := make([]int, len(raw)/8)
+		for i := range v {
+			v[i] = int(int64(binary.LittleEndian.Uint64(raw[8*i:])))
+		}
+		return tensor.FromInts(v, len(v)).Reshape(e.shape...)
+	}
+	v := make([]float32, len(raw)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+	}
+	return tensor.New(v, len(v)).Reshape(e.shape...)
 }
 
 // parseHeader decodes and checks the JSON header. Entries come back sorted
@@ -322,9 +329,6 @@ func checkEntry(name string, raw json.RawMessage) (entry, error) {
 	if !known {
 		return entry{}, fmt.Errorf("%w: unknown dtype %q", ErrCorruptHeader, *h.DType)
 	}
-	if *h.DType != "F32" && *h.DType != "I64" {
-		return entry{}, fmt.Errorf("%w: dtype %s is not supported (Wick reads F32 and I64)", ErrDTypeMismatch, *h.DType)
-	}
 	e := entry{name: name, dtype: *h.DType}
 	n := int64(1)
 	for _, d := range *h.Shape {
@@ -353,11 +357,13 @@ func checkEntry(name string, raw json.RawMessage) (entry, error) {
 
 // WriteFileAtomic writes a file through write so that path holds either its
 // old contents or the complete new ones, never a mix: the data goes to a
-// temporary file in the same directory, which is synced, renamed over path,
-// and the directory synced.
+// temporary file in the same directory, named .NAME.wick-tmp-DIGITS for a
+// path ending in NAME, which is synced, renamed over path, and the
+// directory synced. A process killed before the rename leaves the
+// temporary file behind; RemoveTempFiles deletes such leftovers.
 func WriteFileAtomic(path string, write func(w io.Writer) error) (err error) {
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+tempInfix+"*")
 	if err != nil {
 		return fmt.Errorf("nn: write %s: %w", path, err)
 	}
@@ -414,4 +420,62 @@ func LoadStateDictFile(path string) (StateDict, map[string]string, error) {
 		return nil, nil, fmt.Errorf("nn: read %s: %w", path, err)
 	}
 	return sd, meta, nil
+}
+
+// tempInfix is what WriteFileAtomic puts between the target's name and the
+// random digits of its temporary file. Before it, temporary files were
+// named .NAME.tmp-DIGITS (legacyTempInfix).
+const (
+	tempInfix       = ".wick-tmp-"
+	legacyTempInfix = ".tmp-"
+)
+
+// RemoveTempFiles deletes from dir the temporary files that WriteFileAtomic
+// left there when a process died before renaming them over one of names
+// (base names such as "ckpt.safetensors"): .NAME.wick-tmp-DIGITS, and
+// .NAME.tmp-DIGITS as earlier versions named them. Nothing else is
+// touched. It returns the paths it removed and their total size. Call it
+// only while no other process writes those files into dir, such as when a
+// program that owns dir starts. Errors reading dir or removing a file are
+// returned, joined, after removing what it could.
+func RemoveTempFiles(dir string, names []string) (removed []string, total int64, err error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, 0, fmt.Errorf("nn: remove temporary files: %w", err)
+	}
+	var errs []error
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !isTempFileOf(e.Name(), names) {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		var size int64
+		if info, err := e.Info(); err == nil {
+			size = info.Size()
+		}
+		if err := os.Remove(p); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, p)
+		total += size
+	}
+	if len(errs) > 0 {
+		return removed, total, fmt.Errorf("nn: remove temporary files: %w", errors.Join(errs...))
+	}
+	return removed, total, nil
+}
+
+// isTempFileOf reports whether file is the name of a temporary file
+// WriteFileAtomic makes for one of names.
+func isTempFileOf(file string, names []string) bool {
+	for _, n := range names {
+		for _, infix := range []string{tempInfix, legacyTempInfix} {
+			digits, ok := strings.CutPrefix(file, "."+n+infix)
+			if ok && digits != "" && strings.Trim(digits, "0123456789") == "" {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -7,31 +7,66 @@ import (
 )
 
 // AdamWConfig holds the hyperparameters of Adam and AdamW, with PyTorch's
-// names. Zero Beta1, Beta2 and Eps mean PyTorch's defaults (0.9, 0.999,
-// 1e-8); WeightDecay is used as given (for AdamW, the decoupled decay;
-// for Adam, the L2 penalty added to the gradient). With parameter groups,
-// each group's WeightDecay replaces it.
+// names. WeightDecay is, for AdamW, the decoupled decay and, for Adam, the
+// L2 penalty added to the gradient; with parameter groups, each group's
+// WeightDecay replaces it.
+//
+// Start from DefaultAdamW (or DefaultAdam) to get PyTorch's defaults and
+// to have every field used exactly as it reads, zeros included:
+//
+//	cfg := optim.DefaultAdamW() // lr 1e-3, betas (0.9, 0.999), eps 1e-8, weight_decay 0.01
+//	cfg.Beta1 = 0               // β1 = 0, as torch.optim.AdamW(betas=(0, 0.999))
+//	opt := optim.NewAdamW(params, cfg)
+//
+// A config written as a literal instead (AdamWConfig{LR: 3e-4}) keeps the
+// older zero-value rule, so that a missing field is not a degenerate
+// value: a zero Beta1, Beta2 or Eps means PyTorch's default (0.9, 0.999,
+// 1e-8), and WeightDecay is used as given, so a missing WeightDecay means
+// no decay (not AdamW's 0.01). In such a literal β = 0 and eps = 0 cannot
+// be written; use DefaultAdamW for them. The Config method of an
+// optimizer returns a config of the first kind, holding the values in use.
 type AdamWConfig struct {
 	LR          float64
 	Beta1       float64
 	Beta2       float64
 	Eps         float64
 	WeightDecay float64
+
+	exact bool // from DefaultAdamW, DefaultAdam or Config: zeros are zeros
 }
 
 // AdamConfig is the configuration of Adam; see AdamWConfig.
 type AdamConfig = AdamWConfig
 
+// DefaultAdamW returns torch.optim.AdamW's defaults: lr 1e-3, betas (0.9,
+// 0.999), eps 1e-8, weight_decay 0.01. Every field of the result is used
+// as it reads, zeros included (see AdamWConfig).
+func DefaultAdamW() AdamWConfig {
+	return AdamWConfig{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.01, exact: true}
+}
+
+// DefaultAdam returns torch.optim.Adam's defaults: lr 1e-3, betas (0.9,
+// 0.999), eps 1e-8, weight_decay 0. Every field of the result is used as
+// it reads, zeros included (see AdamWConfig).
+func DefaultAdam() AdamConfig {
+	return AdamConfig{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, exact: true}
+}
+
+// withDefaults applies the zero-value rule of literal configs and marks
+// the result exact.
 func (c AdamWConfig) withDefaults() AdamWConfig {
-	if c.Beta1 == 0 {
-		c.Beta1 = 0.9
+	if !c.exact {
+		if c.Beta1 == 0 {
+			c.Beta1 = 0.9
+		}
+		if c.Beta2 == 0 {
+			c.Beta2 = 0.999
+		}
+		if c.Eps == 0 {
+			c.Eps = 1e-8
+		}
 	}
-	if c.Beta2 == 0 {
-		c.Beta2 = 0.999
-	}
-	if c.Eps == 0 {
-		c.Eps = 1e-8
-	}
+	c.exact = true
 	return c
 }
 
@@ -98,7 +133,9 @@ func NewAdamGroups(gs []ParamGroup, cfg AdamConfig) *Adam {
 	return &Adam{AdamW{groups: newGroups("Adam", gs, cfg.LR), cfg: cfg, state: map[*tensor.Tensor]*adamState{}}}
 }
 
-// Config returns the hyperparameters (LR is the current learning rate).
+// Config returns the hyperparameters in use (LR is the current learning
+// rate), as a config whose fields are used as they read: passing it to
+// NewAdamW builds an optimizer with the same hyperparameters.
 func (o *AdamW) Config() AdamWConfig {
 	c := o.cfg
 	c.LR = o.lr
@@ -124,7 +161,9 @@ func (o *AdamW) Step() {
 		} else if grp.WeightDecay != 0 {
 			g = g.Add(p.Detach().MulScalar(float32(grp.WeightDecay)))
 		}
-		tensor.AdamWUpdate(p, g, st.m, st.v, c)
+		// through a view that does not require grad: the in-place update
+		// is allowed whatever the caller's grad mode
+		tensor.AdamWUpdate(p.Detach(), g, st.m, st.v, c)
 	})
 }
 

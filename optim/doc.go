@@ -10,6 +10,18 @@
 // tensors ("state.3.exp_avg", "state.3.step", …) that nn.WriteStateDict
 // and nn.SaveStateDictFile can store next to the model's weights.
 //
+// DefaultAdamW and DefaultAdam return torch.optim's defaults (lr 1e-3,
+// betas (0.9, 0.999), eps 1e-8, weight decay 0.01 for AdamW and 0 for Adam)
+// as a config whose fields are used as they read, so every PyTorch value,
+// β1 = 0 included, can be set on it:
+//
+//	cfg := optim.DefaultAdamW()
+//	cfg.Beta1 = 0
+//	opt := optim.NewAdamW(model.Parameters(), cfg)
+//
+// A literal AdamWConfig{...} keeps its zero-value rule (a zero beta or eps
+// means PyTorch's default, a zero weight decay none); see AdamWConfig.
+//
 // ClipGradNorm clips gradients by their joint L2 norm like
 // torch.nn.utils.clip_grad_norm_, and CosineLR is nanoGPT's warmup plus
 // cosine learning-rate schedule.

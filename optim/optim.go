@@ -127,19 +127,18 @@ func (g *groups) Params() []*tensor.Tensor {
 // clipping (0 if no parameter has a gradient). Parameters without a
 // gradient are skipped.
 func ClipGradNorm(params []*tensor.Tensor, maxNorm float32) float32 {
-	var norms []*tensor.Tensor
 	var grads []*tensor.Tensor
 	for _, p := range params {
 		if g := p.Grad(); g != nil {
-			g = g.Detach() // a view of the same gradient that is never recorded
-			grads = append(grads, g)
-			norms = append(norms, g.Square().Sum().Sqrt())
+			grads = append(grads, g.Detach()) // a view that is never recorded
 		}
 	}
 	if len(grads) == 0 {
 		return 0
 	}
-	total := tensor.Stack(norms, 0).Square().Sum().Sqrt().Item()
+	// one pass over all gradients (one kernel on a GPU), squares summed in
+	// float64
+	total := tensor.GlobalNorm(grads).Item()
 	coef := maxNorm / (total + 1e-6)
 	if coef >= 1 {
 		// PyTorch multiplies by the clamped coefficient, 1: a no-op

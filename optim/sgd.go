@@ -96,7 +96,7 @@ func (o *SGD) Step() {
 		for i := range pd {
 			pd[i] = fma32(d[i], alpha, pd[i]) // p.add_(d, alpha=-lr)
 		}
-		p.CopyFrom(tensor.New(pd, p.Shape()...))
+		p.Detach().CopyFrom(tensor.New(pd, p.Shape()...)) // a view that does not require grad: allowed in place
 	})
 }
 
@@ -122,7 +122,7 @@ func (o *SGD) stepOnDevice(p, g *tensor.Tensor, wd, mu, alpha float32) {
 			d = b
 		}
 	}
-	p.CopyFrom(pd.Add(d.MulScalar(alpha))) // p.add_(d, alpha=-lr)
+	pd.CopyFrom(pd.Add(d.MulScalar(alpha))) // p.add_(d, alpha=-lr)
 }
 
 // fma32 returns a·b + c rounded once, like the fused multiply-add of

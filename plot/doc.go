@@ -13,7 +13,10 @@
 // A chart has a title, axes with "nice" tick values (multiples of 1, 2 or 5
 // times a power of ten) and labels, one polyline per series in a fixed
 // colour cycle, and a legend when there is more than one named series.
-// Non-finite points (NaN, ±Inf) are skipped and break the line.
+// A sparse series, whose points lie 8 or more pixels apart on average (such
+// as validation losses measured every few hundred iterations), also gets a
+// round marker at each point. Non-finite points (NaN, ±Inf) are skipped and
+// break the line.
 //
 // The package is separate from the library packages (tensor, autograd, nn,
 // optim) so that a program that never plots does not link it.

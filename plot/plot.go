@@ -142,6 +142,31 @@ type canvas interface {
 	polyline(pts [][2]float64, width float64, c rgb)
 	// rect fills a rectangle and outlines it when stroke is non-nil.
 	rect(x, y, w, h float64, fill rgb, stroke *rgb)
+	// dot fills a circle of radius r centred at (x, y), outlined in white
+	// so that it stands out on its own line.
+	dot(x, y, r float64, c rgb)
+}
+
+// Markers: a series whose points are at least markerSpacing CSS pixels
+// apart on average gets a dot of markerRadius at each point, so that a
+// sparse series (evaluations every few hundred iterations) shows where it
+// was measured; a dense one is a plain line.
+const (
+	markerSpacing = 8.0
+	markerRadius  = 3.5
+)
+
+// sparse reports whether the points pts (CSS pixels, left to right in
+// data order) are far enough apart on average to be marked.
+func sparse(pts [][2]float64) bool {
+	if len(pts) < 2 {
+		return false
+	}
+	lo, hi := pts[0][0], pts[0][0]
+	for _, p := range pts {
+		lo, hi = min(lo, p[0]), max(hi, p[0])
+	}
+	return (hi-lo)/float64(len(pts)-1) >= markerSpacing
 }
 
 // textHeight is the height of a capital letter at size.
@@ -314,10 +339,12 @@ func (p *Plot) draw(c canvas) {
 		c.text(12+textHeight(labelText), (ya.p0+ya.p1)/2, p.YLabel, labelText, anchorMiddle, black, true)
 	}
 
-	// Lines, broken at non-finite points. A lone point is drawn as a dot.
+	// Lines, broken at non-finite points. A lone point is drawn as a dot;
+	// the points of a sparse series get markers on top of the line.
+	marked := make([]bool, len(p.Series))
 	for i, s := range p.Series {
 		col := palette[i%len(palette)]
-		var run [][2]float64
+		var run, all [][2]float64
 		flush := func() {
 			switch len(run) {
 			case 0:
@@ -335,8 +362,14 @@ func (p *Plot) draw(c canvas) {
 				continue
 			}
 			run = append(run, [2]float64{xa.pos(x), ya.pos(y)})
+			all = append(all, run[len(run)-1])
 		}
 		flush()
+		if marked[i] = sparse(all); marked[i] {
+			for _, pt := range all {
+				c.dot(pt[0], pt[1], markerRadius, col)
+			}
+		}
 	}
 
 	// Legend in the top-right corner of the plotting area.
@@ -364,6 +397,9 @@ func (p *Plot) draw(c canvas) {
 		col := palette[i%len(palette)]
 		yMid := by + pad + float64(k)*rowH + textHeight(tickText)/2
 		c.line(bx+pad, yMid, bx+pad+swatch, yMid, 2, col)
+		if marked[i] {
+			c.dot(bx+pad+swatch/2, yMid, markerRadius, col)
+		}
 		c.text(bx+pad+swatch+6, yMid+textHeight(tickText)/2, p.Series[i].Name, tickText, anchorStart, black, false)
 	}
 }

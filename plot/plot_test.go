@@ -3,6 +3,7 @@ package plot
 import (
 	"bytes"
 	"encoding/xml"
+	"fmt"
 	"image/png"
 	"math"
 	"path/filepath"
@@ -214,5 +215,50 @@ func BenchmarkLossCurvePNG(b *testing.B) {
 		if _, err := LossCurvePNG("bench", Series{Name: "train", Y: y}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestSparseSeriesMarkers checks that the points of a sparse series (such
+// as evaluations every few hundred iterations) get markers, in the chart
+// and in the legend, while a dense series stays a plain line.
+func TestSparseSeriesMarkers(t *testing.T) {
+	dense := Series{Name: "train", X: make([]float64, 301), Y: make([]float64, 301)}
+	for i := range dense.X {
+		dense.X[i] = float64(i * 5)
+		dense.Y[i] = 4 - float64(i)/150
+	}
+	val := Series{Name: "val", X: []float64{0, 250, 500, 750, 1000, 1250, 1500}, Y: []float64{4.2, 3, 2.5, 2.2, 2.1, 2.05, math.NaN()}}
+	svg := LossCurveSVG("loss", dense, val)
+	// six finite validation points and the legend's swatch
+	if n := strings.Count(svg, "<circle"); n != 7 {
+		t.Errorf("%d markers, want 7 (6 points and the legend)", n)
+	}
+	if n := strings.Count(svg, `<circle cx="`); n != strings.Count(svg, `fill="#ff7f0e" stroke="#ffffff"`) {
+		t.Errorf("markers not all in the val series' colour:\n%s", svg)
+	}
+	if n := strings.Count(LossCurveSVG("loss", dense), "<circle"); n != 0 {
+		t.Errorf("a dense series has %d markers, want none", n)
+	}
+
+	// In the PNG the marker is a disc of the series' colour wider than its
+	// 2-pixel line: on a horizontal line, 2.5 pixels above a point's
+	// centre is the colour only where there is a marker.
+	flat := Series{X: []float64{0, 500, 1000}, Y: []float64{2, 2, 2}}
+	var cx, cy float64
+	if _, err := fmt.Sscanf(strings.SplitN(LossCurveSVG("", flat), "<circle ", 2)[1], `cx="%g" cy="%g"`, &cx, &cy); err != nil {
+		t.Fatalf("no marker in the flat series: %v", err)
+	}
+	img, err := png.Decode(bytes.NewReader(LossCurve("", flat).PNG()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, g, b, _ := img.At(int(2*cx), int(2*(cy-2.5))).RGBA()
+	if got := (rgb{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8)}); got != palette[0] {
+		t.Errorf("PNG pixel 2.5 px above the first marker's centre is %v, want the series' colour %v", got, palette[0])
+	}
+	two := LossCurve("loss", Series{X: val.X[:2], Y: val.Y[:2]})
+	two.Width = 2000 // 2 points far apart: sparse
+	if n := strings.Count(two.SVG(), "<circle"); n != 2 {
+		t.Errorf("%d markers on two points, want 2", n)
 	}
 }

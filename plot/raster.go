@@ -182,6 +182,14 @@ func (c *rasterCanvas) polyline(pts [][2]float64, width float64, col rgb) {
 	c.flush(col)
 }
 
+func (c *rasterCanvas) dot(x, y, r float64, col rgb) {
+	s := float64(pngScale)
+	c.strokeMask(x*s, y*s, x*s, y*s, 2*(r+1)*s) // the white outline
+	c.flush(white)
+	c.strokeMask(x*s, y*s, x*s, y*s, 2*r*s)
+	c.flush(col)
+}
+
 func (c *rasterCanvas) rect(x, y, w, h float64, fill rgb, stroke *rgb) {
 	s := float64(pngScale)
 	c.fillMask(x*s, y*s, (x+w)*s, (y+h)*s)

@@ -69,6 +69,11 @@ func (c *svgCanvas) polyline(pts [][2]float64, width float64, col rgb) {
 	c.b.WriteString("\"/>\n")
 }
 
+func (c *svgCanvas) dot(x, y, r float64, col rgb) {
+	fmt.Fprintf(&c.b, `<circle cx="%s" cy="%s" r="%s" fill="%s" stroke="#ffffff" stroke-width="1"/>`+"\n",
+		num(x), num(y), num(r), col.hex())
+}
+
 func (c *svgCanvas) rect(x, y, w, h float64, fill rgb, stroke *rgb) {
 	st := ""
 	if stroke != nil {

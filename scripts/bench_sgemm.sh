@@ -2,7 +2,8 @@
 # bench_sgemm.sh: Wick's sgemm (internal/blas) against numpy/OpenBLAS on the
 # same shapes and thread counts, in one invocation.
 #
-#   scripts/bench_sgemm.sh [rounds] [threads...]     (default: 5 rounds, threads 1 2)
+# Usage: scripts/bench_sgemm.sh [-rounds N] [-threads LIST]
+#        (default: -rounds 5 -threads 1,2; LIST is comma-separated)
 #
 # Each round runs, for every shape and thread count, Wick's BenchmarkSgemm and
 # then the peer (scripts/bench_sgemm_peer.py, with /usr/bin/python3), so that
@@ -17,12 +18,22 @@
 # back to SSE3 kernels; SkylakeX's kernels fault without AVX-512). Override
 # with PEER_CORETYPE=Zen (or any OpenBLAS core name).
 set -euo pipefail
-cd "$(dirname "$0")/.."
 
-rounds=${1:-5}
-shift || true
-threads=("$@")
-[ ${#threads[@]} -eq 0 ] && threads=(1 2)
+rounds=5
+threads=(1 2)
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-rounds) rounds="$2"; shift 2 ;;
+	-threads) IFS=, read -r -a threads <<<"$2"; shift 2 ;;
+	-h | --help) sed -n '2,19p' "$0"; exit 0 ;;
+	*) echo "bench_sgemm.sh: unknown argument $1 (see -h)" >&2; exit 2 ;;
+	esac
+done
+case "$rounds" in '' | *[!0-9]* | 0) echo "bench_sgemm.sh: -rounds wants a positive integer, got '$rounds'" >&2; exit 2 ;; esac
+for t in "${threads[@]}"; do
+	case "$t" in '' | *[!0-9]* | 0) echo "bench_sgemm.sh: -threads wants positive integers such as 1,2, got '$t'" >&2; exit 2 ;; esac
+done
+cd "$(dirname "$0")/.."
 
 if [ -z "${PEER_CORETYPE:-}" ]; then
 	if grep -qw avx512f /proc/cpuinfo; then PEER_CORETYPE=SkylakeX; else PEER_CORETYPE=Haswell; fi

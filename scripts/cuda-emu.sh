@@ -10,7 +10,13 @@
 #
 # and runs the cuda package's -tags cuda tests with LD_LIBRARY_PATH
 # pointing at them: every GPU test must run (a skip fails this script;
-# extra arguments go to the test binary, such as -test.run). It replays
+# extra arguments go to the test binary, such as -test.run). The blocks
+# and threads of every launch run in a random order (WICKEMU_SEED, printed;
+# set it to repeat a run), so float atomics add up in a different order
+# each time, as on a GPU. It also runs TestNoGPU with the emulated driver
+# reporting no device (the WICK_REQUIRE_GPU switch included), checks that a
+# cuInit re-entered from inside the driver's does not hang, and runs the
+# concurrent-upload test under -race. It replays
 # PyTorch's golden cases on the emulated GPU (tensor's TestGoldenCUDA:
 # every op of the tensor surface, forward and backward). Then it trains
 # a small model with `train --device cuda` and with `--device cpu` (10
@@ -64,6 +70,10 @@ gcc -O1 -fPIC -c "$tmp/stubs.c" -o "$tmp/stubs.o"
 "${cxx[@]}" -shared -Wl,-soname,libcuda.so.1 "$tmp/driver.o" "$tmp/stubs.o" -o "$tmp/lib/libcuda.so.1"
 "${cxx[@]}" -O3 -shared -Wl,-soname,libcublas.so.12 "$emu/cublas.cpp" "$tmp/lib/libcuda.so.1" -o "$tmp/lib/libcublas.so.12"
 export LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# blocks and threads run in a random order (float atomics land in a
+# different order at every launch, as on a GPU); WICKEMU_SEED repeats a run
+export WICKEMU_SEED=${WICKEMU_SEED:-$(( $(date +%s%N) % 4294967291 + 1 ))}
+echo "== cuda-emu: thread order seed WICKEMU_SEED=$WICKEMU_SEED"
 ldd "$tmp/cuda.test" | grep -q "$tmp/lib/libcuda.so.1" || die "the test binary does not pick up the emulated libcuda.so.1"
 
 echo "== cuda-emu: the cuda package's tests on the emulated GPU"
@@ -81,13 +91,40 @@ if grep -q -- '--- SKIP' "$tmp/cuda.log"; then
 fi
 printf '  %d tests passed in %ds\n' "$(grep -c -- '^--- PASS' "$tmp/cuda.log")" $(($(date +%s) - start))
 
+echo "== cuda-emu: the no-GPU path (WICKEMU_NODEVICE=1: cuInit fails with CUDA_ERROR_NO_DEVICE)"
+if ! (cd cuda && WICKEMU_NODEVICE=1 "$tmp/cuda.test" -test.count=1 -test.v -test.run '^TestNoGPU$') >"$tmp/nogpu.log" 2>&1 ||
+	! grep -q -- '^--- PASS: TestNoGPU' "$tmp/nogpu.log" || ! grep -q -- '--- PASS: TestNoGPU/WICK_REQUIRE_GPU' "$tmp/nogpu.log"; then
+	tail -30 "$tmp/nogpu.log"
+	die "TestNoGPU (with its WICK_REQUIRE_GPU=1 check) did not pass without a device"
+fi
+echo "  TestNoGPU passed: every device request fails naming cuInit; WICK_REQUIRE_GPU=1 turns the skips into failures"
+
+echo "== cuda-emu: cuInit re-entered from inside the driver's cuInit (WICKEMU_REENTER_CUINIT=1, as compute-sanitizer may)"
+if ! (cd cuda && WICKEMU_REENTER_CUINIT=1 timeout 60 "$tmp/cuda.test" -test.count=1 -test.v -test.run '^(TestCuInitInterposed|TestUnary)$') >"$tmp/reenter.log" 2>&1 ||
+	! grep -q -- '^--- PASS: TestCuInitInterposed' "$tmp/reenter.log"; then
+	tail -20 "$tmp/reenter.log"
+	die "the interposed cuInit hung or failed when re-entered (exit status 124: timed out)"
+fi
+echo "  the nested cuInit went straight to the driver"
+
+echo "== cuda-emu: uploads from several goroutines through the shared staging buffers, under -race"
+CGO_ENABLED=1 go test -race -c -tags cuda -o "$tmp/cuda-race.test" ./cuda/
+if ! (cd cuda && "$tmp/cuda-race.test" -test.count=1 -test.v -test.run '^TestUploadConcurrent$') >"$tmp/race.log" 2>&1 ||
+	! grep -q -- '^--- PASS: TestUploadConcurrent' "$tmp/race.log"; then
+	grep -E -A12 -- 'DATA RACE|--- FAIL|panic' "$tmp/race.log" | head -40
+	die "TestUploadConcurrent failed under -race"
+fi
+echo "  TestUploadConcurrent passed under -race"
+
 echo "== cuda-emu: PyTorch's golden values on the emulated GPU (tensor: TestGoldenCUDA)"
-if ! (cd tensor && "$tmp/tensor.test" -test.count=1 -test.v -test.run '^TestGoldenCUDA$') >"$tmp/golden.log" 2>&1; then
+if ! (cd tensor && "$tmp/tensor.test" -test.count=1 -test.v -test.run '^(TestGoldenCUDA|TestFunctionCUDA)$') >"$tmp/golden.log" 2>&1; then
 	grep -E -A4 -- '--- FAIL|panic' "$tmp/golden.log" | head -60
 	die "golden cases failed on the emulated device"
 fi
 grep -q -- '^--- PASS: TestGoldenCUDA' "$tmp/golden.log" || { tail -5 "$tmp/golden.log"; die "TestGoldenCUDA did not run"; }
 printf '  %d golden cases (forward and backward) match PyTorch on the emulated GPU\n' "$(grep -c -- '^    --- PASS' "$tmp/golden.log")"
+grep -q -- '^--- PASS: TestFunctionCUDA' "$tmp/golden.log" || { tail -5 "$tmp/golden.log"; die "TestFunctionCUDA did not run"; }
+echo "  custom tensor.Functions differentiate on the emulated GPU (TestFunctionCUDA)"
 
 echo "== cuda-emu: train --device cuda against --device cpu"
 go build -tags cuda -o "$tmp/train" ./cmd/train

@@ -57,15 +57,19 @@ fi
 
 cat <<'EOF'
 
-Built .gpu/. With a lent device, make this one call (about 3-6 minutes;
-the timeout leaves room for a second try within the 15-minute budget):
+Built .gpu/. With a lent device, make this one call (about 5-8 minutes:
+the tests with WICK_REQUIRE_GPU=1, the flaky-prone ones 20 times,
+compute-sanitizer memcheck and racecheck, then gpubench and PyTorch):
 
-  run(command="bash scripts/device-run.sh", carry=[".gpu"], timeout_s=480)
+  run(command="bash scripts/device-run.sh", carry=[".gpu"], timeout_s=540)
 
-then give_back. It prints the device, a pass/fail table per package, the
-tails of failing logs, and gpubench next to PyTorch; full logs come back
-under $OUT. To find which kernel faults, rerun one package with
-WICK_CUDA_SYNC=1 (every launch waits and checks), e.g.
+then give_back. It prints the device and the cuBLAS loaded, a pass/fail
+table per package, the tails of failing logs, the repeated runs, the
+sanitizers' summaries, gpubench's roofline prediction next to its
+measurement and PyTorch's, and ClipGradNorm alone; full logs come back
+under $OUT. A second, shorter try: EXTRA=0 skips the repeats and the
+sanitizers, BENCH=0 the benchmarks. To find which kernel faults, rerun one
+package with WICK_CUDA_SYNC=1 (every launch waits and checks), e.g.
 
-  run(command="WICK_CUDA_SYNC=1 ONLY=cuda BENCH=0 bash scripts/device-run.sh", carry=[".gpu"], timeout_s=300)
+  run(command="WICK_CUDA_SYNC=1 ONLY=cuda BENCH=0 EXTRA=0 bash scripts/device-run.sh", carry=[".gpu"], timeout_s=300)
 EOF

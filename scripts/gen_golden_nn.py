@@ -30,6 +30,35 @@ with nn.ReadStateDict):
                         metadata holds the case configurations ("cases", JSON)
                         and nanoGPT's get_lr for a few schedules ("cosine",
                         JSON).
+  sequential.safetensors, container.safetensors
+                        the state_dict of a torch.nn.Sequential (Linear and
+                        activation modules: names "0.weight", "2.bias", ...)
+                        and of a module with a Linear, an nn.ModuleList and
+                        a Sequential ("embed.weight", "layers.1.bias",
+                        "head.0.weight"), loadable by name with nn.LoadFile.
+  sequential_golden.safetensors, container_golden.safetensors
+                        x, g (upstream gradient of sum(y * g)), y and
+                        grad.<name>; metadata: named_parameters() order.
+  sequential_wick_golden.safetensors
+                        PyTorch's side of the other direction: it loads
+                        testdata/nn/sequential_wick.safetensors, written by
+                        Wick (go test ./nn/ -run TestWickFileLoadsInPyTorch
+                        -update-wick-file), into the same torch.nn.Sequential
+                        with load_state_dict(strict=True) and records x and
+                        y = model(x).
+  losses.safetensors    mse, l1, bce_logits and nll losses with reductions
+                        mean, sum and none: for case C.R, C.x, C.target,
+                        C.R.g (upstream gradient), C.R.y, C.R.grad_x and
+                        (float targets) C.R.grad_target.
+  optim_defaults.safetensors
+                        the defaults of torch.optim.AdamW and Adam
+                        (metadata "defaults", JSON), and five steps of
+                        AdamW with its defaults and with betas (0, 0.999),
+                        weight_decay 0: C.init.<i>, C.grad.<k>.<i>,
+                        C.after.<k>.<i>.
+
+Each file has its own seed, so adding one leaves the others byte for byte
+the same.
 
 The GPT model is nanoGPT's model.py (GPT, Block, CausalSelfAttention, MLP,
 LayerNorm) from scripts/nanogpt.py, always on nanoGPT's non-flash path
@@ -245,9 +274,154 @@ def gen_optim():
     save_safetensors(os.path.join(OUT, "optim.safetensors"), out, meta)
 
 
+# --------------------------------------------------------------------------
+# containers: Sequential, ModuleList, a user module of named children
+
+
+class Net(nn.Module):
+    """A user-defined module of named children, as nn.Container builds one."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Linear(3, 5)
+        self.layers = nn.ModuleList([nn.Linear(5, 5), nn.Linear(5, 5, bias=False)])
+        self.act = nn.GELU()
+        self.head = nn.Sequential(nn.Linear(5, 2), nn.Sigmoid())
+
+    def forward(self, x):
+        x = self.act(self.embed(x))
+        for layer in self.layers:
+            x = torch.tanh(layer(x))
+        return self.head(x)
+
+
+def container_case(name, model, x):
+    save_safetensors(os.path.join(OUT, f"{name}.safetensors"), dict(model.state_dict()))
+    x = x.clone().requires_grad_(True)
+    y = model(x)
+    g = torch.randn(y.shape)
+    (y * g).sum().backward()
+    out = {"x": x.detach(), "g": g, "y": y.detach(), "grad_x": x.grad.detach()}
+    for pn, p in model.named_parameters():
+        out[f"grad.{pn}"] = p.grad.detach().clone()
+    meta = {"named_parameters": json.dumps([pn for pn, _ in model.named_parameters()])}
+    save_safetensors(os.path.join(OUT, f"{name}_golden.safetensors"), out, meta)
+
+
+def load_safetensors(path):
+    """Reads a safetensors file (F32 and I64 only) into a dict of tensors."""
+    with open(path, "rb") as f:
+        b = f.read()
+    (n,) = struct.unpack("<Q", b[:8])
+    header = json.loads(b[8:8 + n])
+    out = {}
+    for name, v in header.items():
+        if name == "__metadata__":
+            continue
+        dt = {"F32": torch.float32, "I64": torch.int64}[v["dtype"]]
+        start, end = v["data_offsets"]
+        data = bytearray(b[8 + n + start:8 + n + end])
+        out[name] = torch.frombuffer(data, dtype=dt).reshape(v["shape"]).clone() if data else torch.zeros(v["shape"], dtype=dt)
+    return out
+
+
+def wick_sequential():
+    return nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 8), nn.Tanh(),
+                         nn.Linear(8, 6), nn.GELU(), nn.Linear(6, 3), nn.Sigmoid())
+
+
+def gen_containers():
+    torch.manual_seed(11)
+    container_case("sequential", wick_sequential(), torch.randn(5, 4))
+    container_case("container", Net(), torch.randn(2, 3, 3))
+
+    # the other direction: Wick's file, loaded by name into PyTorch
+    seq = wick_sequential()
+    seq.load_state_dict(load_safetensors(os.path.join(OUT, "sequential_wick.safetensors")), strict=True)
+    x = torch.randn(5, 4)
+    save_safetensors(os.path.join(OUT, "sequential_wick_golden.safetensors"), {"x": x, "y": seq(x).detach()})
+
+
+# --------------------------------------------------------------------------
+# losses
+
+
+def gen_losses():
+    torch.manual_seed(12)
+    F = torch.nn.functional
+    x = torch.randn(3, 4)
+    t = torch.randn(3, 4)
+    t[0, 1] = x[0, 1]  # a tie: L1's gradient is sign(0) = 0 there
+    xb = torch.randn(3, 4) * 2
+    xb[1, 2] = 0.0  # the kink of max(x, 0) in the stable formula
+    tb = torch.rand(3, 4)
+    tb[0] = torch.tensor([0.0, 1.0, 0.0, 1.0])
+    logp2 = torch.log_softmax(torch.randn(5, 4), dim=1)
+    tgt2 = torch.tensor([0, 3, 1, 1, 2])
+    logp3 = torch.log_softmax(torch.randn(2, 4, 3), dim=1)  # (N, C, d)
+    tgt3 = torch.tensor([[0, 3, 2], [1, 1, 0]])
+    cases = [
+        ("mse", x, t, F.mse_loss),
+        ("l1", x, t, F.l1_loss),
+        ("bce_logits", xb, tb, F.binary_cross_entropy_with_logits),
+        ("nll", logp2, tgt2, F.nll_loss),
+        ("nll3d", logp3, tgt3, F.nll_loss),
+    ]
+    out = {}
+    for name, xin, tin, fn in cases:
+        out[f"{name}.x"] = xin
+        out[f"{name}.target"] = tin
+        for red in ("mean", "sum", "none"):
+            xr = xin.clone().requires_grad_(True)
+            tr = tin.clone().requires_grad_(True) if tin.dtype == torch.float32 else tin
+            y = fn(xr, tr, reduction=red)
+            g = torch.randn(y.shape)
+            (y * g).sum().backward()
+            key = f"{name}.{red}"
+            out[f"{key}.g"] = g
+            out[f"{key}.y"] = y.detach()
+            out[f"{key}.grad_x"] = xr.grad.detach()
+            if tin.dtype == torch.float32:
+                out[f"{key}.grad_target"] = tr.grad.detach()
+    save_safetensors(os.path.join(OUT, "losses.safetensors"), out)
+
+
+# --------------------------------------------------------------------------
+# optimizer defaults
+
+
+def gen_optim_defaults():
+    torch.manual_seed(13)
+    p = [torch.zeros(1, requires_grad=True)]
+    defaults = {}
+    for kind, cls in (("AdamW", torch.optim.AdamW), ("Adam", torch.optim.Adam)):
+        d = cls(p).defaults
+        defaults[kind] = {"lr": d["lr"], "beta1": d["betas"][0], "beta2": d["betas"][1],
+                          "eps": d["eps"], "weight_decay": d["weight_decay"]}
+    out = {}
+    for name, kwargs in (("adamw_defaults", {}), ("adamw_beta1_zero", {"betas": (0.0, 0.999), "weight_decay": 0.0})):
+        params = [torch.randn(s).requires_grad_(True) for s in OPT_SHAPES]
+        for i, q in enumerate(params):
+            out[f"{name}.init.{i}"] = q.detach().clone()
+        opt = torch.optim.AdamW(params, **kwargs)
+        for k in range(OPT_STEPS):
+            for i, q in enumerate(params):
+                g = torch.randn(q.shape)
+                out[f"{name}.grad.{k}.{i}"] = g
+                q.grad = g.clone()
+            opt.step()
+            for i, q in enumerate(params):
+                out[f"{name}.after.{k}.{i}"] = q.detach().clone()
+    meta = {"defaults": json.dumps(defaults), "steps": str(OPT_STEPS)}
+    save_safetensors(os.path.join(OUT, "optim_defaults.safetensors"), out, meta)
+
+
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     gen_modules()
     gen_gpt(True)
     gen_gpt(False)
     gen_optim()
+    gen_containers()
+    gen_losses()
+    gen_optim_defaults()

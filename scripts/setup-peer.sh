@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # setup-peer.sh installs what the PyTorch and OpenBLAS peers of the
 # benchmark scripts (bench_ops.sh, bench_sgemm.sh, bench_train.sh) and the
-# golden generators (gen_golden.py, gen_golden_nn.py) need on a Debian
-# machine: Debian's python3-torch and numpy, OpenBLAS (without it numpy and
-# torch fall back to the reference BLAS, 30× slower), GNU time for peak
-# RSS, hyperfine for whole-command timings, and benchstat. Needs root.
+# golden generators (gen_golden.py, gen_golden_nn.py,
+# gen_golden_pretrained.py) need on a Debian machine: Debian's python3-torch
+# and numpy, OpenBLAS (without it numpy and torch fall back to the reference
+# BLAS, 30× slower), GNU time for peak RSS, hyperfine for whole-command
+# timings, and benchstat. Needs root.
 # Nothing here is needed to build or test Wick.
 set -euo pipefail
 sudo=""

@@ -115,7 +115,9 @@ type Backend interface {
 	Int64s(s Storage, l Layout) []int64
 
 	// Copy copies src (layout sl) into dst (layout dl); shapes are equal.
-	// If the dtypes differ, values are converted (float→int truncates).
+	// If the dtypes differ, values are converted (float→int as ToInt64
+	// does). src and dst may be overlapping views of one storage: the
+	// result is as if src were read in full before dst is written.
 	Copy(dst Storage, dl Layout, src Storage, sl Layout)
 	// Fill sets every element of the view to v.
 	Fill(dst Storage, dl Layout, v float64)
@@ -174,6 +176,15 @@ type Backend interface {
 // the CPU's (as in PyTorch).
 type DropoutMasker interface {
 	DropoutMask(dst Storage, n int, p float32, seed uint64)
+}
+
+// Normer is an optional Backend method, checked by GlobalNorm: a backend
+// that implements it computes the L2 norm of many tensors in one pass. It
+// writes √(Σ x²) over the first ns[i] elements of each contiguous Float32
+// storage srcs[i], the squares summed in float64 and the root rounded once
+// to float32, into the one-element dst.
+type Normer interface {
+	GlobalNorm(dst Storage, srcs []Storage, ns []int)
 }
 
 // AdamWStep are the scalars of one AdamW update (PyTorch's rule):

@@ -119,3 +119,39 @@ func BenchmarkMLPInference(b *testing.B) {
 	}
 	reportFlops(b, 2*64*(128*256+256*10))
 }
+
+// BenchmarkSmallOps measures the fixed cost per operation on tiny tensors,
+// where recording and the backward engine dominate: a recorded three-op
+// forward and backward, the same forward unrecorded inside NoGrad, and the
+// recorded pass while another goroutine sits inside NoGrad (grad mode is
+// per goroutine: recording then looks up the calling goroutine's mode).
+func BenchmarkSmallOps(b *testing.B) {
+	tensor.NoPoison(b)
+	x := tensor.Ones(3)
+	step := func() {
+		w := tensor.Ones(3).RequiresGrad()
+		w.Mul(x).Add(w).Mean().Backward()
+	}
+	b.Run("forward+backward", func(b *testing.B) {
+		for b.Loop() {
+			step()
+		}
+	})
+	b.Run("forward-nograd", func(b *testing.B) {
+		w := tensor.Ones(3).RequiresGrad()
+		autograd.NoGrad(func() {
+			for b.Loop() {
+				w.Mul(x).Add(w).Mean()
+			}
+		})
+	})
+	b.Run("forward+backward-beside-nograd", func(b *testing.B) {
+		release, started := make(chan struct{}), make(chan struct{})
+		go autograd.NoGrad(func() { close(started); <-release })
+		<-started
+		for b.Loop() {
+			step()
+		}
+		close(release)
+	})
+}

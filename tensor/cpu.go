@@ -1,25 +1,89 @@
 package tensor
 
-import "github.com/wickml/wick/internal/parallel"
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
 
-// cpuStorage is host memory: exactly one of f and i is set.
+	"github.com/wickml/wick/internal/parallel"
+)
+
+// cpuStorage is host memory: exactly one of f and i is set, until Release
+// drops both and remembers what they were in gone.
 type cpuStorage struct {
-	f []float32
-	i []int64
+	f    []float32
+	i    []int64
+	gone *releasedStorage
+}
+
+// releasedStorage is what a released cpuStorage held.
+type releasedStorage struct {
+	dt DType
+	n  int
 }
 
 func (s *cpuStorage) Device() Device { return CPU }
 func (s *cpuStorage) DType() DType {
-	if s.i != nil {
+	switch {
+	case s.gone != nil:
+		return s.gone.dt
+	case s.i != nil:
 		return Int64
 	}
 	return Float32
 }
 func (s *cpuStorage) Len() int {
-	if s.i != nil {
+	switch {
+	case s.gone != nil:
+		return s.gone.n
+	case s.i != nil:
 		return len(s.i)
 	}
 	return len(s.f)
+}
+
+// Release drops the storage's buffer, so that the garbage collector can
+// reclaim it even while tensors still view the storage; the kernels panic
+// on it from then on (live). Releasing twice does nothing more.
+func (s *cpuStorage) Release() {
+	if s.gone == nil {
+		s.gone = &releasedStorage{dt: s.DType(), n: s.Len()}
+		s.f, s.i = nil, nil
+	}
+}
+
+// live panics with an *Error naming the operation when s was released.
+func (s *cpuStorage) live() *cpuStorage {
+	if s.gone != nil {
+		panic(&Error{Op: callerOp(), Msg: fmt.Sprintf("use of a released %s storage of %d elements on cpu (Tensor.Release was called on a tensor viewing it)", s.gone.dt, s.gone.n)})
+	}
+	return s
+}
+
+// callerOp returns the outermost function of package tensor on the stack,
+// such as "Tensor.Add": the operation the caller called.
+func callerOp() string {
+	pcs := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+	const pkg = "github.com/wickml/wick/tensor."
+	op := "Tensor"
+	for {
+		f, more := frames.Next()
+		if name, ok := strings.CutPrefix(f.Function, pkg); ok && !strings.Contains(name, "/") {
+			op = name
+		} else if op != "Tensor" {
+			break
+		}
+		if !more {
+			break
+		}
+	}
+	op = strings.NewReplacer("(*", "", ")", "").Replace(op)
+	if i := strings.Index(op, ".func"); i >= 0 {
+		op = op[:i]
+	}
+	return op
 }
 
 // cpuBackend is the pure-Go reference backend.
@@ -27,7 +91,10 @@ type cpuBackend struct{}
 
 var cpu Backend = cpuBackend{}
 
-var _ Backend = cpuBackend{}
+var (
+	_ Backend = cpuBackend{}
+	_ Normer  = cpuBackend{}
+)
 
 func (cpuBackend) Device() Device { return CPU }
 
@@ -46,8 +113,8 @@ func (cpuBackend) FromInt64s(data []int64) Storage {
 	return &cpuStorage{i: append(make([]int64, 0, len(data)), data...)}
 }
 
-func fs(s Storage) []float32 { return s.(*cpuStorage).f }
-func is(s Storage) []int64   { return s.(*cpuStorage).i }
+func fs(s Storage) []float32 { return s.(*cpuStorage).live().f }
+func is(s Storage) []int64   { return s.(*cpuStorage).live().i }
 
 func (b cpuBackend) Float32s(s Storage, l Layout) []float32 {
 	out := make([]float32, l.Numel())
@@ -64,8 +131,19 @@ func (b cpuBackend) Int64s(s Storage, l Layout) []int64 {
 	return out
 }
 
-func (cpuBackend) Copy(dst Storage, dl Layout, src Storage, sl Layout) {
-	d, s := dst.(*cpuStorage), src.(*cpuStorage)
+func (b cpuBackend) Copy(dst Storage, dl Layout, src Storage, sl Layout) {
+	d, s := dst.(*cpuStorage).live(), src.(*cpuStorage).live()
+	if d == s && dl.Overlaps(sl) {
+		// overlapping views of one storage: read src in full first
+		if slices.Equal(dl.Shape, sl.Shape) && slices.Equal(dl.Strides, sl.Strides) && dl.Offset == sl.Offset {
+			return // each element onto itself
+		}
+		tmp := b.Alloc(s.DType(), numel(sl.Shape))
+		tl := Layout{Shape: sl.Shape, Strides: ContiguousStrides(sl.Shape)}
+		b.Copy(tmp, tl, src, sl)
+		b.Copy(dst, dl, tmp, tl)
+		return
+	}
 	p := newPlan(dl.Shape, []int{dl.Offset, sl.Offset}, dl.Strides, sl.Strides)
 	switch {
 	case d.f != nil && s.f != nil:
@@ -95,14 +173,14 @@ func (cpuBackend) Copy(dst Storage, dl Layout, src Storage, sl Layout) {
 	default:
 		p.run(func(o []int, n int) {
 			for k := range n {
-				d.i[o[0]+k*p.inner[0]] = int64(s.f[o[1]+k*p.inner[1]])
+				d.i[o[0]+k*p.inner[0]] = ToInt64(float64(s.f[o[1]+k*p.inner[1]]))
 			}
 		})
 	}
 }
 
 func (cpuBackend) Fill(dst Storage, dl Layout, v float64) {
-	d := dst.(*cpuStorage)
+	d := dst.(*cpuStorage).live()
 	p := newPlan(dl.Shape, []int{dl.Offset}, dl.Strides)
 	p.run(func(o []int, n int) {
 		st := p.inner[0]
@@ -113,8 +191,9 @@ func (cpuBackend) Fill(dst Storage, dl Layout, v float64) {
 			}
 			return
 		}
+		iv := ToInt64(v)
 		for k := range n {
-			d.i[o[0]+k*st] = int64(v)
+			d.i[o[0]+k*st] = iv
 		}
 	})
 }

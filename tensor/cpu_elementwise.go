@@ -172,11 +172,15 @@ func (cpuBackend) Unary(op UnaryOp, p UnaryParams, dst, src Storage, sl Layout) 
 	d, s := fs(dst), fs(src)
 	pl := newPlan(sl.Shape, []int{0, sl.Offset}, ContiguousStrides(sl.Shape), sl.Strides)
 	switch op {
-	case OpAddScalar, OpMulScalar, OpReLU, OpGELU, OpSquare:
+	case OpAddScalar, OpMulScalar, OpReLU, OpGELU, OpGELUTanh, OpSquare:
 		pl.run(func(o []int, n int) {
 			dd, ss, st := d[o[0]:o[0]+n], s[o[1]:], pl.inner[1]
 			if op == OpGELU && st == 1 { // fast float32 path, cpu_fast.go
 				geluF32(dd, ss)
+				return
+			}
+			if op == OpGELUTanh && st == 1 {
+				geluTanhF32(dd, ss)
 				return
 			}
 			switch op {
@@ -195,6 +199,10 @@ func (cpuBackend) Unary(op UnaryOp, p UnaryParams, dst, src Storage, sl Layout) 
 			case OpGELU:
 				for k := range dd {
 					dd[k] = f32GELU(ss[k*st])
+				}
+			case OpGELUTanh:
+				for k := range dd {
+					dd[k] = f32GELUTanh(ss[k*st])
 				}
 			case OpSquare:
 				for k := range dd {
@@ -218,6 +226,10 @@ func (cpuBackend) UnaryGrad(op UnaryOp, p UnaryParams, dst, g, x, y Storage, n i
 	d, gs, xs, ys := fs(dst), fs(g), fs(x), fs(y)
 	if op == OpGELU { // fast float32 path, cpu_fast.go
 		parallelFor(n, grain, func(lo, hi int) { geluGradF32(d[lo:hi], gs[lo:hi], xs[lo:hi]) })
+		return
+	}
+	if op == OpGELUTanh {
+		parallelFor(n, grain, func(lo, hi int) { geluTanhGradF32(d[lo:hi], gs[lo:hi], xs[lo:hi]) })
 		return
 	}
 	f := unaryGradFunc(op, p)

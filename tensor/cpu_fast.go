@@ -127,6 +127,67 @@ func f32GELU(x float32) float32 {
 	return x * cdf
 }
 
+// GELU's tanh approximation 0.5·x·(1 + tanh(u)), u = √(2/π)·(x + 0.044715·x³),
+// is x·σ(2u) with σ the logistic function: one exp32 and a division, and no
+// cancellation for negative x. These are 2u's coefficients.
+const (
+	geluTanhC1 = 1.5957691216057308   // 2·√(2/π)
+	geluTanhC3 = 0.071354816272924168 // 2·√(2/π)·0.044715
+)
+
+// f32GELUTanh is 0.5·x·(1 + tanh(u)) for one element, within about
+// |2u|·2e-7 relative of the float64 reference (the rounding of 2u). Past |2u| > 88 the
+// logistic factor is 0 or 1 in float32, as tanh(u) is ±1 in the
+// reference.
+func f32GELUTanh(x float32) float32 {
+	// float32 throughout: converting from float64 here made the loop
+	// several times slower (measured), for no accuracy the tests need
+	u2 := x * (geluTanhC1 + geluTanhC3*x*x)
+	switch {
+	case u2 > 88:
+		return x
+	case u2 < -88:
+		return x * 0 // −0 for negative x, NaN for −Inf, like the reference
+	}
+	return x / (1 + exp32(-u2))
+}
+
+// f32GELUTanhGrad is g·d/dx[x·σ(2u)] = g·(σ + x·σ·(1−σ)·2u′), with
+// 1−σ = e^(−2u)·σ to keep its precision for large x.
+func f32GELUTanhGrad(g, x float32) float32 {
+	if x-x != 0 { // ±Inf or NaN: NaN, like the reference
+		return float32(math.NaN())
+	}
+	u2 := x * (geluTanhC1 + geluTanhC3*x*x)
+	switch {
+	case u2 > 88:
+		return g
+	case u2 < -88:
+		return g * 0
+	}
+	e := exp32(-u2)
+	s := 1 / (1 + e)
+	du2 := geluTanhC1 + 3*geluTanhC3*x*x
+	return g * (s + x*s*(e*s)*du2)
+}
+
+// geluTanhF32 writes GELU's tanh approximation of each element of src
+// into dst.
+func geluTanhF32(dst, src []float32) {
+	src = src[:len(dst)]
+	for i, x := range src {
+		dst[i] = f32GELUTanh(x)
+	}
+}
+
+// geluTanhGradF32 writes g·GELUTanh′(x) into dst.
+func geluTanhGradF32(dst, g, x []float32) {
+	g, x = g[:len(dst)], x[:len(dst)]
+	for i, v := range x {
+		dst[i] = f32GELUTanhGrad(g[i], v)
+	}
+}
+
 // expSub replaces x[i] by e^(x[i]−m) (exp32) and returns their sum.
 func expSub(x []float32, m float32) float32 { return expSubTo(x, x, m) }
 

@@ -117,6 +117,50 @@ func testGELUFast(t *testing.T) {
 	}
 }
 
+// TestGELUTanhFastMatchesReference checks the float32 tanh-GELU kernels
+// against the float64 formulas of cpu_elementwise.go, over a fine grid,
+// the tails where the logistic factor saturates, and special values.
+func TestGELUTanhFastMatchesReference(t *testing.T) {
+	ref := unaryFunc(OpGELUTanh, UnaryParams{})
+	refGrad := unaryGradFunc(OpGELUTanh, UnaryParams{})
+	inf := float32(math.Inf(1))
+	xs := []float32{0, float32(math.Copysign(0, -1)), inf, -inf, float32(math.NaN()), -88, 88, -9.3, -9.5, 9.3, 9.5, -1e-30, 1e-30, 1e30, -1e30, -3e19, 3e19}
+	for x := float32(-12); x < 12; x += 0.00377 {
+		xs = append(xs, x)
+	}
+	close := func(got, want float32) bool {
+		if want != want || got != got {
+			return (want != want) == (got != got)
+		}
+		if math.IsInf(float64(want), 0) {
+			return got == want
+		}
+		return math.Abs(float64(got-want)) <= 1e-7+1e-6*math.Abs(float64(want))
+	}
+	y := make([]float32, len(xs))
+	geluTanhF32(y, xs)
+	gs := make([]float32, len(xs))
+	for i, x := range xs {
+		gs[i] = 1.5 - x/7
+		if x-x != 0 || math.Abs(float64(x)) > 100 {
+			gs[i] = 1
+		}
+	}
+	dx := make([]float32, len(xs))
+	geluTanhGradF32(dx, gs, xs)
+	for i, x := range xs {
+		if w := ref(x); !close(y[i], w) || !close(f32GELUTanh(x), w) {
+			t.Fatalf("GELUTanh(%v) = %v, want %v", x, y[i], w)
+		}
+		if w := refGrad(gs[i], x, y[i]); !close(dx[i], w) {
+			t.Fatalf("GELUTanh'(%v)·%v = %v, want %v", x, gs[i], dx[i], w)
+		}
+	}
+	if got := f32GELUTanh(-20); math.Float32bits(got) != math.Float32bits(float32(math.Copysign(0, -1))) {
+		t.Errorf("GELUTanh(-20) = %v, want -0 like the reference", got)
+	}
+}
+
 func BenchmarkGELUFast(b *testing.B) {
 	NoPoison(b)
 	xs := make([]float32, 1<<16)
@@ -586,4 +630,33 @@ func TestExpSubTo(t *testing.T) {
 			}
 		}
 	})
+}
+
+func BenchmarkGELUTanhFast(b *testing.B) {
+	NoPoison(b)
+	xs := make([]float32, 1<<16)
+	for i := range xs {
+		xs[i] = float32(i%2000)/200 - 5
+	}
+	y := make([]float32, len(xs))
+	b.SetBytes(int64(4 * len(xs)))
+	for b.Loop() {
+		geluTanhF32(y, xs)
+	}
+}
+
+func BenchmarkGELUTanhReference(b *testing.B) {
+	NoPoison(b)
+	xs := make([]float32, 1<<16)
+	for i := range xs {
+		xs[i] = float32(i%2000)/200 - 5
+	}
+	y := make([]float32, len(xs))
+	f := unaryFunc(OpGELUTanh, UnaryParams{})
+	b.SetBytes(int64(4 * len(xs)))
+	for b.Loop() {
+		for i, x := range xs {
+			y[i] = f(x)
+		}
+	}
 }

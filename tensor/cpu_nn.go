@@ -280,3 +280,14 @@ func (cpuBackend) AdamW(param, grad, m, v Storage, n int, c AdamWStep) {
 		}
 	})
 }
+
+// GlobalNorm writes √(Σ x²) over the first ns[i] elements of each srcs[i]
+// into dst[0], summing the squares in float64 (Normer).
+func (cpuBackend) GlobalNorm(dst Storage, srcs []Storage, ns []int) {
+	var acc float64
+	for i, s := range srcs {
+		x := fs(s)[:ns[i]]
+		acc += dotF64(x, x) // cpu_fast.go
+	}
+	fs(dst)[0] = float32(math.Sqrt(acc))
+}

@@ -25,9 +25,56 @@
 // an *Error naming the operation and the shapes; Catch turns such panics into
 // errors.
 //
+// # Sizes
+//
+// A shape is valid when no dimension is negative and its number of
+// elements fits in an int. Creation functions, Reshape, View, Expand and
+// every operation whose result has a new shape (broadcasting, MatMul, Cat,
+// Embedding, ...) panic with an *Error naming the operation and the shape
+// when it is not: Zeros(1<<62, 4) panics, it does not return an empty
+// tensor, and Arange panics when its bounds are NaN or infinite or its
+// length does not fit.
+//
+// Before any storage is allocated, on any device, its size in bytes is
+// compared with MaxAllocBytes, and a larger request panics with an *Error
+// that names the operation, the shape, the bytes needed and the limit,
+// instead of ending the process with the runtime's fatal (unrecoverable)
+// out-of-memory. Zeros(1<<40) asks for 4 TiB:
+//
+//	err := tensor.Catch(func() { tensor.Zeros(1 << 40) })
+//	// tensor: Zeros: a float32 tensor of shape [1099511627776] would need
+//	// 4398046511104 bytes (4 TiB), above the allocation limit of ...
+//
+// The limit applies to each storage on its own (it is not a budget for
+// the whole process) and includes host copies such as Float32s. It
+// defaults to the machine's physical memory (on Linux; the cgroup's memory
+// limit if lower) and to no limit elsewhere. An application that would
+// rather fail than swap, or that serves requests of untrusted sizes, sets
+// a lower one with SetMaxAllocBytes at start-up. A request below the limit
+// can still exhaust memory together with everything else the process
+// holds; the limit catches the sizes that cannot succeed, not every
+// out-of-memory.
+//
 // GradCheck compares the gradients that Backward computes for any function
 // of tensors with central finite differences; use it to test new
 // operations and models.
+//
+// A Function is a differentiable operation of one's own, like
+// torch.autograd.Function: Forward computes the outputs with any code
+// (tensor operations, or raw []float32 from Float32s turned back into a
+// tensor with NewOn), Backward returns the inputs' gradients from the
+// outputs', and a FunctionContext carries saved tensors between them (see
+// ExampleFunction). Backward fills Grad only for leaves; RetainGrad keeps
+// the gradient of a recorded result too, whose Grad is nil otherwise.
+//
+// In-place operations (Fill_, CopyFrom, NormalInit, UniformInit,
+// AdamWUpdate) are not recorded, so, as PyTorch raises, they panic on a
+// tensor that requires a gradient while the calling goroutine records.
+// Initialise, load and update parameters inside autograd.NoGrad or through
+// Detach(), a view that does not require a gradient. Wick keeps no version
+// counters: a write through Detach() to a tensor that a recorded operation
+// still needs for Backward changes that gradient without notice, so update
+// parameters between Backward and the next forward pass, as optimizers do.
 //
 // # Concurrency
 //

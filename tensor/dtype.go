@@ -1,6 +1,9 @@
 package tensor
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // DType is the element type of a tensor.
 type DType int
@@ -22,6 +25,21 @@ func (d DType) String() string {
 		return "int64"
 	}
 	return fmt.Sprintf("DType(%d)", int(d))
+}
+
+// ToInt64 converts a float to int64 as every backend converts Float32 to
+// Int64 (Long, Ints, copies between dtypes): truncating toward zero, with
+// NaN, ±Inf and values outside [−2^63, 2^63) all giving math.MinInt64.
+// That is PyTorch's CPU result on x86-64 (torch 1.13: tensor.to(torch.int64)
+// of NaN, ±inf, ±1e19 is −9223372036854775808). Go's own conversion and
+// the GPU's cvt.rzi.s64.f32 leave those cases to the machine (x86-64 gives
+// math.MinInt64, arm64 and the GPU saturate, and NaN becomes 0), so both
+// backends spell the rule out.
+func ToInt64(v float64) int64 {
+	if v >= -0x1p63 && v < 0x1p63 {
+		return int64(v)
+	}
+	return math.MinInt64
 }
 
 // DeviceKind is the kind of processor a tensor lives on.

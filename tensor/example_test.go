@@ -232,3 +232,45 @@ func ExampleNewGenerator() {
 	//         [ 0.8418, -0.0000, -0.0000]])
 	// true
 }
+
+func ExampleSetMaxAllocBytes() {
+	// fail rather than allocate more than 1 GiB in one tensor
+	defer tensor.SetMaxAllocBytes(tensor.SetMaxAllocBytes(1 << 30))
+	err := tensor.Catch(func() { tensor.Zeros(1<<15, 1<<15) })
+	fmt.Println(err)
+	// Output: tensor: Zeros: a float32 tensor of shape [32768 32768] would need 4294967296 bytes (4 GiB), above the allocation limit of 1073741824 bytes (1 GiB); tensor.SetMaxAllocBytes changes the limit
+}
+
+// ExampleFunction defines a differentiable operation the way
+// torch.autograd.Function does: Forward on raw float32 slices, Backward
+// with tensor operations, checked against finite differences.
+func ExampleFunction() {
+	cube := &tensor.Function{
+		Name: "Cube",
+		Forward: func(ctx *tensor.FunctionContext, in []*tensor.Tensor) []*tensor.Tensor {
+			x := in[0]
+			ctx.SaveForBackward(x)
+			d := x.Float32s() // a host copy: any Go code may compute on it
+			for i, v := range d {
+				d[i] = v * v * v
+			}
+			return []*tensor.Tensor{tensor.NewOn(x.Device(), d, x.Shape()...)}
+		},
+		Backward: func(ctx *tensor.FunctionContext, grads []*tensor.Tensor) []*tensor.Tensor {
+			x := ctx.SavedTensors()[0]
+			return []*tensor.Tensor{grads[0].Mul(x.Square()).MulScalar(3)} // 3x²·g
+		},
+	}
+	x := tensor.New([]float32{1, 2, 3}).RequiresGrad()
+	y := cube.Apply(x)
+	y.Sum().Backward()
+	fmt.Println(y)
+	fmt.Println(x.Grad())
+	err := tensor.GradCheck(func(in []*tensor.Tensor) *tensor.Tensor { return cube.Apply(in[0]) },
+		[]*tensor.Tensor{tensor.New([]float32{0.5, -1, 2})}, tensor.GradCheckOptions{})
+	fmt.Println("GradCheck:", err)
+	// Output:
+	// tensor([ 1.,  8., 27.], grad_fn=<CubeBackward0>)
+	// tensor([ 3., 12., 27.])
+	// GradCheck: <nil>
+}

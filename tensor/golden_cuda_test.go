@@ -3,6 +3,7 @@
 package tensor_test
 
 import (
+	"os"
 	"testing"
 
 	"github.com/wickml/wick/cuda"
@@ -14,7 +15,16 @@ import (
 // inputs) on the GPU.
 func TestGoldenCUDA(t *testing.T) {
 	if !cuda.Available() {
+		if os.Getenv("WICK_REQUIRE_GPU") == "1" {
+			t.Fatal("cuda: no usable GPU (WICK_REQUIRE_GPU=1: a missing GPU fails the test)")
+		}
 		t.Skip("cuda: no usable GPU; the golden cases run on the CPU in TestGolden")
+	}
+	if _, err := cuda.Open(0); err != nil {
+		if os.Getenv("WICK_REQUIRE_GPU") == "1" {
+			t.Fatalf("%v (WICK_REQUIRE_GPU=1: a missing GPU or CUDA library fails the test)", err)
+		}
+		t.Skipf("%v; the golden cases run on the CPU in TestGolden", err)
 	}
 	testGoldenOn(t, tensor.CUDA(0))
 }

@@ -44,7 +44,8 @@ func (t *Tensor) IsRequiringGrad() bool { return t.requiresGrad }
 // the result of a differentiable operation.
 func (t *Tensor) IsLeaf() bool { return t.node == nil || t.node.IsLeaf() }
 
-// Grad returns the gradient accumulated into a leaf by Backward, or nil.
+// Grad returns the gradient accumulated by Backward into a leaf, or into a
+// non-leaf after RetainGrad; otherwise nil.
 func (t *Tensor) Grad() *Tensor { return t.grad }
 
 // SetGrad replaces the accumulated gradient (nil clears it).

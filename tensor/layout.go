@@ -57,6 +57,35 @@ func (l Layout) IsContiguous() bool {
 	return true
 }
 
+// Span returns the lowest and highest storage offsets of the layout's
+// elements; ok is false for a layout without elements.
+func (l Layout) Span() (lo, hi int, ok bool) {
+	if numel(l.Shape) == 0 {
+		return 0, 0, false
+	}
+	lo, hi = l.Offset, l.Offset
+	for i, n := range l.Shape {
+		if n > 1 {
+			if st := l.Strides[i]; st < 0 {
+				lo += (n - 1) * st
+			} else {
+				hi += (n - 1) * st
+			}
+		}
+	}
+	return lo, hi, true
+}
+
+// Overlaps reports whether the spans of two layouts of one storage share
+// an offset, so that writing through one may change what the other reads.
+// It is conservative: interleaved views (even and odd elements) that share
+// no element overlap by this test.
+func (l Layout) Overlaps(m Layout) bool {
+	alo, ahi, aok := l.Span()
+	blo, bhi, bok := m.Span()
+	return aok && bok && alo <= bhi && blo <= ahi
+}
+
 func cloneInts(s []int) []int {
 	if s == nil {
 		return []int{}

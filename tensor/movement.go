@@ -12,11 +12,14 @@ func (t *Tensor) view(op string, l Layout, backward func(g *Tensor)) *Tensor {
 	return out
 }
 
-// inferShape resolves a single -1 in shape against numel n.
+// inferShape resolves a single -1 in shape against numel n. It panics
+// with an *Error for op if shape has another negative dimension, if the
+// product of its dimensions overflows int, or if it does not hold n
+// elements.
 func inferShape(op string, shape []int, n int, from []int) []int {
 	out := cloneInts(shape)
 	neg := -1
-	known := 1
+	known, nonzero := 1, 1 // products of the known dims, and of the nonzero ones
 	for i, d := range out {
 		switch {
 		case d == -1:
@@ -26,9 +29,19 @@ func inferShape(op string, shape []int, n int, from []int) []int {
 			neg = i
 		case d < 0:
 			panicf(op, "invalid shape dimension %d in %v", d, shape)
+		case d == 0:
+			known = 0
 		default:
-			known *= d
+			// a product that wrapped around could match n by accident
+			p, ok := mulInts(nonzero, d)
+			if !ok {
+				panicf(op, "shape %v has more elements than an int can count (the product of its dimensions overflows)", shape)
+			}
+			nonzero = p
 		}
+	}
+	if known != 0 {
+		known = nonzero
 	}
 	if neg >= 0 {
 		if known == 0 || n%known != 0 {
@@ -75,7 +88,9 @@ func viewStrides(shape, strides, newShape []int) ([]int, bool) {
 }
 
 // View returns t with a new shape, sharing storage; one dimension may be -1.
-// It panics if the layout cannot be viewed that way (use Reshape).
+// It panics if shape does not hold t's elements (a dimension below -1, a
+// product that overflows int, another count) or if the layout cannot be
+// viewed that way (use Reshape).
 func (t *Tensor) View(shape ...int) *Tensor {
 	ns := inferShape("View", shape, t.Numel(), t.layout.Shape)
 	st, ok := viewStrides(t.layout.Shape, t.layout.Strides, ns)
@@ -89,7 +104,8 @@ func (t *Tensor) View(shape ...int) *Tensor {
 }
 
 // Reshape returns t with a new shape (one dimension may be -1), sharing
-// storage when the layout allows and copying otherwise.
+// storage when the layout allows and copying otherwise. It panics if shape
+// does not hold t's elements, like View.
 func (t *Tensor) Reshape(shape ...int) *Tensor {
 	ns := inferShape("Reshape", shape, t.Numel(), t.layout.Shape)
 	if slices.Equal(ns, t.layout.Shape) {
@@ -240,7 +256,9 @@ func (t *Tensor) Select(dim, i int) *Tensor {
 	})
 }
 
-// Expand broadcasts t to shape without copying (-1 keeps a dimension).
+// Expand broadcasts t to shape without copying (-1 keeps a dimension). It
+// panics if shape has a dimension below -1, if its number of elements
+// overflows int, or if t does not broadcast to it.
 func (t *Tensor) Expand(shape ...int) *Tensor {
 	ns := cloneInts(shape)
 	k := len(ns) - t.Dim()
@@ -255,6 +273,7 @@ func (t *Tensor) Expand(shape ...int) *Tensor {
 			ns[i] = t.layout.Shape[i-k]
 		}
 	}
+	checkedNumel("Expand", ns)
 	l, ok := t.layout.broadcastTo(ns)
 	if !ok {
 		panicf("Expand", "the expanded size %v is not compatible with the tensor's shape %v", shape, t.layout.Shape)

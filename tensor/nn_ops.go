@@ -25,19 +25,20 @@ func (t *Tensor) softmax(dim int, log bool) *Tensor {
 	if t.Dim() > 0 {
 		normDimOf(name, dim, t.layout.Shape)
 	}
+	checkAlloc(name, Float32, t.layout.Shape) // before moveToLast's copy
 	x, back := t.moveToLast(dim)
 	cols := 1
 	if x.Dim() > 0 {
 		cols = x.layout.Shape[x.Dim()-1]
 	}
 	rows := x.Numel() / max(cols, 1)
-	y := emptyOut(t.backend, x.layout.Shape)
+	y := emptyOut(name, t.backend, x.layout.Shape)
 	if x.Numel() > 0 {
 		t.backend.Softmax(y.storage, x.storage, rows, cols, log)
 	}
 	record(name, y, []*Tensor{x}, func(g *Tensor) {
 		g = g.dense()
-		dx := emptyOut(t.backend, x.layout.Shape)
+		dx := emptyOut(name, t.backend, x.layout.Shape)
 		t.backend.SoftmaxGrad(dx.storage, g.storage, y.storage, rows, cols, log)
 		x.accumulate(dx)
 	})
@@ -69,23 +70,24 @@ func (t *Tensor) LayerNorm(weight, bias *Tensor, eps float32) *Tensor {
 		}
 	}
 	rows := t.Numel() / max(cols, 1)
+	checkAlloc("LayerNorm", Float32, t.layout.Shape) // before dense's copy
 	x := t.dense()
 	w, b := contiguousOrNil(weight), contiguousOrNil(bias)
-	y := emptyOut(t.backend, t.layout.Shape)
-	mean := empty(t.backend, Float32, []int{rows})
-	rstd := empty(t.backend, Float32, []int{rows})
+	y := emptyOut("LayerNorm", t.backend, t.layout.Shape)
+	mean := empty("LayerNorm", t.backend, Float32, []int{rows})
+	rstd := empty("LayerNorm", t.backend, Float32, []int{rows})
 	t.backend.LayerNorm(y.storage, mean.storage, rstd.storage, x.storage, storageOrNil(w), storageOrNil(b), rows, cols, eps)
 	record("LayerNorm", y, []*Tensor{x, weight, bias}, func(g *Tensor) {
 		g = g.dense()
 		var dx, dw, db *Tensor
 		if x.requiresGrad {
-			dx = emptyOut(t.backend, x.layout.Shape)
+			dx = emptyOut("LayerNorm", t.backend, x.layout.Shape)
 		}
 		if weight != nil && weight.requiresGrad {
-			dw = empty(t.backend, Float32, []int{cols})
+			dw = empty("LayerNorm", t.backend, Float32, []int{cols})
 		}
 		if bias != nil && bias.requiresGrad {
-			db = empty(t.backend, Float32, []int{cols})
+			db = empty("LayerNorm", t.backend, Float32, []int{cols})
 		}
 		t.backend.LayerNormGrad(storageOrNil(dx), storageOrNil(dw), storageOrNil(db), g.storage, x.storage, mean.storage, rstd.storage, storageOrNil(w), rows, cols)
 		x.accumulate(dx)
@@ -135,10 +137,11 @@ func (t *Tensor) DropoutWith(p float32, training bool, gen *Generator) *Tensor {
 		return t.Mul(ZerosLike(t))
 	}
 	if dm, ok := t.backend.(DropoutMasker); ok {
-		mask := empty(t.backend, Float32, t.layout.Shape)
+		mask := empty("Dropout", t.backend, Float32, t.layout.Shape)
 		dm.DropoutMask(mask.storage, t.Numel(), p, gen.Uint64())
 		return t.Mul(mask)
 	}
+	checkAlloc("Dropout", Float32, t.layout.Shape)
 	data := make([]float32, t.Numel())
 	scale := 1 / (1 - p)
 	g := gen.lock()
@@ -187,6 +190,8 @@ func Embedding(weight, idx *Tensor) *Tensor {
 	num := weight.layout.Shape[0]
 	rowShape := weight.layout.Shape[1:]
 	rowLen := numel(rowShape)
+	outShape := append(idx.Shape(), rowShape...)
+	checkAlloc("Embedding", Float32, outShape) // before the indices' copies
 	ix := idx.dense()
 	for _, v := range ix.Ints() {
 		if v < 0 || v >= num {
@@ -195,7 +200,7 @@ func Embedding(weight, idx *Tensor) *Tensor {
 	}
 	w := weight.dense()
 	n := ix.Numel()
-	out := emptyOut(weight.backend, append(idx.Shape(), rowShape...))
+	out := emptyOut("Embedding", weight.backend, outShape)
 	if n > 0 && rowLen > 0 {
 		weight.backend.Gather(out.storage, w.storage, ix.storage, n, rowLen)
 	}
@@ -248,14 +253,14 @@ func CrossEntropyIgnore(logits, targets *Tensor, ignoreIndex int) *Tensor {
 		count++
 	}
 	ign := int64(ignoreIndex)
-	perRow := empty(logits.backend, Float32, []int{rows})
+	perRow := empty("CrossEntropy", logits.backend, Float32, []int{rows})
 	if rows > 0 {
 		logits.backend.CrossEntropy(perRow.storage, x.storage, tg.storage, rows, cols, ign)
 	}
 	loss := perRow.Sum().DivScalar(float32(count)) // perRow is fresh: not recorded
 	record("CrossEntropy", loss, []*Tensor{x}, func(g *Tensor) {
 		scale := g.Item() / float32(count)
-		dx := emptyOut(logits.backend, x.layout.Shape)
+		dx := emptyOut("CrossEntropy", logits.backend, x.layout.Shape)
 		logits.backend.CrossEntropyGrad(dx.storage, x.storage, tg.storage, rows, cols, ign, scale)
 		x.accumulate(dx)
 	})
@@ -267,6 +272,11 @@ func CrossEntropyIgnore(logits, targets *Tensor, ignoreIndex int) *Tensor {
 func triMask(t *Tensor, k int, lower bool) *Tensor {
 	nd := t.Dim()
 	rows, cols := t.layout.Shape[nd-2], t.layout.Shape[nd-1]
+	op := "Triu"
+	if lower {
+		op = "Tril"
+	}
+	checkAlloc(op, Float32, []int{rows, cols})
 	data := make([]float32, rows*cols)
 	for i := range rows {
 		for j := range cols {
@@ -318,10 +328,13 @@ func Cat(ts []*Tensor, dim int) *Tensor {
 				panicf("Cat", "sizes of tensors must match except in dimension %d: got %v and %v", d, first.layout.Shape, u.layout.Shape)
 			}
 		}
-		total += u.layout.Shape[d]
+		var ok bool
+		if total, ok = addInts(total, u.layout.Shape[d]); !ok {
+			panicf("Cat", "the sizes along dimension %d add up to more than an int can count (tensor %d has shape %v)", d, i, u.layout.Shape)
+		}
 	}
 	shape[d] = total
-	out := empty(first.backend, first.DType(), shape)
+	out := empty("Cat", first.backend, first.DType(), shape)
 	off := 0
 	for _, u := range ts {
 		n := u.layout.Shape[d]

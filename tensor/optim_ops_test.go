@@ -3,6 +3,7 @@ package tensor_test
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/wickml/wick/tensor"
@@ -51,5 +52,33 @@ func TestAdamWUpdate(t *testing.T) {
 		tensor.AdamWUpdate(tensor.Zeros(4, 4).T(), tensor.Zeros(4, 4), tensor.Zeros(4, 4), tensor.Zeros(4, 4), c)
 	}); err == nil {
 		t.Error("no panic for a non-contiguous parameter")
+	}
+}
+
+// TestGlobalNorm checks the joint norm of several tensors, strided and
+// empty ones included, and its panics.
+func TestGlobalNorm(t *testing.T) {
+	a := tensor.New([]float32{3, 0, 4, 0}, 2, 2)
+	b := tensor.New([]float32{12}, 1)
+	e := tensor.Zeros(0, 3)
+	col := a.T().Narrow(0, 0, 1) // [3, 4] through a strided view
+	n := tensor.GlobalNorm([]*tensor.Tensor{col, b, e})
+	if n.Dim() != 0 || n.Item() != 13 {
+		t.Errorf("GlobalNorm([3 4], [12], []): got %v (shape %v), want 13", n.Item(), n.Shape())
+	}
+	if got := tensor.GlobalNorm([]*tensor.Tensor{e}).Item(); got != 0 {
+		t.Errorf("GlobalNorm of an empty tensor: got %v, want 0", got)
+	}
+	// the squares are summed in float64: 1e20² would overflow float32
+	if got := tensor.GlobalNorm([]*tensor.Tensor{tensor.Full(1e20, 4)}).Item(); got != 2e20 {
+		t.Errorf("GlobalNorm of four 1e20s: got %v, want 2e20", got)
+	}
+	for name, f := range map[string]func(){
+		"no tensors": func() { tensor.GlobalNorm(nil) },
+		"int64":      func() { tensor.GlobalNorm([]*tensor.Tensor{b, tensor.FromInts([]int{1}, 1)}) },
+	} {
+		if err := tensor.Catch(f); err == nil || !strings.Contains(err.Error(), "GlobalNorm") {
+			t.Errorf("GlobalNorm with %s: got %v, want a panic naming GlobalNorm", name, err)
+		}
 	}
 }

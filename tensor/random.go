@@ -187,7 +187,7 @@ func (g *Generator) Randn(shape ...int) *Tensor {
 // default device, drawn from g (the global generator if g is nil). It
 // panics if hi ≤ lo or a dimension is negative.
 func (g *Generator) RandInt(lo, hi int, shape ...int) *Tensor {
-	checkShape("RandInt", shape)
+	checkAlloc("RandInt", Int64, shape) // the ints it draws take 8 bytes each
 	if hi <= lo {
 		panicf("RandInt", "empty range [%d, %d)", lo, hi)
 	}
@@ -215,12 +215,15 @@ func RandInt(lo, hi int, shape ...int) *Tensor { return global.RandInt(lo, hi, s
 
 // NormalInit fills t in place with normal numbers of the given mean and
 // standard deviation (like torch.nn.init.normal_) drawn from the global
-// generator. Not recorded.
+// generator. Not recorded. Like Fill_, it panics if t requires a gradient
+// while the calling goroutine records (initialise before RequiresGrad,
+// inside autograd.NoGrad, or through t.Detach()).
 func (t *Tensor) NormalInit(mean, std float64) *Tensor { return t.NormalInitWith(mean, std, nil) }
 
 // NormalInitWith is NormalInit with the numbers drawn from gen (the global
 // generator if gen is nil).
 func (t *Tensor) NormalInitWith(mean, std float64, gen *Generator) *Tensor {
+	checkInPlace("NormalInit", t)
 	data := make([]float32, t.Numel())
 	gen.fillNormal(data, mean, std)
 	t.CopyFrom(New(data, t.layout.Shape...))
@@ -229,11 +232,14 @@ func (t *Tensor) NormalInitWith(mean, std float64, gen *Generator) *Tensor {
 
 // UniformInit fills t in place with numbers uniform in [lo, hi) (like
 // torch.nn.init.uniform_) drawn from the global generator. Not recorded.
+// Like Fill_, it panics if t requires a gradient while the calling
+// goroutine records.
 func (t *Tensor) UniformInit(lo, hi float64) *Tensor { return t.UniformInitWith(lo, hi, nil) }
 
 // UniformInitWith is UniformInit with the numbers drawn from gen (the
 // global generator if gen is nil).
 func (t *Tensor) UniformInitWith(lo, hi float64, gen *Generator) *Tensor {
+	checkInPlace("UniformInit", t)
 	data := make([]float32, t.Numel())
 	gen.fillUniform(data, lo, hi)
 	t.CopyFrom(New(data, t.layout.Shape...))

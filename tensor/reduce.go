@@ -39,7 +39,7 @@ func (t *Tensor) reduceRaw(op ReduceOp, dims []int) *Tensor {
 		for d := range shape {
 			shape[d] = 1
 		}
-		out := empty(t.backend, Float32, shape)
+		out := empty(reduceNames[op], t.backend, Float32, shape)
 		t.backend.Reduce(op, out.storage, t.storage, flat, 0)
 		return out
 	}
@@ -51,7 +51,7 @@ func (t *Tensor) reduceRaw(op ReduceOp, dims []int) *Tensor {
 		if op == ReduceArgMax || op == ReduceArgMin {
 			dt = Int64
 		}
-		out := empty(t.backend, dt, shape)
+		out := empty(reduceNames[op], t.backend, dt, shape)
 		if cur.layout.Shape[d] == 0 && op != ReduceSum && op != ReduceLogSumExp {
 			panicf(reduceNames[op], "cannot reduce over a zero-size dimension %d of shape %v", d, t.layout.Shape)
 		}

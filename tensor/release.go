@@ -2,11 +2,15 @@ package tensor
 
 // Release frees the memory of t's storage now, instead of when the garbage
 // collector finds the storage unreachable: on a GPU the memory goes back to
-// the allocator's cache at once (package cuda); on the CPU it does nothing,
-// the collector frees host memory. Every tensor that views the same storage
-// (views, Detach) becomes unusable: using one afterwards panics. Release is
-// for loops that must keep device memory flat, such as dropping the
-// activations of a step as soon as the step is done.
+// the allocator's cache at once (package cuda); on the CPU the storage drops
+// its buffer, which the collector then reclaims at its next cycle even
+// while tensors still refer to the storage. Every tensor that views the
+// same storage (views, Detach) becomes unusable: an operation that reads or
+// writes one afterwards panics with an *Error naming the operation, though
+// its shape, dtype and device can still be asked. Releasing twice is
+// harmless. Release is for loops that must keep memory flat, such as
+// dropping the activations of a step as soon as the step is done. It must
+// not run while another goroutine uses a tensor viewing the storage.
 func (t *Tensor) Release() {
 	if r, ok := t.storage.(interface{ Release() }); ok {
 		r.Release()

@@ -26,15 +26,19 @@ type Tensor struct {
 	gradBuf      *Tensor        // gradient flowing into a non-leaf during Backward
 	name         string         // op that produced it, for printing grad_fn
 	accumulating atomic.Bool    // a Backward is adding into grad (misuse detection)
+	retainsGrad  bool           // a non-leaf that keeps its gradient in grad (RetainGrad)
 }
 
 func newTensor(b Backend, s Storage, l Layout) *Tensor {
 	return &Tensor{storage: s, layout: l, backend: b}
 }
 
-// empty allocates a zero-filled contiguous tensor on backend b.
-func empty(b Backend, dt DType, shape []int) *Tensor {
-	return newTensor(b, b.Alloc(dt, numel(shape)), contiguousLayout(shape))
+// empty allocates a zero-filled contiguous tensor on backend b. It panics
+// with an *Error for op if shape is invalid or the storage would exceed
+// MaxAllocBytes.
+func empty(op string, b Backend, dt DType, shape []int) *Tensor {
+	n := checkAlloc(op, dt, shape)
+	return newTensor(b, b.Alloc(dt, n), contiguousLayout(shape))
 }
 
 // Shape returns a copy of the tensor's shape.
@@ -74,8 +78,10 @@ func (t *Tensor) Device() Device { return t.storage.Device() }
 func (t *Tensor) IsContiguous() bool { return t.layout.IsContiguous() }
 
 // Float32s returns a host copy of the elements in row-major order (Int64
-// tensors are converted).
+// tensors are converted). It panics if the copy would exceed MaxAllocBytes
+// (possible for a view such as Expand's, which needs little storage).
 func (t *Tensor) Float32s() []float32 {
+	checkAlloc("Float32s", t.DType(), t.layout.Shape)
 	if t.DType() == Int64 {
 		ints := t.backend.Int64s(t.storage, t.layout)
 		out := make([]float32, len(ints))
@@ -88,8 +94,10 @@ func (t *Tensor) Float32s() []float32 {
 }
 
 // Ints returns a host copy of the elements as ints (Float32 tensors are
-// truncated toward zero).
+// truncated toward zero; NaN, ±Inf and out-of-range values give
+// math.MinInt64, see ToInt64). It panics like Float32s.
 func (t *Tensor) Ints() []int {
+	checkAlloc("Ints", Int64, t.layout.Shape)
 	var src []int64
 	if t.DType() == Int64 {
 		src = t.backend.Int64s(t.storage, t.layout)
@@ -97,7 +105,7 @@ func (t *Tensor) Ints() []int {
 		f := t.backend.Float32s(t.storage, t.layout)
 		src = make([]int64, len(f))
 		for i, v := range f {
-			src[i] = int64(v)
+			src[i] = ToInt64(float64(v))
 		}
 	}
 	out := make([]int, len(src))
@@ -146,6 +154,7 @@ func (t *Tensor) To(dev Device) *Tensor {
 		return t
 	}
 	b := mustBackend("To", dev)
+	checkAlloc("To", t.DType(), t.layout.Shape)
 	var s Storage
 	if t.DType() == Int64 {
 		s = b.FromInt64s(t.backend.Int64s(t.storage, t.layout))

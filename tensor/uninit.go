@@ -57,10 +57,12 @@ func (cpuBackend) AllocUninit(n int) Storage { return &cpuStorage{f: makeUninitF
 // emptyOut allocates a contiguous Float32 tensor for an output that the
 // kernel computing it writes in full (every element, whatever the inputs):
 // on backends that can, its memory is not cleared first. Anything else must
-// use empty.
-func emptyOut(b Backend, shape []int) *Tensor {
+// use empty. Like empty, it panics with an *Error for op if shape is
+// invalid or the storage would exceed MaxAllocBytes.
+func emptyOut(op string, b Backend, shape []int) *Tensor {
 	if u, ok := b.(uninitAllocator); ok {
-		return newTensor(b, u.AllocUninit(numel(shape)), contiguousLayout(shape))
+		n := checkAlloc(op, Float32, shape)
+		return newTensor(b, u.AllocUninit(n), contiguousLayout(shape))
 	}
-	return empty(b, Float32, shape)
+	return empty(op, b, Float32, shape)
 }

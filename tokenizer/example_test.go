@@ -24,3 +24,37 @@ func ExampleLoadGPT2() {
 	// "Hello world,"
 	// 50257
 }
+
+// A character tokenizer has one id per distinct character of its text;
+// EncodeStrict names a character it lacks, where Encode leaves it out.
+func ExampleNewChar() {
+	tok := tokenizer.NewChar([]byte("hello world"))
+	ids := tok.Encode("hello")
+	fmt.Println(tok.VocabSize(), ids, tok.Decode(ids))
+	_, err := tok.EncodeStrict("hello!")
+	fmt.Println(err)
+	fmt.Println(tok.Encode("hello!"))
+	// Output:
+	// 8 [3 2 4 4 5] hello
+	// character '!' is not in the tokenizer's vocabulary
+	// [3 2 4 4 5]
+}
+
+// TrainBPE learns merges of frequent byte pairs; any text encodes, and the
+// tokenizer saves to JSON and loads back with Unmarshal.
+func ExampleTrainBPE() {
+	text := []byte("the cat sat on the mat; the cat ate the rat")
+	tok, err := tokenizer.TrainBPE(text, 260)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ids := tok.Encode("the bat")
+	fmt.Println(tok.VocabSize(), len(ids), tok.Decode(ids))
+	js, _ := tok.MarshalJSON()
+	back, _ := tokenizer.Unmarshal(js)
+	fmt.Println(back.Kind(), back.Decode(ids))
+	// Output:
+	// 260 4 the bat
+	// bpe the bat
+}

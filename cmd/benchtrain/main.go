@@ -19,6 +19,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -33,6 +34,7 @@ import (
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/optim"
 	"github.com/wickml/wick/tensor"
+	"github.com/wickml/wick/tokenizer"
 )
 
 func main() {
@@ -62,8 +64,8 @@ func run(path string, warmup, iters int, seed uint64, cfg nn.GPTConfig, batch in
 	if err != nil {
 		return err
 	}
-	tok := data.NewChar(text)
-	ids, err := tok.Encode(text)
+	tok := tokenizer.NewChar(text)
+	ids, err := data.Encode(context.Background(), tok, text)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}

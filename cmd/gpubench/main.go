@@ -14,6 +14,13 @@
 //
 //	wick preset=baby device=cuda:0 ms/iter=41.20 tokens/s=397670 loss=4.2001 reserved_mib=9120
 //
+// Before each preset it prints a roofline prediction of the step on an
+// H200 (roofline.go): the step's time if every kernel ran at the memory
+// bandwidth or peak arithmetic rate, whichever bounds it, and each kind
+// of kernel's share, so that the measured time can be read against it.
+// -predict prints only the prediction (no GPU needed), -kernels adds each
+// kernel's line. -clip times ClipGradNorm alone on the preset's gradients.
+//
 // It needs a build with the cuda tag (go build -tags cuda ./cmd/gpubench)
 // and a GPU; scripts/device-check.sh builds it and runs it next to the
 // peer. -device cpu runs the same step on the CPU (slowly).
@@ -50,14 +57,33 @@ func main() {
 	batch := flag.Int("batch_size", 0, "sequences per batch (0: the preset's)")
 	tf32 := flag.Bool("tf32", false, "let matrix products use TF32 tensor cores")
 	seed := flag.Uint64("seed", 1337, "random seed")
+	onlyPredict := flag.Bool("predict", false, "print the roofline prediction only (no device needed)")
+	kernels := flag.Bool("kernels", false, "print each kernel's predicted time, not only each kind's")
+	clip := flag.Bool("clip", false, "time ClipGradNorm alone on the preset's gradients instead of the step")
 	flag.Parse()
-	if err := run(*names, *device, *warmup, *iters, *batch, *tf32, *seed); err != nil {
+	if *onlyPredict {
+		for _, name := range strings.Split(*names, ",") {
+			p, ok := presets[name]
+			if !ok {
+				fmt.Fprintf(os.Stderr, "gpubench: unknown preset %q (want baby or gpt2)\n", name)
+				os.Exit(1)
+			}
+			if *batch > 0 {
+				p.batch = *batch
+			}
+			g := h200
+			g.useTF = *tf32
+			predict(os.Stdout, name, p.cfg, p.batch, g, *kernels)
+		}
+		return
+	}
+	if err := run(*names, *device, *warmup, *iters, *batch, *tf32, *seed, *kernels, *clip); err != nil {
 		fmt.Fprintln(os.Stderr, "gpubench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(names, device string, warmup, iters, batch int, tf32 bool, seed uint64) error {
+func run(names, device string, warmup, iters, batch int, tf32 bool, seed uint64, kernels, clip bool) error {
 	dev, err := tensor.ParseDevice(device)
 	if err != nil {
 		return err
@@ -79,7 +105,14 @@ func run(names, device string, warmup, iters, batch int, tf32 bool, seed uint64)
 		if batch > 0 {
 			p.batch = batch
 		}
-		if err := bench(name, dev, p, warmup, iters, seed); err != nil {
+		g := h200
+		g.useTF = tf32
+		predict(os.Stdout, name, p.cfg, p.batch, g, kernels)
+		run := bench
+		if clip {
+			run = benchClip
+		}
+		if err := run(name, dev, p, warmup, iters, seed); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
@@ -137,5 +170,39 @@ func bench(name string, dev tensor.Device, p preset, warmup, iters int, seed uin
 	}
 	fmt.Printf("wick preset=%s device=%s ms/iter=%.2f tokens/s=%.0f loss=%.4f reserved_mib=%d\n",
 		name, dev, dt*1e3, float64(b*t)/dt, l, reserved)
+	return nil
+}
+
+// benchClip times optim.ClipGradNorm alone (the one-pass norm, its read
+// back and the scaling) on gradients of the preset's parameter shapes, as
+// one training step leaves them.
+func benchClip(name string, dev tensor.Device, p preset, warmup, iters int, seed uint64) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	tensor.ManualSeed(seed)
+	model := nn.NewGPT(p.cfg)
+	params := model.Parameters()
+	x := tensor.RandInt(0, p.cfg.VocabSize, 1, p.cfg.BlockSize)
+	model.Loss(x, x).Backward()
+	for range warmup {
+		optim.ClipGradNorm(params, 1)
+	}
+	if dev.Kind == tensor.KindCUDA {
+		if err := cuda.Synchronize(dev.Index); err != nil {
+			return err
+		}
+	}
+	t0 := time.Now()
+	var norm float32
+	for range iters {
+		norm = optim.ClipGradNorm(params, 1) // reads the norm: waits for the device
+	}
+	dt := time.Since(t0).Seconds() / float64(iters)
+	P := float64(nn.NumParams(model))
+	fmt.Printf("wick clip preset=%s device=%s params=%.0f ms/call=%.3f GB/s=%.0f norm=%.4g\n",
+		name, dev, P, dt*1e3, 4*P/dt/1e9, norm)
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/wickml/wick/tensor"
@@ -17,6 +19,7 @@ type options struct {
 	// I/O
 	OutDir        string
 	Data          string
+	Dataset       string
 	DataMaxBytes  int
 	Tokenizer     string
 	VocabSize     int
@@ -54,7 +57,12 @@ type options struct {
 	WarmupIters   int
 	LRDecayIters  int
 	MinLR         float64
-	explicitFlags map[string]bool // the flags given on the command line
+	WandbLog      bool
+	WandbProject  string
+	WandbRunName  string
+	MaxMemory     byteSize        `json:"-"` // the machine's, not the run's: not saved
+	explicitFlags map[string]bool // the flags given on the command line or in config files
+	promptRead    bool            // Prompt holds the text of a --start=FILE:path
 }
 
 // defaultOptions returns the defaults, sized so that `go run ./cmd/train`
@@ -99,18 +107,20 @@ func newFlagSet(o *options, sample bool) (*flag.FlagSet, []flagGroup) {
 	fs.IntVar(&o.NumSamples, "num_samples", o.NumSamples, "number of texts to generate")
 	fs.IntVar(&o.NumTokens, "num_tokens", o.NumTokens, "tokens to generate per text (alias --max_new_tokens)")
 	fs.IntVar(&o.NumTokens, "max_new_tokens", o.NumTokens, "alias of --num_tokens (nanoGPT's sample.py name)")
-	fs.StringVar(&o.Prompt, "prompt", o.Prompt, `text the generated text continues (alias --start); empty: a newline, like nanoGPT's sample.py`)
+	fs.StringVar(&o.Prompt, "prompt", o.Prompt, `text the generated text continues (alias --start); FILE:path reads it from a file; empty: a newline, like nanoGPT's sample.py`)
 	fs.StringVar(&o.Prompt, "start", o.Prompt, "alias of --prompt (nanoGPT's sample.py name)")
 	fs.Float64Var(&o.Temperature, "temperature", o.Temperature, "sampling temperature: < 1 is more conservative, > 1 more random")
 	fs.IntVar(&o.TopK, "top_k", o.TopK, "sample only among the top_k most likely tokens (0: all)")
 	fs.StringVar(&o.Dtype, "dtype", o.Dtype, "float32 (the only dtype so far; nanoGPT's bfloat16/float16 are refused)")
+	fs.Var(&o.MaxMemory, "max_memory", "memory the run may use, such as 8GiB or 512MiB (auto: MemAvailable from /proc/meminfo); a run estimated to need more stops before allocating")
 	if sample {
-		group("checkpoint and device", "out_dir", "out", "device", "seed")
+		group("checkpoint and device", "out_dir", "out", "device", "seed", "max_memory")
 		group("generation", "prompt", "start", "num_tokens", "max_new_tokens", "num_samples", "temperature", "top_k", "dtype")
 		return fs, groups
 	}
 
-	fs.StringVar(&o.Data, "data", o.Data, "UTF-8 text file to train on (empty: Go standard library sources under GOROOT/src)")
+	fs.Var(&corpusFlag{o, false}, "data", "UTF-8 text file to train on, or a pipe such as <(zcat corpus.gz) (empty: --dataset, else Go standard library sources under GOROOT/src)")
+	fs.Var(&corpusFlag{o, true}, "dataset", "nanoGPT's dataset name: trains on data/NAME/input.txt (or NAME/input.txt, or the file NAME); the later of --data and --dataset applies")
 	fs.IntVar(&o.DataMaxBytes, "data_max_bytes", o.DataMaxBytes, "size bound of the default corpus (without --data), in bytes")
 	fs.StringVar(&o.Tokenizer, "tokenizer", o.Tokenizer, "char (one token per character) or bpe (byte-level BPE trained on the corpus)")
 	fs.IntVar(&o.VocabSize, "vocab_size", o.VocabSize, "vocabulary size of the bpe tokenizer (256 bytes + merges); ignored by char")
@@ -123,6 +133,9 @@ func newFlagSet(o *options, sample bool) (*flag.FlagSet, []flagGroup) {
 	fs.BoolVar(&o.AlwaysSave, "always_save_checkpoint", o.AlwaysSave, "save a checkpoint at every evaluation, not only when the val loss improves")
 	fs.StringVar(&o.Progress, "progress", o.Progress, "auto (a progress bar when stdout is a terminal), bar, or plain (log lines)")
 	fs.BoolVar(&o.Compile, "compile", o.Compile, "accepted for nanoGPT compatibility; has no effect")
+	fs.BoolVar(&o.WandbLog, "wandb_log", o.WandbLog, "accepted for nanoGPT compatibility: Wick does not log to Weights & Biases; the log goes to out_dir/log.jsonl")
+	fs.StringVar(&o.WandbProject, "wandb_project", o.WandbProject, "accepted for nanoGPT compatibility; unused")
+	fs.StringVar(&o.WandbRunName, "wandb_run_name", o.WandbRunName, "accepted for nanoGPT compatibility; unused")
 
 	fs.IntVar(&o.NLayer, "n_layer", o.NLayer, "transformer blocks")
 	fs.IntVar(&o.NHead, "n_head", o.NHead, "attention heads (must divide n_embd)")
@@ -144,11 +157,11 @@ func newFlagSet(o *options, sample bool) (*flag.FlagSet, []flagGroup) {
 	fs.Float64Var(&o.Beta2, "beta2", o.Beta2, "AdamW beta2")
 	fs.Float64Var(&o.GradClip, "grad_clip", o.GradClip, "clip the gradient norm to this value (0: no clipping)")
 
-	group("data and tokenizer", "data", "data_max_bytes", "tokenizer", "vocab_size")
-	group("output, evaluation and logging", "out_dir", "out", "eval_interval", "eval_iters", "log_interval", "eval_only", "always_save_checkpoint", "init_from", "resume", "progress")
+	group("data and tokenizer", "data", "dataset", "data_max_bytes", "tokenizer", "vocab_size")
+	group("output, evaluation and logging", "out_dir", "out", "eval_interval", "eval_iters", "log_interval", "eval_only", "always_save_checkpoint", "init_from", "resume", "progress", "wandb_log", "wandb_project", "wandb_run_name")
 	group("model", "n_layer", "n_head", "n_embd", "block_size", "dropout", "bias")
 	group("optimizer (AdamW) and learning-rate schedule", "batch_size", "gradient_accumulation_steps", "max_iters", "learning_rate", "min_lr", "warmup_iters", "lr_decay_iters", "decay_lr", "weight_decay", "beta1", "beta2", "grad_clip")
-	group("system", "device", "dtype", "compile", "seed")
+	group("system", "device", "dtype", "compile", "seed", "max_memory")
 	group("sample printed at the end (see also: train sample --help)", "prompt", "start", "num_tokens", "max_new_tokens", "num_samples", "temperature", "top_k")
 	return fs, groups
 }
@@ -156,19 +169,33 @@ func newFlagSet(o *options, sample bool) (*flag.FlagSet, []flagGroup) {
 // usage writes --help: every flag with its default, by group.
 func usage(w io.Writer, fs *flag.FlagSet, groups []flagGroup, sample bool) {
 	if sample {
-		fmt.Fprint(w, `Usage: train sample [flags]
+		fmt.Fprint(w, `Usage: train sample [config.py ...] [flags]
 
 Generates text from the checkpoint out_dir/ckpt.safetensors written by train.
+A nanoGPT config file (name = value lines) sets the flags below; keys of
+the train command in it are skipped, as nanoGPT's sample.py skips them.
+
+Exit status: 0 on success; 1 on an error, named in one line on stderr;
+130 after SIGINT (Ctrl-C) and 143 after SIGTERM, which stop it within a
+second.
 
 `)
 	} else {
-		fmt.Fprint(w, `Usage: train [flags]
+		fmt.Fprint(w, `Usage: train [config.py ...] [flags]
        train sample [flags]   (generate text from a checkpoint; train sample --help)
 
 Trains a GPT-style causal language model (nanoGPT's architecture and
 train.py flags) on a text file, or on Go standard-library sources when no
 --data is given, then prints generated text. Flags are written --name=value
 or --name value; booleans also as --name (true) or --name=false.
+A nanoGPT config file such as config/train_shakespeare_char.py (Python
+name = value lines with the flag names) applies where it stands among the
+arguments, so flags after it override it, as in nanoGPT.
+
+Exit status: 0 on success; 1 on an error, named in one line on stderr;
+130 after SIGINT (Ctrl-C) and 143 after SIGTERM. Training saves a
+checkpoint before it exits on either signal; tokenizer training and the
+final sample stop within a second. A second Ctrl-C exits at once.
 
 `)
 	}
@@ -186,23 +213,143 @@ or --name value; booleans also as --name (true) or --name=false.
 	}
 }
 
-// parseFlags parses args into o and records which flags were given.
+// parseFlags parses args into o, in order, and records which flags were
+// given. An argument that is not a flag and has no "=" names a nanoGPT
+// config file, applied where it stands (configurator.py's rule), so the
+// flags after it override it. The sample command skips the train
+// command's keys in a config file.
 func parseFlags(fs *flag.FlagSet, o *options, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
+	var ignore func(string) bool
+	if fs.Lookup("data") == nil { // the sample command
+		train, _ := newFlagSet(defaultOptions(), false)
+		ignore = func(name string) bool { return train.Lookup(name) != nil }
+	}
+	for rest := args; ; {
+		if err := fs.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return err
+			}
+			return fmt.Errorf("%s (see --help)", flagError(err))
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		arg := fs.Arg(0)
+		if strings.Contains(arg, "=") || arg == "" {
+			return fmt.Errorf("unexpected argument %q (flags are written --name=value; see --help)", arg)
+		}
+		if err := applyConfigFile(fs, arg, ignore); err != nil {
 			return err
 		}
-		msg := firstLine(err.Error())
-		msg = strings.Replace(msg, "flag provided but not defined: -", "unknown flag --", 1)
-		msg = strings.Replace(msg, "for flag -", "for flag --", 1)
-		return fmt.Errorf("%s (see --help)", msg)
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q (flags are written --name=value; see --help)", fs.Arg(0))
+		rest = fs.Args()[1:]
 	}
 	o.explicitFlags = map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { o.explicitFlags[f.Name] = true })
 	return nil
+}
+
+// flagError rewrites the flag package's message with the two dashes the
+// usage shows: "invalid boolean value "maybe" for --bias: parse error".
+func flagError(err error) string {
+	msg := firstLine(err.Error())
+	for _, r := range [][2]string{
+		{"flag provided but not defined: -", "unknown flag --"},
+		{"for flag -", "for flag --"},
+		{"for -", "for --"},
+		{"flag needs an argument: -", "flag needs an argument: --"},
+	} {
+		if strings.Contains(msg, r[0]) {
+			return strings.Replace(msg, r[0], r[1], 1)
+		}
+	}
+	return msg
+}
+
+// corpusFlag is --data (dataset false) or --dataset: each sets its field
+// and clears the other, so the later one applies.
+type corpusFlag struct {
+	o       *options
+	dataset bool
+}
+
+// String returns the flag's value.
+func (f *corpusFlag) String() string {
+	switch {
+	case f == nil || f.o == nil:
+		return ""
+	case f.dataset:
+		return f.o.Dataset
+	}
+	return f.o.Data
+}
+
+// Set sets the flag's field and clears the other's.
+func (f *corpusFlag) Set(s string) error {
+	if f.dataset {
+		f.o.Dataset, f.o.Data = s, ""
+	} else {
+		f.o.Data, f.o.Dataset = s, ""
+	}
+	return nil
+}
+
+// Get returns the value, a string (flag.Getter).
+func (f *corpusFlag) Get() any { return f.String() }
+
+// datasetFile returns the text file --dataset=name names: nanoGPT's
+// data/NAME/input.txt when name is a plain name and data/NAME is a
+// folder, else name/input.txt when name is a folder, else the file name.
+func datasetFile(name string) (string, error) {
+	var dirs []string
+	if !strings.ContainsRune(name, filepath.Separator) && name != "." && name != ".." {
+		dirs = append(dirs, filepath.Join("data", name))
+	}
+	dirs = append(dirs, name)
+	for _, d := range dirs {
+		st, err := os.Stat(d)
+		if err != nil || !st.IsDir() {
+			continue
+		}
+		f := filepath.Join(d, "input.txt")
+		if _, err := os.Stat(f); err != nil {
+			hint := "give --data=FILE"
+			if d != name {
+				hint = "nanoGPT's " + filepath.Join(d, "prepare.py") + " downloads it; or give --data=FILE"
+			}
+			return "", fmt.Errorf("--dataset=%s: folder %s has no input.txt (%s)", name, d, hint)
+		}
+		return f, nil
+	}
+	if st, err := os.Stat(name); err == nil && st.Mode().IsRegular() {
+		return name, nil
+	}
+	return "", fmt.Errorf("--dataset=%s: no folder %s with an input.txt (nanoGPT's data/NAME/input.txt; or give --data=FILE)", name, strings.Join(dirs, " or "))
+}
+
+// readPrompt replaces a --start=FILE:path prompt by the text of the file,
+// as nanoGPT's sample.py does.
+func (o *options) readPrompt() error {
+	if o.promptRead || !strings.HasPrefix(o.Prompt, "FILE:") {
+		return nil
+	}
+	path := strings.TrimPrefix(o.Prompt, "FILE:")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("--start=FILE:%s: the file does not exist", path)
+		}
+		return fmt.Errorf("--start=FILE:%s: %v", path, errors.Unwrap(err))
+	}
+	o.Prompt, o.promptRead = string(b), true
+	return nil
+}
+
+// notes writes one line for each flag that is accepted but has no effect
+// worth a word: --wandb_log.
+func (o *options) notes(w io.Writer) {
+	if o.WandbLog {
+		fmt.Fprintf(w, "train: note: --wandb_log: Wick does not log to Weights & Biases; the log goes to %s\n", filepath.Join(o.OutDir, "log.jsonl"))
+	}
 }
 
 func firstLine(s string) string {
@@ -255,7 +402,10 @@ func (o *options) validateSample() error {
 	case o.Dtype != "float32":
 		return fmt.Errorf("--dtype=%s is not supported; Wick computes in float32 (use --dtype=float32)", o.Dtype)
 	}
-	return nil
+	if err := o.readPrompt(); err != nil {
+		return err
+	}
+	return o.checkBounds()
 }
 
 // validate checks the train flags, naming the first bad one.
@@ -321,6 +471,13 @@ func (o *options) validate() error {
 	}
 	if o.OutDir == "" {
 		return errors.New("--out_dir must not be empty")
+	}
+	if o.Data == "" && o.Dataset != "" {
+		f, err := datasetFile(o.Dataset)
+		if err != nil {
+			return err
+		}
+		o.Data = f
 	}
 	return o.validateSample()
 }

@@ -9,10 +9,12 @@ import (
 	"time"
 
 	"github.com/wickml/wick/autograd"
+	"github.com/wickml/wick/dist"
 	"github.com/wickml/wick/internal/data"
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/optim"
 	"github.com/wickml/wick/tensor"
+	"github.com/wickml/wick/tokenizer"
 )
 
 // trainer holds the state of one training run.
@@ -21,9 +23,9 @@ type trainer struct {
 	model      *nn.GPT
 	opt        *optim.AdamW
 	sched      optim.CosineLR
-	tok        data.Tokenizer
+	tok        tokenizer.Tokenizer
 	train, val *data.Tokens
-	sampler    *data.Sampler
+	samplers   []*data.Sampler // this rank's micro-batch slots (dist.go)
 	info       corpusInfo
 	out        io.Writer
 
@@ -34,6 +36,9 @@ type trainer struct {
 
 	log *runLog
 	rep *reporter
+
+	dp            *dist.DataParallel // nil when training alone
+	samplerStates [][]byte           // every slot's sampler state at the last evaluation
 }
 
 // loop runs nanoGPT's training loop from t.iter to max_iters: at every
@@ -45,7 +50,9 @@ func (t *trainer) loop(ctx context.Context) error {
 	o := t.o
 	t.rep.begin(t.iter, o.MaxIters)
 	for {
-		if ctx.Err() != nil {
+		if stop, err := t.stopRequested(ctx.Err()); err != nil {
+			return err
+		} else if stop {
 			return t.interrupted()
 		}
 		it := t.iter
@@ -54,14 +61,29 @@ func (t *trainer) loop(ctx context.Context) error {
 			lr = t.sched.At(it)
 		}
 		t.opt.SetLR(lr)
-		if (it%o.EvalInterval == 0 || it >= o.MaxIters || o.EvalOnly) && (it != t.evalDone || o.EvalOnly) {
-			trainLoss, valLoss, ok := t.evaluate(ctx)
+		evalNow := it%o.EvalInterval == 0 || it >= o.MaxIters || o.EvalOnly
+		if evalNow {
+			if err := t.gatherSamplerStates(); err != nil {
+				return err
+			}
+		}
+		if o.EvalOnly && !t.mainRank() {
+			return nil
+		}
+		if evalNow && (it != t.evalDone || o.EvalOnly) && t.mainRank() {
+			evalStart := time.Now()
+			evalCtx := ctx
+			if t.dp != nil {
+				evalCtx = context.Background() // the ranks stop together, at the top of the loop
+			}
+			trainLoss, valLoss, ok := t.evaluate(evalCtx)
 			if !ok {
 				return t.interrupted()
 			}
 			if err := t.afterEval(it, trainLoss, valLoss); err != nil {
 				return err
 			}
+			t.rep.evaluated(time.Since(evalStart).Seconds())
 			if o.EvalOnly {
 				return nil
 			}
@@ -77,7 +99,7 @@ func (t *trainer) loop(ctx context.Context) error {
 		dt := time.Since(start).Seconds()
 		t.iter++
 		t.rep.step(it, loss, dt)
-		if it%o.LogInterval == 0 {
+		if it%o.LogInterval == 0 && t.log != nil {
 			rec := logRecord{Kind: "train", Iter: it, Loss: &loss, LR: lr, GradNorm: float64(norm),
 				MS: dt * 1000, TokensPerSec: float64(o.BatchSize*o.BlockSize*o.GradAccum) / dt, Time: t.rep.elapsed()}
 			if err := t.log.add(rec); err != nil {
@@ -87,26 +109,30 @@ func (t *trainer) loop(ctx context.Context) error {
 		}
 	}
 	t.rep.finish()
-	return t.finish()
+	return t.finish(ctx)
 }
 
 // step takes one optimizer step over gradient_accumulation_steps
-// micro-batches and returns the mean loss and the gradient norm before
+// micro-batches (this rank's share of them, the gradients averaged over
+// the ranks) and returns the mean loss and the gradient norm before
 // clipping. A non-finite loss stops before the weights change.
 func (t *trainer) step() (loss float64, norm float32, err error) {
 	o := t.o
-	for range o.GradAccum {
-		x, y := t.sampler.Next()
+	for _, s := range t.samplers {
+		x, y := s.Next()
 		l := t.model.Loss(tensor.FromInts(x, o.BatchSize, o.BlockSize), tensor.FromInts(y, o.BatchSize, o.BlockSize))
 		v := float64(l.Item())
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return 0, 0, t.diverged(fmt.Sprintf("training loss is %v at iteration %d", v, t.iter))
 		}
-		loss += v / float64(o.GradAccum)
-		if o.GradAccum > 1 {
-			l = l.DivScalar(float32(o.GradAccum))
+		loss += v / float64(len(t.samplers))
+		if len(t.samplers) > 1 {
+			l = l.DivScalar(float32(len(t.samplers)))
 		}
 		l.Backward()
+	}
+	if err := t.syncStep(&loss); err != nil {
+		return 0, 0, err
 	}
 	params := t.model.Parameters()
 	if o.GradClip > 0 {
@@ -186,7 +212,10 @@ func (t *trainer) save() error {
 		return err
 	}
 	meta := &ckptMeta{Iter: t.iter, BestVal: t.bestVal, Model: t.model.Config, Options: t.o, Tokenizer: js,
-		RNGGlobal: tensor.GlobalGenerator().State(), RNGSampler: t.sampler.Generator().State(), Data: t.info}
+		RNGGlobal: tensor.GlobalGenerator().State(), RNGSampler: t.samplerStates[0], Data: t.info}
+	if len(t.samplerStates) > 1 {
+		meta.RNGSamplers = t.samplerStates
+	}
 	if err := saveCheckpoint(t.ckptPath(), t.model, t.opt, meta); err != nil {
 		return err
 	}
@@ -199,6 +228,12 @@ func (t *trainer) ckptPath() string { return ckptPath(t.o.OutDir) }
 // interrupted saves a checkpoint after Ctrl-C and reports it.
 func (t *trainer) interrupted() error {
 	t.rep.finish()
+	if err := t.gatherSamplerStates(); err != nil {
+		return err
+	}
+	if !t.mainRank() {
+		return nil
+	}
 	if t.o.EvalOnly {
 		fmt.Fprintln(t.out, "interrupted")
 		return nil
@@ -222,15 +257,19 @@ func (t *trainer) diverged(what string) error {
 }
 
 // finish prints the summary and the generated sample, also written to
-// out_dir/sample.txt.
-func (t *trainer) finish() error {
+// out_dir/sample.txt. A cancelled ctx stops the sampling (the checkpoint is
+// saved already).
+func (t *trainer) finish(ctx context.Context) error {
+	if !t.mainRank() {
+		return nil
+	}
 	if t.bestVal != nil {
 		fmt.Fprintf(t.out, "done: %d iterations, best val loss %.4f, checkpoint %s\n", t.iter, *t.bestVal, t.ckptPath())
 	}
 	if t.o.NumSamples == 0 {
 		return nil
 	}
-	text, err := generate(t.model, t.tok, t.o)
+	text, err := generate(ctx, t.model, t.tok, t.o)
 	if err != nil {
 		return err
 	}

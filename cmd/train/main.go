@@ -3,9 +3,10 @@
 // its checkpoints. Its flags are those of nanoGPT's train.py and sample.py;
 // see the repository README or run `train --help`.
 //
-// This file only wires things together: corpus loading and tokenizers live
-// in internal/data, the model in nn, the optimizer and learning-rate
-// schedule in optim, the loss-curve picture in plot.
+// This file only wires things together: corpus loading and batches live in
+// internal/data, the tokenizers in tokenizer, the model in nn, the
+// optimizer and learning-rate schedule in optim, the loss-curve picture in
+// plot.
 package main
 
 import (
@@ -15,9 +16,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 )
 
 func main() {
@@ -25,9 +24,11 @@ func main() {
 }
 
 // run executes the command line args and returns the exit status: 0 on
-// success, after --help and after a Ctrl-C that saved a checkpoint; 1 when
-// something went wrong, after printing one line naming the problem on
-// stderr. It never lets a panic escape as a stack trace.
+// success and after --help; 1 when something went wrong, after printing
+// one line naming the problem on stderr; 130 after SIGINT (Ctrl-C) and 143
+// after SIGTERM, the statuses a shell reports for a process those signals
+// end, once the command has stopped (training saves a checkpoint first).
+// It never lets a panic escape as a stack trace.
 func run(args []string, stdout, stderr io.Writer) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -35,21 +36,35 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 			code = 1
 		}
 	}()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := notifySignals(context.Background())
 	defer stop()
 	var err error
 	if len(args) > 0 && args[0] == "sample" {
-		err = runSample(args[1:], stdout, stderr)
+		err = runSample(ctx, args[1:], stdout, stderr)
 	} else {
 		err = runTrain(ctx, args, stdout, stderr)
 	}
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
+	if sig := caughtSignal(ctx); sig != nil && (err == nil || errors.Is(err, context.Canceled)) {
+		if err != nil {
+			fmt.Fprintf(stderr, "train: %s\n", oneLine(err.Error()))
+		}
+		// A job's ranks stop at the same step: finalizing waits for every
+		// rank, so that none exits (and makes the launcher end the job)
+		// before rank 0 has saved its checkpoint.
+		leaveJob(err)
+		return sig.exitStatus()
+	}
 	if err != nil {
-		fmt.Fprintf(stderr, "train: %s\n", oneLine(err.Error()))
+		if !quietOnThisRank(err) {
+			fmt.Fprintf(stderr, "train: %s%s\n", rankPrefix(), oneLine(err.Error()))
+		}
+		leaveJob(err)
 		return 1
 	}
+	leaveJob(nil)
 	return 0
 }
 

@@ -264,7 +264,7 @@ func TestMain(m *testing.M) {
 }
 
 // TestInterrupt sends SIGINT to a training process: it must save a
-// checkpoint and exit 0, and resuming from that checkpoint must give the
+// checkpoint and exit with status 130, and resuming from that checkpoint must give the
 // losses of an uninterrupted run.
 func TestInterrupt(t *testing.T) {
 	bin := trainBinary(t)
@@ -295,7 +295,7 @@ func TestInterrupt(t *testing.T) {
 		}
 	}
 	err = cmd.Wait()
-	if !sent || err != nil {
+	if !sent || cmd.ProcessState.ExitCode() != 130 {
 		t.Fatalf("sent SIGINT: %v; exit: %v; stderr: %s; stdout:\n%s", sent, err, stderr.String(), strings.Join(lines, "\n"))
 	}
 	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "interrupted at iteration ") {
@@ -404,7 +404,8 @@ func TestBadInput(t *testing.T) {
 		{"bfloat16", tinyArgs(good, "--dtype=bfloat16"), "--dtype=bfloat16 is not supported"},
 		{"unknown flag", tinyArgs(good, "--n_layers=3"), "unknown flag --n_layers"},
 		{"bad int", tinyArgs(good, "--n_layer=four"), `invalid value "four" for flag --n_layer`},
-		{"stray argument", tinyArgs(good, "extra"), `unexpected argument "extra"`},
+		{"stray argument", tinyArgs(good, "extra"), `config file extra does not exist`},
+		{"stray assignment", tinyArgs(good, "n_layer=2"), `unexpected argument "n_layer=2"`},
 		{"init_from gpt2", tinyArgs(good, "--init_from=gpt2"), "--init_from=gpt2 is not supported"},
 		{"out_dir is a file", tinyArgs(aFile), "--out_dir"},
 		{"resume without checkpoint", tinyArgs(filepath.Join(tmp, "none"), "--resume"), "no checkpoint at"},
@@ -492,8 +493,8 @@ func TestHelp(t *testing.T) {
 	}
 }
 
-// TestSIGTERM checks that SIGTERM, like Ctrl-C, saves a checkpoint and
-// exits 0.
+// TestSIGTERM checks that SIGTERM, like Ctrl-C, saves a checkpoint; the
+// exit status is 143.
 func TestSIGTERM(t *testing.T) {
 	bin := trainBinary(t)
 	dir := t.TempDir()
@@ -515,8 +516,8 @@ func TestSIGTERM(t *testing.T) {
 		}
 	}
 	io.Copy(io.Discard, stdout)
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("exit after SIGTERM: %v", err)
+	if err := cmd.Wait(); cmd.ProcessState.ExitCode() != 143 {
+		t.Fatalf("exit after SIGTERM: %v, want status 143", err)
 	}
 	if _, meta, err := readCheckpoint(filepath.Join(dir, ckptName)); err != nil || meta.Iter < 3 {
 		t.Fatalf("checkpoint after SIGTERM: %v %+v", err, meta)

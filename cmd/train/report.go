@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,7 +126,13 @@ func (l *runLog) plot(dir, title string) error {
 	return nil
 }
 
-// openOutputs creates out_dir, the log and the progress reporter.
+// outputFiles are the files a run writes into out_dir, each through
+// nn.WriteFileAtomic (log.jsonl when a resumed run trims it).
+var outputFiles = []string{ckptName, "log.jsonl", "loss.svg", "loss.png", "sample.txt"}
+
+// openOutputs creates out_dir, the log and the progress reporter. It first
+// deletes the temporary files of outputFiles that an earlier run, killed
+// while writing one, left behind.
 func (t *trainer) openOutputs(stdout io.Writer) error {
 	t.rep = newReporter(stdout, t.o)
 	if t.o.EvalOnly {
@@ -133,6 +140,13 @@ func (t *trainer) openOutputs(stdout io.Writer) error {
 	}
 	if err := os.MkdirAll(t.o.OutDir, 0o755); err != nil {
 		return fmt.Errorf("--out_dir: %w", err)
+	}
+	removed, size, err := nn.RemoveTempFiles(t.o.OutDir, outputFiles)
+	if err != nil {
+		return fmt.Errorf("--out_dir: %w", err)
+	}
+	if len(removed) > 0 {
+		fmt.Fprintf(stdout, "removed %d temporary file(s) of %.1f MB that an interrupted run left in %s\n", len(removed), float64(size)/1e6, t.o.OutDir)
 	}
 	from := -1
 	if t.o.Resume {
@@ -169,7 +183,12 @@ type reporter struct {
 	total      int
 	done       int     // steps taken by this process
 	trainSec   float64 // seconds spent in steps
+	evals      int     // evaluations done by this process
+	evalSec    float64 // seconds spent in them (with logging, plotting, saving)
 	shown      bool    // a bar is on screen
+
+	// the evaluation schedule and size, for the ETA (see eta)
+	evalInterval, evalIters, gradAccum int
 }
 
 func newReporter(w io.Writer, o *options) *reporter {
@@ -181,7 +200,8 @@ func newReporter(w io.Writer, o *options) *reporter {
 			}
 		}
 	}
-	return &reporter{w: w, bar: bar, tokPerIter: o.BatchSize * o.BlockSize * o.GradAccum, t0: time.Now()}
+	return &reporter{w: w, bar: bar, tokPerIter: o.BatchSize * o.BlockSize * o.GradAccum, t0: time.Now(),
+		evalInterval: o.EvalInterval, evalIters: o.EvalIters, gradAccum: o.GradAccum}
 }
 
 func (r *reporter) begin(first, total int) { r.first, r.total, r.t0 = first, total, time.Now() }
@@ -213,10 +233,51 @@ func (r *reporter) step(it int, loss, sec float64) {
 	frac := float64(it+1) / float64(max(r.total, 1))
 	n := int(frac * width)
 	bar := strings.Repeat("█", n) + strings.Repeat("░", width-n)
-	eta := r.elapsed() / float64(r.done) * float64(r.total-it-1)
+	eta := r.eta(it)
 	fmt.Fprintf(r.w, "\r\033[K%5d/%d %s %3.0f%% loss %.4f | %s tok/s | ETA %s",
 		it+1, r.total, bar, 100*frac, loss, humanRate(float64(r.tokPerIter*r.done)/r.trainSec), seconds(eta))
 	r.shown = true
+}
+
+// evaluated records the seconds an evaluation took, with its logging,
+// plotting and checkpoint.
+func (r *reporter) evaluated(sec float64) {
+	r.evals++
+	r.evalSec += sec
+}
+
+// eta estimates the seconds left after step it (0-based) of total: the
+// remaining steps at the mean step time of this process, plus the
+// remaining evaluations (every eval_interval iterations and after the
+// last) at their mean time. Before an evaluation has been timed, one
+// counts as its 2·eval_iters forward passes at a third of a step's
+// gradient_accumulation_steps forward and backward passes each.
+func (r *reporter) eta(it int) float64 {
+	if r.done == 0 {
+		return math.Inf(1)
+	}
+	step := r.trainSec / float64(r.done)
+	eval := step * float64(2*r.evalIters) / float64(3*max(r.gradAccum, 1))
+	if r.evals > 0 {
+		eval = r.evalSec / float64(r.evals)
+	}
+	return float64(r.total-it-1)*step + float64(evalsAfter(it+1, r.total, r.evalInterval))*eval
+}
+
+// evalsAfter counts the evaluations the loop runs from iteration from to
+// total: at each multiple of interval, and at total.
+func evalsAfter(from, total, interval int) int {
+	if from > total || interval <= 0 {
+		return 0
+	}
+	n := total/interval - (from-1)/interval
+	if from == 0 {
+		n = total/interval + 1
+	}
+	if total%interval != 0 {
+		n++
+	}
+	return n
 }
 
 // logStep prints a training log line in plain mode.

@@ -1,20 +1,21 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"strings"
 
-	"github.com/wickml/wick/internal/data"
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/tensor"
+	"github.com/wickml/wick/tokenizer"
 )
 
 // runSample is the sample command: it loads out_dir/ckpt.safetensors and
 // prints num_samples generated texts, like nanoGPT's sample.py.
-func runSample(args []string, stdout, stderr io.Writer) error {
+func runSample(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o := defaultOptions()
 	fs, groups := newFlagSet(o, true)
 	if err := parseFlags(fs, o, args); err != nil {
@@ -34,19 +35,19 @@ func runSample(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tok, err := data.UnmarshalTokenizer(meta.Tokenizer)
-	if err != nil {
-		return fmt.Errorf("checkpoint %s is corrupt: %v", path, err)
-	}
-	if tok.VocabSize() != meta.Model.VocabSize {
-		return fmt.Errorf("checkpoint %s is corrupt: its tokenizer has %d tokens, its model %d", path, tok.VocabSize(), meta.Model.VocabSize)
-	}
-	tensor.ManualSeed(o.Seed)
-	model := nn.NewGPT(meta.Model)
-	if err := loadModelState(path, model, sd); err != nil {
+	if err := checkSampleMemory(o, meta.Model); err != nil {
 		return err
 	}
-	text, err := generate(model, tok, o)
+	// The model is built as nn.LoadCheckpoint builds it, without random
+	// draws, so that the tokens drawn from --seed are those a program
+	// gets from nn.LoadCheckpoint, tensor.ManualSeed(seed) and Generate.
+	ck := &nn.Checkpoint{Path: path, Config: meta.Model, Tokenizer: meta.tok, Tensors: sd}
+	model, err := ck.NewModel()
+	if err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "nn: "))
+	}
+	tensor.ManualSeed(o.Seed)
+	text, err := generate(ctx, model, meta.tok, o)
 	if err != nil {
 		return err
 	}
@@ -56,31 +57,38 @@ func runSample(args []string, stdout, stderr io.Writer) error {
 
 // generate continues o.Prompt (a newline when empty) by o.NumTokens tokens
 // o.NumSamples times, in eval mode, and returns the texts separated by
-// nanoGPT's "---------------" lines.
-func generate(model *nn.GPT, tok data.Tokenizer, o *options) (string, error) {
+// nanoGPT's "---------------" lines. It draws one token at a time, so that
+// a cancelled ctx stops it within one forward pass; the tokens are those
+// of one Generate call.
+func generate(ctx context.Context, model *nn.GPT, tok tokenizer.Tokenizer, o *options) (string, error) {
 	prompt := o.Prompt
 	if prompt == "" {
 		prompt = "\n"
 	}
-	ids, err := tok.Encode([]byte(prompt))
+	start, err := tokenizer.EncodeStrict(tok, prompt)
 	if err != nil {
 		if o.Prompt == "" { // a vocabulary without newlines: start from token 0
-			ids, err = data.TokensFromInts([]int{0}, tok.VocabSize()), nil
+			start, err = []int{0}, nil
 		} else {
 			return "", fmt.Errorf("--prompt: %v", err)
 		}
 	}
-	if ids.Len() == 0 || o.NumSamples == 0 {
+	if len(start) == 0 || o.NumSamples == 0 {
 		return "", nil
 	}
-	start := ids.Ints()
 	rows := make([]int, 0, o.NumSamples*len(start))
 	for range o.NumSamples {
 		rows = append(rows, start...)
 	}
 	model.Eval()
 	defer model.Train()
-	out := model.Generate(tensor.FromInts(rows, o.NumSamples, len(start)), o.NumTokens, float32(o.Temperature), o.TopK)
+	out := tensor.FromInts(rows, o.NumSamples, len(start))
+	for range o.NumTokens {
+		if ctx.Err() != nil {
+			return "", interrupted(ctx, "text generation stopped")
+		}
+		out = model.Generate(out, 1, float32(o.Temperature), o.TopK)
+	}
 	all := out.Ints()
 	n := out.Size(1)
 	texts := make([]string, o.NumSamples)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/optim"
 	"github.com/wickml/wick/tensor"
+	"github.com/wickml/wick/tokenizer"
 )
 
 // Salts that derive the generators of batch sampling from --seed, so that
@@ -56,9 +56,29 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := o.validate(); err != nil {
 		return err
 	}
-	dev, err := useDevice(o.Device)
+	// before reading the corpus: with the vocabulary known only for bpe
+	// or a checkpoint (a char vocabulary counts 1 here, exactly below)
+	if err := checkTrainMemory(o, knownVocab(o, meta)); err != nil {
+		return err
+	}
+	comm, err := joinJob(o)
+	if err == nil && (comm == nil || comm.Rank() == 0) {
+		o.notes(stderr)
+	}
 	if err != nil {
 		return err
+	}
+	if comm != nil && comm.Rank() > 0 {
+		stdout = io.Discard // rank 0 reports for every rank
+	}
+	dev, err := useDevice(rankDevice(o, comm))
+	if err != nil {
+		return err
+	}
+	if comm != nil {
+		if err := announce(comm, dev, stdout); err != nil {
+			return err
+		}
 	}
 
 	corpus, err := openCorpus(o)
@@ -67,15 +87,19 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer corpus.Close()
 	info := corpusInfo{Name: corpus.Name, Bytes: len(corpus.Text), CRC32C: crc32.Checksum(corpus.Text, crc32.MakeTable(crc32.Castagnoli))}
-	var tok data.Tokenizer
+	var tok tokenizer.Tokenizer
 	if meta != nil {
-		if tok, err = data.UnmarshalTokenizer(meta.Tokenizer); err != nil {
-			return fmt.Errorf("checkpoint %s is corrupt: %v", ckptPath(o.OutDir), err)
+		tok = meta.tok
+	} else if tok, err = tokenizer.Train(ctx, o.Tokenizer, corpus.Text, o.VocabSize); err != nil {
+		if ctx.Err() != nil {
+			return interrupted(ctx, o.Tokenizer+" tokenizer training stopped")
 		}
-	} else if tok, err = data.NewTokenizer(o.Tokenizer, corpus.Text, o.VocabSize); err != nil {
 		return err
 	}
-	ids, err := tok.Encode(corpus.Text)
+	ids, err := data.Encode(ctx, tok, corpus.Text)
+	if ctx.Err() != nil {
+		return interrupted(ctx, "tokenizing the corpus stopped")
+	}
 	if err != nil {
 		if meta != nil {
 			return fmt.Errorf("tokenizer mismatch: %s does not fit the checkpoint's %s tokenizer: %v", corpus.Name, tok.Kind(), err)
@@ -96,6 +120,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	if err := checkTrainMemory(o, cfg.VocabSize); err != nil {
+		return err
+	}
 	if meta != nil {
 		m := meta.Model
 		m.Dropout = cfg.Dropout // dropout may change on resume, as in nanoGPT
@@ -106,9 +133,12 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tensor.ManualSeed(o.Seed)
 	model := nn.NewGPT(cfg)
 	opt := newOptimizer(model, o)
-	gen := tensor.NewGenerator(o.Seed ^ saltTrainBatches)
+	samplers, _, err := slotSamplers(o, comm, trainIDs, meta)
+	if err != nil {
+		return err
+	}
 	t := &trainer{o: o, model: model, opt: opt, tok: tok, train: trainIDs, val: valIDs,
-		sampler: data.NewSampler(trainIDs, o.BatchSize, o.BlockSize, gen), info: info,
+		samplers: samplers, info: info,
 		out: stdout, lastSaved: -1, evalDone: -1,
 		sched: optim.CosineLR{MaxLR: o.LearningRate, MinLR: o.MinLR, WarmupIters: o.WarmupIters, DecayIters: o.decayIters()}}
 	if meta != nil {
@@ -116,19 +146,23 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := loadModelState(path, model, sd); err != nil {
 			return err
 		}
-		if err := opt.LoadStateDict(sd.WithPrefix(optimPrefix)); err != nil {
+		if err := opt.LoadStateDict(sd.WithPrefix(nn.OptimizerPrefix)); err != nil {
 			return fmt.Errorf("checkpoint %s: optimizer state does not match the model: %v", path, err)
 		}
 		if err := tensor.GlobalGenerator().SetState(meta.RNGGlobal); err != nil {
 			return fmt.Errorf("checkpoint %s is corrupt: global generator state: %v", path, err)
 		}
-		if err := gen.SetState(meta.RNGSampler); err != nil {
-			return fmt.Errorf("checkpoint %s is corrupt: batch sampler state: %v", path, err)
-		}
 		t.iter, t.bestVal, t.lastSaved = meta.Iter, meta.BestVal, meta.Iter
 	}
-	if err := t.openOutputs(stdout); err != nil {
+	if err := t.startJob(comm); err != nil {
 		return err
+	}
+	if t.mainRank() {
+		if err := t.openOutputs(stdout); err != nil {
+			return err
+		}
+	} else {
+		t.rep = newReporter(stdout, o)
 	}
 	defer t.closeOutputs()
 	t.describe(corpus.Name, dev, nn.NumParams(model), meta != nil)
@@ -172,19 +206,16 @@ func resumeOptions(meta *ckptMeta, given *options, args []string) (*options, err
 	}
 	o.Resume, o.InitFrom = true, "resume"
 	path := ckptPath(o.OutDir)
-	var tk struct {
-		Kind string `json:"kind"`
-	}
-	_ = json.Unmarshal(meta.Tokenizer, &tk)
+	kind := meta.tok.Kind()
 	checks := []struct {
 		name      string
 		got, want any
 	}{
 		{"n_layer", o.NLayer, meta.Model.NLayer}, {"n_head", o.NHead, meta.Model.NHead},
 		{"n_embd", o.NEmbd, meta.Model.NEmbd}, {"block_size", o.BlockSize, meta.Model.BlockSize},
-		{"bias", o.Bias, meta.Model.Bias}, {"tokenizer", o.Tokenizer, tk.Kind},
+		{"bias", o.Bias, meta.Model.Bias}, {"tokenizer", o.Tokenizer, kind},
 	}
-	if tk.Kind == "bpe" {
+	if kind == "bpe" {
 		checks = append(checks, struct {
 			name      string
 			got, want any

@@ -4,22 +4,32 @@
 // shows NoGrad and gradient accumulation. These are the autograd steps of
 // the notebook examples/wick.ipynb as a program.
 //
-//	go run ./examples/autograd              # writes graph.svg
-//	go run ./examples/autograd -svg g.svg   # elsewhere
+//	go run ./examples/autograd              # writes graph.svg into a new temporary folder
+//	go run ./examples/autograd -out DIR     # into DIR
 package main
 
 import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/wickml/wick/autograd"
 	"github.com/wickml/wick/tensor"
 )
 
 func main() {
-	svgPath := flag.String("svg", "graph.svg", "where to write the graph picture")
+	out := flag.String("out", "", "folder for graph.svg (default: a new temporary folder)")
 	flag.Parse()
+	if *out == "" {
+		dir, err := os.MkdirTemp("", "wick-autograd-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "autograd:", err)
+			os.Exit(1)
+		}
+		*out = dir
+	}
+	svgPath := filepath.Join(*out, "graph.svg")
 
 	tensor.ManualSeed(1337)
 	x := tensor.Randn(4, 8)
@@ -32,11 +42,11 @@ func main() {
 	g := loss.Graph()
 	fmt.Println(g)
 	fmt.Print(g.DOT())
-	if err := os.WriteFile(*svgPath, []byte(g.SVG()), 0o644); err != nil {
+	if err := os.WriteFile(svgPath, []byte(g.SVG()), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "autograd:", err)
 		os.Exit(1)
 	}
-	fmt.Println("wrote", *svgPath)
+	fmt.Println("wrote", svgPath)
 
 	loss.Backward()
 	fmt.Println("dloss/dw:", w.Grad())

@@ -1,5 +1,6 @@
 // Command basics runs the README example: a linear layer with a ReLU,
-// reduced to a scalar loss, differentiated with Backward.
+// reduced to a scalar loss, differentiated with Backward, and the NoGrad
+// block in which inference records nothing.
 //
 //	go run ./examples/basics
 package main
@@ -7,6 +8,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/wickml/wick/autograd"
 	"github.com/wickml/wick/tensor"
 )
 
@@ -18,4 +20,5 @@ func main() {
 	loss := x.MatMul(w).Add(b).ReLU().Mean()
 	loss.Backward()
 	fmt.Println(w.Grad())
+	autograd.NoGrad(func() { /* inference: nothing recorded */ })
 }

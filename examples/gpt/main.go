@@ -1,7 +1,7 @@
 // Command gpt trains a tiny character-level GPT on a short text, the
 // notebook's (examples/wick.ipynb) training steps as a program: it builds a
-// vocabulary of the text's characters, trains nanoGPT's model with AdamW
-// on random windows, plots the train and validation loss into a PNG and
+// vocabulary of the text's characters (tokenizer.NewChar), trains nanoGPT's
+// model with AdamW on random windows, plots the train and validation loss into a PNG and
 // samples some text from the trained model.
 //
 //	go run ./examples/gpt                     # the built-in verses, loss.png
@@ -13,14 +13,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"slices"
-	"strings"
 
 	"github.com/wickml/wick/autograd"
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/optim"
 	"github.com/wickml/wick/plot"
 	"github.com/wickml/wick/tensor"
+	"github.com/wickml/wick/tokenizer"
 )
 
 // corpus is the default training text: Shakespeare's sonnets 18 and 116
@@ -77,27 +76,14 @@ func run(dataPath string, iters int, out string) error {
 	}
 
 	// A character-level vocabulary: one id per distinct character.
-	chars := []rune{}
-	for _, r := range text {
-		if !slices.Contains(chars, r) {
-			chars = append(chars, r)
-		}
-	}
-	slices.Sort(chars)
-	stoi := map[rune]int{}
-	for i, r := range chars {
-		stoi[r] = i
-	}
-	var ids []int
-	for _, r := range text {
-		ids = append(ids, stoi[r])
-	}
+	tok := tokenizer.NewChar([]byte(text))
+	ids := tok.Encode(text)
 	n := len(ids) * 9 / 10
 	train, val := ids[:n], ids[n:]
-	fmt.Printf("%d characters, vocabulary of %d\n", len(ids), len(chars))
+	fmt.Printf("%d characters, vocabulary of %d\n", len(ids), tok.VocabSize())
 
 	tensor.ManualSeed(1337)
-	cfg := nn.GPTConfig{VocabSize: len(chars), BlockSize: 32, NLayer: 2, NHead: 2, NEmbd: 48, Bias: true}
+	cfg := nn.GPTConfig{VocabSize: tok.VocabSize(), BlockSize: 32, NLayer: 2, NHead: 2, NEmbd: 48, Bias: true}
 	model := nn.NewGPT(cfg)
 	fmt.Printf("%.2fK parameters\n", float64(nn.NumParams(model))/1e3)
 
@@ -156,13 +142,9 @@ func run(dataPath string, iters int, out string) error {
 
 	// Sample: start from a newline and let the model continue.
 	model.Eval()
-	start := tensor.FromInts([]int{stoi['\n']}, 1, 1)
+	start := tensor.FromInts(tok.Encode("\n"), 1, 1)
 	gen := model.Generate(start, 200, 0.8, 10)
-	var sb strings.Builder
-	for _, id := range gen.Ints()[1:] {
-		sb.WriteRune(chars[id])
-	}
 	fmt.Println("sample:")
-	fmt.Println(sb.String())
+	fmt.Println(tok.Decode(gen.Ints()[1:]))
 	return nil
 }

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -33,8 +35,15 @@ func (c *Corpus) Close() error {
 	return err
 }
 
+// MaxStreamBytes bounds what Open reads from a pipe, FIFO, socket or
+// device, which it cannot map and whose size it cannot know beforehand.
+const MaxStreamBytes = 1 << 30
+
 // Open memory-maps (or reads) the text file at path and checks that it is
-// non-empty UTF-8 text without NUL bytes.
+// non-empty UTF-8 text without NUL bytes. A path that is not a regular
+// file — a pipe or FIFO such as bash's <(command) (/dev/fd/N), a socket, a
+// character device — is read as a stream to its end, up to MaxStreamBytes,
+// stopping early at a NUL byte.
 func Open(path string) (*Corpus, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -51,6 +60,16 @@ func Open(path string) (*Corpus, error) {
 	if st.IsDir() {
 		return nil, fmt.Errorf("data file %s is a directory, not a text file", path)
 	}
+	if !st.Mode().IsRegular() {
+		text, err := readStream(f)
+		if err != nil {
+			return nil, fmt.Errorf("data file %s: %w", path, err)
+		}
+		if err := CheckText(text); err != nil {
+			return nil, fmt.Errorf("data file %s %w", path, err)
+		}
+		return &Corpus{Name: path, Text: text}, nil
+	}
 	if st.Size() == 0 {
 		return nil, fmt.Errorf("data file %s is empty", path)
 	}
@@ -64,6 +83,32 @@ func Open(path string) (*Corpus, error) {
 		return nil, fmt.Errorf("data file %s %w", path, err)
 	}
 	return c, nil
+}
+
+// readStream reads r to its end. It stops after the block that holds a
+// NUL byte (CheckText then names it), so that a binary stream such as
+// /dev/zero ends at once, and fails past MaxStreamBytes.
+func readStream(r io.Reader) ([]byte, error) {
+	buf := make([]byte, 0, 64<<10)
+	for {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, min(cap(buf), MaxStreamBytes+1-len(buf)))
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		if bytes.IndexByte(buf[len(buf):len(buf)+n], 0) >= 0 {
+			return buf[:len(buf)+n], nil
+		}
+		buf = buf[:len(buf)+n]
+		if len(buf) > MaxStreamBytes {
+			return nil, fmt.Errorf("reading: the stream is longer than %d MiB; save it to a file", MaxStreamBytes>>20)
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading: %w", err)
+		}
+	}
 }
 
 // CheckText returns an error (phrased to follow a file name) when text is

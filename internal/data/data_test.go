@@ -9,101 +9,35 @@ import (
 	"testing"
 
 	"github.com/wickml/wick/tensor"
+	"github.com/wickml/wick/tokenizer"
 )
 
 const sampleText = "The river starts in the hills above the town, where the snow lies late.\n" +
 	"In April it runs fast and cold; in August, slow and warm — 42 days, 7 hours.\n" +
 	"\tfunc main() { fmt.Println(\"héllo, wörld\") }\n"
 
-func TestCharRoundTrip(t *testing.T) {
-	c := NewChar([]byte(sampleText))
-	ids, err := c.Encode([]byte(sampleText))
+// TestEncode checks that Encode stores a tokenizer's ids, through
+// EncodeEach for char and bpe and through Encode for others, and passes on
+// a char vocabulary's error.
+func TestEncode(t *testing.T) {
+	text := []byte(strings.Repeat(sampleText, 30))
+	bpe, err := tokenizer.TrainBPE(text, 400)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ids.Len() != len([]rune(sampleText)) {
-		t.Errorf("%d ids for %d runes", ids.Len(), len([]rune(sampleText)))
+	for _, tok := range []tokenizer.Tokenizer{tokenizer.NewChar(text), bpe, plainTokenizer{tokenizer.NewChar(text)}} {
+		ids, err := Encode(t.Context(), tok, text)
+		if err != nil || !slices.Equal(ids.Ints(), tok.Encode(string(text))) {
+			t.Errorf("%T: Encode differs from the tokenizer's (%v)", tok, err)
+		}
 	}
-	if got := c.Decode(ids.Ints()); got != sampleText {
-		t.Errorf("round trip: %q", got)
-	}
-	// Ids follow code point order, like nanoGPT's sorted(set(text)).
-	if got := c.Decode([]int{0, 1}); got != "\t\n" {
-		t.Errorf("first ids decode to %q, want tab and newline", got)
-	}
-	if _, err := c.Encode([]byte("snow ☃")); err == nil || !strings.Contains(err.Error(), "'☃'") {
-		t.Errorf("unknown character: err = %v", err)
-	}
-	js, _ := c.MarshalJSON()
-	c2, err := UnmarshalTokenizer(js)
-	if err != nil || c2.VocabSize() != c.VocabSize() || c2.Decode(ids.Ints()) != sampleText {
-		t.Errorf("unmarshal: %v", err)
+	if _, err := Encode(t.Context(), tokenizer.NewChar([]byte("abc")), []byte("abd")); err == nil || !strings.Contains(err.Error(), "'d'") {
+		t.Errorf("a character outside the vocabulary: err = %v", err)
 	}
 }
 
-func TestBPE(t *testing.T) {
-	text := []byte(strings.Repeat(sampleText, 20))
-	b, err := TrainBPE(text, 360)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b.VocabSize() != 360 {
-		t.Errorf("vocab %d, want 360", b.VocabSize())
-	}
-	ids, _ := b.Encode(text)
-	if ids.Len() >= len(text)/2 {
-		t.Errorf("%d bytes encode to %d tokens: merges barely help", len(text), ids.Len())
-	}
-	if got := b.Decode(ids.Ints()); got != string(text) {
-		t.Errorf("round trip differs")
-	}
-	// Any bytes encode, even unseen ones.
-	other := []byte("unseen ☃ text \x01")
-	ids2, err := b.Encode(other)
-	if err != nil || b.Decode(ids2.Ints()) != string(other) {
-		t.Errorf("unseen text: %v", err)
-	}
-	// Training is deterministic and the JSON form round-trips.
-	b2, _ := TrainBPE(text, 360)
-	js1, _ := b.MarshalJSON()
-	js2, _ := b2.MarshalJSON()
-	if !bytes.Equal(js1, js2) {
-		t.Error("two trainings on one text differ")
-	}
-	b3, err := UnmarshalTokenizer(js1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids3, _ := b3.Encode(text)
-	if !slices.Equal(ids.Ints(), ids3.Ints()) {
-		t.Error("unmarshalled tokenizer encodes differently")
-	}
-	// A tiny text runs out of pairs before the vocabulary is full.
-	small, _ := TrainBPE([]byte("abab"), 1000)
-	if small.VocabSize() != 257 {
-		t.Errorf("vocab of \"abab\" = %d, want 257 (one merge)", small.VocabSize())
-	}
-	if _, err := TrainBPE(text, 100); err == nil {
-		t.Error("vocab_size 100 accepted")
-	}
-	if _, err := UnmarshalTokenizer([]byte(`{"kind":"bpe","merges":[[300,1]]}`)); err == nil {
-		t.Error("merge of an undefined id accepted")
-	}
-}
-
-func TestChunks(t *testing.T) {
-	s := []byte("  hello world,  42x\n\tfoo")
-	var got []string
-	for len(s) > 0 {
-		n := chunkLen(s)
-		got = append(got, string(s[:n]))
-		s = s[n:]
-	}
-	want := []string{" ", " hello", " world", ",", " ", " 42", "x", "\n\t", "foo"}
-	if strings.Join(got, "|") != strings.Join(want, "|") {
-		t.Errorf("chunks %q, want %q", got, want)
-	}
-}
+// plainTokenizer hides its tokenizer's EncodeEach.
+type plainTokenizer struct{ tokenizer.Tokenizer }
 
 func TestTokensSplitSampler(t *testing.T) {
 	ids := make([]int, 100)

@@ -1,12 +1,13 @@
 // Package data loads text corpora for cmd/train, turns them into token ids
-// with a character-level or a byte-level BPE tokenizer, splits them into
-// train and validation parts and draws random (input, target) batches from a
-// seeded generator.
+// with a tokenizer of package tokenizer (Encode), splits them into train and
+// validation parts and draws random (input, target) batches from a seeded
+// generator.
 //
 // Token ids are kept in one flat []uint16 (or []uint32 for vocabularies
 // larger than 65536), never as one Go object per token, so a 100 MB corpus
 // costs about 200 MB of memory. On Linux the corpus file itself is
-// memory-mapped while it is being tokenized.
+// memory-mapped while it is being tokenized; a pipe or FIFO is read as a
+// stream.
 //
 // The package is internal: it is a helper of the train command, not part of
 // Wick's library API.

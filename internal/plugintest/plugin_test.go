@@ -180,12 +180,16 @@ func TestPluginImport(t *testing.T) {
 		"package nn: true\n",
 		"package optim: true\n",
 		"package plot: true\n",
+		"package tokenizer: true\n",
 		"sum: tensor(6.)\n",
 		"html: <div class=\"wick-tensor\"><p><b>Tensor</b> shape=[2 3]",
 		"tensor([[1., 2.],\n        [3., 4.]])\n",
 		"autograd.Graph(",
 		"loss decreased\n",
 		"grad mode: false true\n",
+		"names: body.0.weight body.0.bias body.2.weight body.2.bias\n",
+		"beta1: 0\n",
+		"tokenizers: char 10 \"the mat\", bpe 259 \"the mat\"\n",
 		"svg:<svg",
 	} {
 		if !strings.Contains(got, want) {

@@ -12,7 +12,9 @@
 //   - launches: a known function, block and grid limits, no dynamic shared
 //     memory, the argument count and sizes of the PTX's .entry, row kernels
 //     at WICK_ROWTHREADS;
-//   - copies and memsets must lie inside one live allocation;
+//   - copies and memsets must lie inside one live allocation, a
+//     device-to-device copy's ranges must not overlap, and an asynchronous
+//     host-to-device copy must read pinned memory (cuMemAllocHost);
 //   - every allocation has guard zones of NaNs: a kernel that reads outside
 //     its allocation reads NaN, and a launch, copy or cuBLAS call that
 //     writes there is reported as CUDA_ERROR_ILLEGAL_ADDRESS (sticky, as on
@@ -26,10 +28,15 @@
 // their name and fail with CUDA_ERROR_NOT_SUPPORTED.
 //
 // WICKEMU_MEM sets the device memory in bytes (default 4 GiB), to exercise
-// out-of-memory paths.
+// out-of-memory paths. WICKEMU_SEED (a number other than 0) runs the blocks
+// and threads of every launch in a random order drawn from it (emu.h), so
+// that float atomicAdds land in a different order at every launch, as on a
+// GPU; scripts/cuda-emu.sh sets it and prints it. WICKEMU_NODEVICE=1 makes
+// cuInit fail with CUDA_ERROR_NO_DEVICE, as on a machine without a GPU.
 #include "emu.h"
 #include "../../csrc/wick.cu"
 #include <cuda.h>
+#include <dlfcn.h>
 #include <map>
 #include <mutex>
 #include <string>
@@ -211,9 +218,26 @@ int wickemu_checked(const char* what, void (*f)(void*), void* arg) {
     return guardsIntact(what);
 }
 
+// With WICKEMU_REENTER_CUINIT=1, cuInit calls cuInit by name from inside
+// itself once, as a tool injected into the driver (compute-sanitizer,
+// Nsight Systems) may: the call reaches the program's interposed cuInit
+// (cuda/cuinit.c), which must forward it here rather than wait for its own
+// pthread_once. A nested call that fails makes the outer one fail.
+thread_local int cuInitDepth = 0;
+
 CUresult cuInit(unsigned int flags) {
     LOCK;
     if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    if (cuInitDepth == 0 && getenv("WICKEMU_REENTER_CUINIT")) {
+        auto byName = reinterpret_cast<CUresult (*)(unsigned)>(dlsym(RTLD_DEFAULT, "cuInit"));
+        cuInitDepth++;
+        CUresult r = byName ? byName(0) : CUDA_ERROR_NOT_FOUND;
+        cuInitDepth--;
+        if (r != CUDA_SUCCESS) return r;
+    }
+    if (const char* none = getenv("WICKEMU_NODEVICE"); none && strcmp(none, "1") == 0) return CUDA_ERROR_NO_DEVICE;
+    if (!initialised)
+        if (const char* seed = getenv("WICKEMU_SEED")) emu::setSeed(strtoull(seed, nullptr, 10));
     initialised = true;
     return CUDA_SUCCESS;
 }
@@ -423,10 +447,82 @@ CUresult cuMemFree(CUdeviceptr p) {
         return CUDA_ERROR_INVALID_VALUE;                                              \
     }
 
+// Pinned host memory (cuMemAllocHost): payload address -> size.
+std::map<uintptr_t, size_t> pinned;
+
+bool inPinned(uintptr_t p, size_t n) {
+    auto it = pinned.upper_bound(p);
+    if (it == pinned.begin()) return false;
+    --it;
+    return p >= it->first && p + n <= it->first + it->second;
+}
+
+// The asynchronous copy from the host must read pinned memory: from
+// pageable memory the driver may return before it has read the source, and
+// a Go slice may be reclaimed by then (cuda/staging.go).
 CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void* src, size_t n, CUstream s) {
     STREAM_OP(s, n);
     RANGE(dst, n, "cuMemcpyHtoD");
+    if (!inPinned(reinterpret_cast<uintptr_t>(src), n)) {
+        report("cuMemcpyHtoDAsync of %s bytes from pageable host memory (stage it through cuMemAllocHost memory)", std::to_string(n));
+        return CUDA_ERROR_INVALID_VALUE;
+    }
     memcpy(reinterpret_cast<void*>(dst), src, n);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemAllocHost_v2(void** p, size_t n) {
+    LOCK;
+    NEED_CTX;
+    if (!p || n == 0) return CUDA_ERROR_INVALID_VALUE;
+    *p = malloc(n);
+    if (!*p) return CUDA_ERROR_OUT_OF_MEMORY;
+    memset(*p, 0xFF, n);
+    pinned[reinterpret_cast<uintptr_t>(*p)] = n;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemFreeHost(void* p) {
+    LOCK;
+    NEED_CTX;
+    if (pinned.erase(reinterpret_cast<uintptr_t>(p)) == 0) return CUDA_ERROR_INVALID_VALUE;
+    free(p);
+    return CUDA_SUCCESS;
+}
+
+// Events: the emulated stream runs everything at once, so an event is
+// complete as soon as it is recorded; recording and waiting check the
+// handles and the context.
+struct Event { bool recorded = false; };
+
+CUresult cuEventCreate(CUevent* e, unsigned int flags) {
+    LOCK;
+    NEED_CTX;
+    if (!e) return CUDA_ERROR_INVALID_VALUE;
+    *e = reinterpret_cast<CUevent>(new Event);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuEventRecord(CUevent e, CUstream s) {
+    LOCK;
+    NEED_CTX;
+    if (!e || !validStream(s)) return CUDA_ERROR_INVALID_HANDLE;
+    reinterpret_cast<Event*>(e)->recorded = true;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuEventSynchronize(CUevent e) {
+    LOCK;
+    NEED_CTX;
+    if (!e) return CUDA_ERROR_INVALID_HANDLE;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuEventDestroy_v2(CUevent e) {
+    LOCK;
+    NEED_CTX;
+    if (!e) return CUDA_ERROR_INVALID_HANDLE;
+    delete reinterpret_cast<Event*>(e);
     return CUDA_SUCCESS;
 }
 
@@ -441,11 +537,22 @@ CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream 
     STREAM_OP(s, n);
     RANGE(dst, n, "cuMemcpyDtoD destination");
     RANGE(src, n, "cuMemcpyDtoD source");
+    if (dst != src && dst < src + n && src < dst + n) {
+        // undefined on a GPU (the copy engine runs in any order)
+        report("cuMemcpyDtoD of %s bytes between overlapping ranges", std::to_string(n));
+        return CUDA_ERROR_INVALID_VALUE;
+    }
     memmove(reinterpret_cast<void*>(dst), reinterpret_cast<void*>(src), n);
     return CUDA_SUCCESS;
 }
 
-CUresult cuMemcpyHtoD(CUdeviceptr dst, const void* src, size_t n) { return cuMemcpyHtoDAsync(dst, src, n, nullptr); }
+CUresult cuMemcpyHtoD(CUdeviceptr dst, const void* src, size_t n) {
+    // synchronous: any host memory
+    STREAM_OP(nullptr, n);
+    RANGE(dst, n, "cuMemcpyHtoD");
+    memcpy(reinterpret_cast<void*>(dst), src, n);
+    return CUDA_SUCCESS;
+}
 CUresult cuMemcpyDtoH(void* dst, CUdeviceptr src, size_t n) { return cuMemcpyDtoHAsync(dst, src, n, nullptr); }
 CUresult cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t n) { return cuMemcpyDtoDAsync(dst, src, n, nullptr); }
 

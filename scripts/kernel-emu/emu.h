@@ -6,7 +6,14 @@
 // OS thread, switched only at __syncthreads (a barrier: every fiber of the
 // block runs up to it before any goes on), so a launch is deterministic.
 // __shared__ becomes a function-level static, which the fibers of the
-// running block share. Floating point is the host's IEEE arithmetic (build
+// running block share. With a seed (emu::setSeed; the emulated driver
+// reads WICKEMU_SEED), the blocks of a launch and the threads of a block
+// between two barriers run in a random order, different at every launch,
+// as on a GPU where their order is unspecified: float atomicAdds then land
+// in a different order each run (their rounding differs, as on hardware),
+// and a kernel whose result depends on thread order without a barrier or
+// an atomic shows it. Without a seed the order is the index order.
+// Floating point is the host's IEEE arithmetic (build
 // with -ffp-contract=off, like the PTX's -fmad=false); libm stands in for
 // CUDA's math library. x86-64 only (the fiber switch is SysV assembly).
 #pragma once
@@ -31,7 +38,8 @@ inline uint2 make_uint2(unsigned a, unsigned b) { return {a, b}; }
 #define __shared__ static
 inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
 inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }
-// One OS thread runs every fiber, so atomics need no lock.
+// One OS thread runs every fiber, so atomics need no lock; their order is
+// the order the fibers run in (random with a seed: see the top).
 inline float atomicAdd(float* p, float v) { float o = *p; *p = o + v; return o; }
 
 // The running thread's coordinates (set by the scheduler before it resumes
@@ -81,6 +89,26 @@ inline Fiber* current;           // the fiber running now
 inline void (*body)(void*);      // the kernel body of the running launch
 inline void* bodyArg;
 
+// The scheduling order: index order while rngState is 0, else a fresh
+// random permutation for every pass (splitmix64 from the seed).
+inline uint64_t rngState = 0;
+inline uint64_t next() {
+    uint64_t z = (rngState += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+// setSeed makes the blocks and threads run in an order drawn from seed
+// (0: index order).
+inline void setSeed(uint64_t seed) { rngState = seed; }
+// order fills o with 0..n-1, shuffled when a seed is set.
+inline void order(std::vector<unsigned>& o, unsigned n) {
+    o.resize(n);
+    for (unsigned i = 0; i < n; ++i) o[i] = i;
+    if (rngState == 0) return;
+    for (unsigned i = n; i > 1; --i) std::swap(o[i - 1], o[next() % i]);
+}
+
 [[noreturn]] inline void entry() {
     body(bodyArg);
     current->done = true;
@@ -103,9 +131,11 @@ inline void start(Fiber& f) {
 inline void runBlock(unsigned n) {
     if (fibers.size() < n) fibers.resize(n);
     for (unsigned t = 0; t < n; ++t) start(fibers[t]);
+    static std::vector<unsigned> perm;
     for (unsigned left = n; left > 0;) {
         left = 0;
-        for (unsigned t = 0; t < n; ++t) {
+        order(perm, n);
+        for (unsigned t : perm) {
             Fiber& f = fibers[t];
             if (f.done) continue;
             current = &f;
@@ -125,7 +155,8 @@ template <class F> void trampoline(void* f) { (*static_cast<F*>(f))(); }
 inline void __syncthreads() { emu_switch(&emu::current->sp, emu::schedSP); }
 
 // launch runs f as the body of every thread of a grid×block launch (1-D
-// blocks; 1-D or 2-D grids).
+// blocks; 1-D or 2-D grids), the blocks in index order or, with a seed, in
+// a random one.
 template <class F> void launch(dim3 grid, dim3 block, F f) {
     if (block.y != 1 || block.z != 1 || grid.z != 1) {
         fprintf(stderr, "emu: only 1-D blocks and 1-D/2-D grids are emulated\n");
@@ -135,9 +166,10 @@ template <class F> void launch(dim3 grid, dim3 block, F f) {
     blockDim = block;
     emu::body = emu::trampoline<F>;
     emu::bodyArg = &f;
-    for (unsigned by = 0; by < grid.y; ++by)
-        for (unsigned bx = 0; bx < grid.x; ++bx) {
-            blockIdx = {bx, by, 0};
-            emu::runBlock(block.x);
-        }
+    std::vector<unsigned> perm;
+    emu::order(perm, grid.x * grid.y);
+    for (unsigned b : perm) {
+        blockIdx = {b % grid.x, b / grid.x, 0};
+        emu::runBlock(block.x);
+    }
 }

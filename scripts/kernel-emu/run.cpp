@@ -158,6 +158,27 @@ int main(int argc, char** argv) {
                     cmp(nm, out, r.a[1].f);
                 }
             }
+            // the split reduction (pass 1 over tiles × chunks, pass 2
+            // combining the chunks) at tile widths and chunk lengths
+            // unlike the GPU's, down to five elements per chunk
+            if (op != WICK_RLOGSUMEXP && n > 0)
+                for (int tx : {1, 32})
+                    for (i64 chunk : {(i64)5, n}) {
+                        i64 chunks = (n + chunk - 1) / chunk, tiles = (o.n + tx - 1) / tx;
+                        std::vector<double> part(chunks * o.n, NAN);
+                        std::vector<i64> pidx(chunks * o.n, -5);
+                        std::string nm = name + " split tx" + std::to_string(tx) + " chunk" + std::to_string(chunk) + " op" + std::to_string(op) + " dim" + std::to_string(dim);
+                        launch(G(tiles, chunks), BR, [&] { wick_reduce_part_f32(part.data(), pidx.data(), src, o.n, n, rr, op, chunk, tx, o.nd, S6(sh), S6(st)); });
+                        if (r.name == "arg") {
+                            std::vector<i64> out(o.n, -5);
+                            launch(G(2), B1, [&] { wick_reduce_final_f32(nullptr, out.data(), part.data(), pidx.data(), o.n, chunks, op, 0); });
+                            cmpi(nm, out, r.a[1].i);
+                        } else {
+                            std::vector<float> out(o.n, NAN);
+                            launch(G(2), B1, [&] { wick_reduce_final_f32(out.data(), nullptr, part.data(), nullptr, o.n, chunks, op, 0); });
+                            cmp(nm, out, r.a[1].f);
+                        }
+                    }
         } else if (r.kind == "softmax") {
             i64 rows = v[0], cols = v[1]; int lg = (int)v[2];
             std::vector<float> y(rows * cols, NAN), dx(rows * cols, NAN);

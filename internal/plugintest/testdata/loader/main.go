@@ -40,7 +40,7 @@ func main() {
 		os.Exit(1)
 	}
 	pkgs := reflect.ValueOf(sym).Elem() // *map[string]Package
-	for _, k := range []string{"tensor", "autograd", "nn", "optim", "plot"} {
+	for _, k := range []string{"tensor", "autograd", "nn", "optim", "plot", "tokenizer"} {
 		fmt.Printf("package %s: %v\n", k, pkgs.MapIndex(reflect.ValueOf("github.com/wickml/wick/"+k)).IsValid())
 	}
 	binds := pkgs.MapIndex(reflect.ValueOf("github.com/wickml/wick/tensor")).FieldByName("Binds")

@@ -15,6 +15,7 @@ import (
 	"github.com/wickml/wick/optim"
 	"github.com/wickml/wick/plot"
 	"github.com/wickml/wick/tensor"
+	"github.com/wickml/wick/tokenizer"
 )
 
 // Package is gomacro's per-package record (reduced to what this test uses).
@@ -37,7 +38,9 @@ var Packages = map[string]Package{
 			"Randn":      ValueOf(tensor.Randn),
 		},
 		Types: map[string]Type{
-			"Tensor": TypeOf((*tensor.Tensor)(nil)).Elem(),
+			"Tensor":          TypeOf((*tensor.Tensor)(nil)).Elem(),
+			"Function":        TypeOf((*tensor.Function)(nil)).Elem(),
+			"FunctionContext": TypeOf((*tensor.FunctionContext)(nil)).Elem(),
 		},
 	},
 	"github.com/wickml/wick/autograd": {
@@ -54,22 +57,43 @@ var Packages = map[string]Package{
 	"github.com/wickml/wick/nn": {
 		Name: "nn",
 		Binds: map[string]Value{
-			"NewLinear": ValueOf(nn.NewLinear),
-			"NewGPT":    ValueOf(nn.NewGPT),
+			"NewLinear":  ValueOf(nn.NewLinear),
+			"NewGPT":     ValueOf(nn.NewGPT),
+			"Named":      ValueOf(nn.Named),
+			"MSELoss":    ValueOf(nn.MSELoss),
+			"ReduceMean": ValueOf(nn.ReduceMean),
 		},
 		Types: map[string]Type{
-			"GPTConfig": TypeOf((*nn.GPTConfig)(nil)).Elem(),
-			"Module":    TypeOf((*nn.Module)(nil)).Elem(),
+			"GPTConfig":  TypeOf((*nn.GPTConfig)(nil)).Elem(),
+			"Module":     TypeOf((*nn.Module)(nil)).Elem(),
+			"Sequential": TypeOf((*nn.Sequential)(nil)).Elem(),
+			"Container":  TypeOf((*nn.Container)(nil)).Elem(),
+			"ReLU":       TypeOf((*nn.ReLU)(nil)).Elem(),
 		},
 	},
 	"github.com/wickml/wick/optim": {
 		Name: "optim",
 		Binds: map[string]Value{
 			"NewAdamW":     ValueOf(optim.NewAdamW),
+			"DefaultAdamW": ValueOf(optim.DefaultAdamW),
 			"ClipGradNorm": ValueOf(optim.ClipGradNorm),
 		},
 		Types: map[string]Type{
 			"AdamWConfig": TypeOf((*optim.AdamWConfig)(nil)).Elem(),
+		},
+	},
+	"github.com/wickml/wick/tokenizer": {
+		Name: "tokenizer",
+		Binds: map[string]Value{
+			"NewChar":      ValueOf(tokenizer.NewChar),
+			"TrainBPE":     ValueOf(tokenizer.TrainBPE),
+			"Unmarshal":    ValueOf(tokenizer.Unmarshal),
+			"EncodeStrict": ValueOf(tokenizer.EncodeStrict),
+		},
+		Types: map[string]Type{
+			"Tokenizer": TypeOf((*tokenizer.Tokenizer)(nil)).Elem(),
+			"Char":      TypeOf((*tokenizer.Char)(nil)).Elem(),
+			"BPE":       TypeOf((*tokenizer.BPE)(nil)).Elem(),
 		},
 	},
 	"github.com/wickml/wick/plot": {
@@ -115,9 +139,51 @@ func Demo() string {
 		go func() { other <- autograd.Enabled() }()
 		out = append(out, fmt.Sprintf("grad mode: %v %v", autograd.Enabled(), <-other))
 	})
+	// building blocks: a Sequential inside a Container, a loss, a custom
+	// Function and DefaultAdamW
+	seq := nn.Sequential{nn.NewLinear(2, 3, true), nn.ReLU{}, nn.NewLinear(3, 1, true)}
+	model := nn.Container{nn.Named("body", seq)}
+	double := &tensor.Function{
+		Name: "Double",
+		Forward: func(_ *tensor.FunctionContext, in []*tensor.Tensor) []*tensor.Tensor {
+			return []*tensor.Tensor{in[0].MulScalar(2)}
+		},
+		Backward: func(_ *tensor.FunctionContext, g []*tensor.Tensor) []*tensor.Tensor {
+			return []*tensor.Tensor{g[0].MulScalar(2)}
+		},
+	}
+	cfg := optim.DefaultAdamW()
+	cfg.Beta1 = 0
+	adam := optim.NewAdamW(model.Parameters(), cfg)
+	mse := nn.MSELoss(double.Apply(seq.Forward(x)), tensor.Ones(2, 1), nn.ReduceMean)
+	mse.Backward()
+	adam.Step()
+	names := []string{}
+	for _, p := range model.NamedParameters() {
+		names = append(names, p.Name)
+	}
+	out = append(out, "names: "+strings.Join(names, " "), fmt.Sprintf("beta1: %v", adam.Config().Beta1))
+	// tokenizers: a char and a trained BPE, saved and read back
+	text := "the cat sat on the mat"
+	var toks []string
+	for _, tok := range []tokenizer.Tokenizer{tokenizer.NewChar([]byte(text)), must(tokenizer.TrainBPE([]byte(text), 260))} {
+		back, err := tokenizer.Unmarshal(must(tok.MarshalJSON()))
+		if err != nil {
+			panic(err)
+		}
+		toks = append(toks, fmt.Sprintf("%s %d %q", back.Kind(), back.VocabSize(), back.Decode(tok.Encode("the mat"))))
+	}
+	out = append(out, "tokenizers: "+strings.Join(toks, ", "))
 	svg := plot.LossCurveSVG("loss", plot.Series{Name: "train", Y: losses})
 	out = append(out, "svg:"+svg[:4])
 	return strings.Join(out, "\n")
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
 
 func main() {}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"math"
+	"testing"
+)
+
+// TestEvalsAfter checks the count of evaluations against the loop's rule:
+// an evaluation at each iteration that is a multiple of eval_interval, and
+// after the last.
+func TestEvalsAfter(t *testing.T) {
+	for total := 0; total <= 30; total++ {
+		for interval := 1; interval <= 12; interval++ {
+			for from := 0; from <= total+1; from++ {
+				want := 0
+				for it := from; it <= total; it++ {
+					if it%interval == 0 || it == total {
+						want++
+					}
+				}
+				if got := evalsAfter(from, total, interval); got != want {
+					t.Fatalf("evalsAfter(%d, %d, %d) = %d, want %d", from, total, interval, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestETAIncludesEvaluation checks that the ETA counts the evaluations
+// still to come at their measured time, and estimates one from the step
+// time before any was measured.
+func TestETAIncludesEvaluation(t *testing.T) {
+	o := defaultOptions()
+	o.EvalInterval, o.EvalIters, o.GradAccum = 100, 30, 1
+	r := newReporter(nil, o)
+	r.begin(0, 1000)
+	if eta := r.eta(0); !math.IsInf(eta, 1) {
+		t.Errorf("ETA before any step = %v, want +Inf", eta)
+	}
+	r.done, r.trainSec = 10, 1.0 // 0.1 s per step
+	// after step 9: 990 steps and the evaluations at 100, 200, …, 1000;
+	// none timed yet: each counts 2·30 forward passes at 0.1/3 s
+	if got, want := r.eta(9), 990*0.1+10*(60*0.1/3); math.Abs(got-want) > 1e-9 {
+		t.Errorf("ETA with no evaluation timed = %v, want %v", got, want)
+	}
+	r.evaluated(4.0)
+	r.evaluated(6.0) // 5 s each
+	r.done, r.trainSec = 150, 15.0
+	// after step 149: 850 steps and evaluations at 200, …, 1000
+	if got, want := r.eta(149), 850*0.1+9*5.0; math.Abs(got-want) > 1e-9 {
+		t.Errorf("ETA = %v, want %v", got, want)
+	}
+	r.total = 1050 // not a multiple of eval_interval: one more after the last step
+	if got, want := r.eta(149), 900*0.1+10*5.0; math.Abs(got-want) > 1e-9 {
+		t.Errorf("ETA with a final evaluation = %v, want %v", got, want)
+	}
+}

@@ -1,0 +1,5 @@
+package dist
+
+import "runtime"
+
+func runtimeGoexit() { runtime.Goexit() }

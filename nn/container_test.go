@@ -1,0 +1,257 @@
+package nn_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/wickml/wick/nn"
+	"github.com/wickml/wick/tensor"
+)
+
+// The PyTorch side of these tests is gen_containers in
+// scripts/gen_golden_nn.py: the same layers, built there, saved by name.
+
+var updateWickFile = flag.Bool("update-wick-file", false, "rewrite testdata/nn/sequential_wick.safetensors, which scripts/gen_golden_nn.py loads into PyTorch")
+
+func newGoldenSequential() nn.Sequential { return newGoldenSequentialWith(nil) }
+
+// newGoldenSequentialWith is the golden Sequential with its weights drawn
+// from gen (the global generator if nil).
+func newGoldenSequentialWith(gen *tensor.Generator) nn.Sequential {
+	return nn.Sequential{
+		nn.NewLinearWith(4, 8, true, gen), nn.ReLU{}, nn.NewLinearWith(8, 8, true, gen), nn.Tanh{},
+		nn.NewLinearWith(8, 6, true, gen), nn.GELU{}, nn.NewLinearWith(6, 3, true, gen), nn.Sigmoid{},
+	}
+}
+
+// TestWickFileLoadsInPyTorch is the direction Wick → PyTorch: the file that
+// Wick writes for this Sequential (committed, byte for byte what SaveFile
+// writes today) was loaded by gen_golden_nn.py into a torch.nn.Sequential
+// of the same layers with load_state_dict(strict=True), and PyTorch's
+// output on its x must equal Wick's.
+func TestWickFileLoadsInPyTorch(t *testing.T) {
+	s := newGoldenSequentialWith(tensor.NewGenerator(21))
+	committed := filepath.Join("..", "testdata", "nn", "sequential_wick.safetensors")
+	fresh := filepath.Join(t.TempDir(), "s.safetensors")
+	if err := nn.SaveFile(fresh, s); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *updateWickFile {
+		if err := os.WriteFile(committed, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s; now run /usr/bin/python3 scripts/gen_golden_nn.py", committed)
+	}
+	want, err := os.ReadFile(committed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, want) {
+		t.Fatalf("SaveFile no longer writes %s byte for byte; rewrite it with -update-wick-file and rerun gen_golden_nn.py", committed)
+	}
+	sd := readGolden(t, "sequential_wick_golden.safetensors")
+	assertClose(t, "PyTorch's output of Wick's file", s.Forward(get(t, sd, "x")), get(t, sd, "y"), 1e-4)
+}
+
+// net is the golden Net: a user module whose Module methods come from an
+// nn.Container.
+type net struct {
+	nn.Container
+	Embed  *nn.Linear
+	Layers nn.ModuleList
+	Act    nn.GELU
+	Head   nn.Sequential
+}
+
+func newNet() *net {
+	m := &net{
+		Embed:  nn.NewLinear(3, 5, true),
+		Layers: nn.ModuleList{nn.NewLinear(5, 5, true), nn.NewLinear(5, 5, false)},
+		Head:   nn.Sequential{nn.NewLinear(5, 2, true), nn.Sigmoid{}},
+	}
+	m.Container = nn.Container{
+		nn.Named("embed", m.Embed), nn.Named("layers", m.Layers), nn.Named("act", m.Act), nn.Named("head", m.Head),
+	}
+	return m
+}
+
+func (m *net) Forward(x *tensor.Tensor) *tensor.Tensor {
+	x = m.Act.Forward(m.Embed.Forward(x))
+	for _, l := range m.Layers {
+		x = l.(*nn.Linear).Forward(x).Tanh()
+	}
+	return m.Head.Forward(x)
+}
+
+// checkContainerGolden loads PyTorch's weights into m by name, then
+// compares the names, the output and every gradient with PyTorch's.
+func checkContainerGolden(t *testing.T, name string, m nn.Module, forward func(*tensor.Tensor) *tensor.Tensor) {
+	t.Helper()
+	path := filepath.Join("..", "testdata", "nn", name+".safetensors")
+	if err := nn.LoadFile(path, m); err != nil {
+		t.Fatal(err)
+	}
+	gsd, meta, err := nn.LoadStateDictFile(filepath.Join("..", "testdata", "nn", name+"_golden.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	if err := json.Unmarshal([]byte(meta["named_parameters"]), &want); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range m.NamedParameters() {
+		got = append(got, p.Name)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("names %q, PyTorch's named_parameters %q", got, want)
+	}
+	x := get(t, gsd, "x").Clone().RequiresGrad()
+	y := forward(x)
+	assertClose(t, name+" y", y, get(t, gsd, "y"), 1e-4)
+	y.Mul(get(t, gsd, "g")).Sum().Backward()
+	assertClose(t, name+" grad_x", x.Grad(), get(t, gsd, "grad_x"), 1e-4)
+	for _, p := range m.NamedParameters() {
+		assertClose(t, name+" grad."+p.Name, p.Param.Grad(), get(t, gsd, "grad."+p.Name), 1e-4)
+	}
+}
+
+func TestSequentialMatchesPyTorch(t *testing.T) {
+	s := newGoldenSequential()
+	checkContainerGolden(t, "sequential", s, s.Forward)
+}
+
+func TestContainerMatchesPyTorch(t *testing.T) {
+	m := newNet()
+	checkContainerGolden(t, "container", m, m.Forward)
+}
+
+// TestContainerSaveLoad saves Wick's models and loads them into fresh ones:
+// the names in the files are PyTorch's state_dict keys (those of the
+// files PyTorch wrote), so torch's load_state_dict accepts them by name.
+func TestContainerSaveLoad(t *testing.T) {
+	dir := t.TempDir()
+	for name, mk := range map[string]func() (nn.Module, func(*tensor.Tensor) *tensor.Tensor, *tensor.Tensor){
+		"sequential": func() (nn.Module, func(*tensor.Tensor) *tensor.Tensor, *tensor.Tensor) {
+			s := newGoldenSequential()
+			return s, s.Forward, tensor.Randn(2, 4)
+		},
+		"container": func() (nn.Module, func(*tensor.Tensor) *tensor.Tensor, *tensor.Tensor) {
+			m := newNet()
+			return m, m.Forward, tensor.Randn(2, 3)
+		},
+	} {
+		tensor.ManualSeed(5)
+		a, fa, x := mk()
+		b, fb, _ := mk() // other random weights
+		path := filepath.Join(dir, name+".safetensors")
+		if err := nn.SaveFile(path, a); err != nil {
+			t.Fatal(err)
+		}
+		saved, _, err := nn.LoadStateDictFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		torchFile, _, err := nn.LoadStateDictFile(filepath.Join("..", "testdata", "nn", name+".safetensors"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(saved.Names(), torchFile.Names()) {
+			t.Errorf("%s: Wick saves %q, PyTorch's state_dict has %q", name, saved.Names(), torchFile.Names())
+		}
+		if slices.Equal(fa(x).Float32s(), fb(x).Float32s()) {
+			t.Fatalf("%s: two fresh models agree before loading", name)
+		}
+		if err := nn.LoadFile(path, b); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(fa(x).Float32s(), fb(x).Float32s()) {
+			t.Errorf("%s: the loaded model computes something else", name)
+		}
+	}
+}
+
+func TestContainerNamesAndModes(t *testing.T) {
+	shared := nn.NewLinear(2, 2, true)
+	drop := nn.NewDropout(0.5)
+	scale := tensor.Ones(2).RequiresGrad()
+	c := nn.Container{
+		nn.Named("enc", nn.Sequential{shared, nn.ReLU{}, drop}),
+		nn.Named("blocks", nn.ModuleList{nn.NewLinear(2, 3, false), nn.Sequential{nn.Tanh{}, nn.NewLinear(3, 2, true)}}),
+		nn.Named("dec", shared), // tied: listed once, under its first name
+		nn.Param("scale", scale),
+	}
+	var names []string
+	for _, p := range c.NamedParameters() {
+		names = append(names, p.Name)
+	}
+	want := []string{"enc.0.weight", "enc.0.bias", "blocks.0.weight", "blocks.1.1.weight", "blocks.1.1.bias", "scale"}
+	if !slices.Equal(names, want) {
+		t.Errorf("names %q, want %q", names, want)
+	}
+	if ps := c.Parameters(); len(ps) != 6 || ps[0] != shared.Weight || ps[5] != scale {
+		t.Errorf("Parameters do not follow NamedParameters: %v", ps)
+	}
+	c.Eval()
+	if drop.Training {
+		t.Error("Eval did not reach the Dropout inside the Sequential")
+	}
+	c.Train()
+	if !drop.Training {
+		t.Error("Train did not reach the Dropout inside the Sequential")
+	}
+	wantString := `Container(  # 22 params
+  (enc): Sequential(  # 6 params
+    (0): Linear(in_features=2, out_features=2, bias=True)  # 6 params
+    (1): ReLU()
+    (2): Dropout(p=0.5, inplace=False)
+  )
+  (blocks): ModuleList(  # 14 params
+    (0): Linear(in_features=2, out_features=3, bias=False)  # 6 params
+    (1): Sequential(  # 8 params
+      (0): Tanh()
+      (1): Linear(in_features=3, out_features=2, bias=True)  # 8 params
+    )
+  )
+  (dec): Linear(in_features=2, out_features=2, bias=True)  # 6 params
+  (scale): Parameter(shape=[2])
+)`
+	if got := c.String(); got != wantString {
+		t.Errorf("String:\n%s\nwant:\n%s", got, wantString)
+	}
+	if got := (nn.Sequential{}).Forward(scale); got != scale {
+		t.Error("an empty Sequential should be the identity")
+	}
+}
+
+func TestContainerPanics(t *testing.T) {
+	l := nn.NewLinear(2, 2, true)
+	for name, c := range map[string]struct {
+		f    func()
+		want string
+	}{
+		"duplicate":  {func() { nn.Container{nn.Named("a", l), nn.Named("a", nn.ReLU{})}.NamedParameters() }, `Container: two children are named "a"`},
+		"empty name": {func() { nn.Container{nn.Named("", l)}.NamedParameters() }, `child 0 has the name ""`},
+		"dotted":     {func() { nn.Container{nn.Named("a.b", l)}.NamedParameters() }, `child 0 has the name "a.b"`},
+		"nil child":  {func() { nn.Container{nn.Named("a", nil)}.NamedParameters() }, `child 0 ("a") is nil`},
+		"nil layer":  {func() { nn.Sequential{l, nil}.Forward(tensor.Zeros(1, 2)) }, "Sequential: layer 1 of 2 is nil"},
+		"nil module": {func() { nn.ModuleList{nil}.NamedParameters() }, `ModuleList: child 0 ("0") is nil`},
+	} {
+		err := tensor.Catch(c.f)
+		var te *tensor.Error
+		if !errors.As(err, &te) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want a *tensor.Error containing %q", name, err, c.want)
+		}
+	}
+}

@@ -1,0 +1,116 @@
+package nn
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// hubNames are the model names PretrainedDir looks up in the Hugging Face
+// cache, with the repositories that hold them: the hub moved GPT-2 to
+// openai-community/, and a cache keeps the name it was downloaded under.
+var hubNames = map[string][]string{
+	"gpt2":        {"gpt2", "openai-community/gpt2"},
+	"gpt2-medium": {"gpt2-medium", "openai-community/gpt2-medium"},
+	"gpt2-large":  {"gpt2-large", "openai-community/gpt2-large"},
+	"gpt2-xl":     {"gpt2-xl", "openai-community/gpt2-xl"},
+}
+
+// HubCacheDir returns the directory of the Hugging Face hub cache, as the
+// huggingface_hub library finds it: $HF_HUB_CACHE, else $HF_HOME/hub, else
+// $XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub. It does
+// not check that the directory exists.
+func HubCacheDir() string {
+	if d := os.Getenv("HF_HUB_CACHE"); d != "" {
+		return d
+	}
+	if d := os.Getenv("HF_HOME"); d != "" {
+		return filepath.Join(d, "hub")
+	}
+	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
+		return filepath.Join(d, "huggingface", "hub")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		home = "~"
+	}
+	return filepath.Join(home, ".cache", "huggingface", "hub")
+}
+
+// PretrainedDir returns the directory that LoadPretrained reads for name:
+// name itself if it is a directory; otherwise, for the hub names gpt2,
+// gpt2-medium, gpt2-large and gpt2-xl (also spelled
+// openai-community/gpt2, …), a snapshot in the Hugging Face cache
+// (HubCacheDir): models--gpt2/snapshots/<commit>/, the commit that
+// models--gpt2/refs/main names, or the most recently modified snapshot
+// when there is no such ref. The files in a snapshot are usually symbolic
+// links into the cache's blobs/, which is fine. Programs that also need
+// the tokenizer files of a model find them in the same directory.
+func PretrainedDir(name string) (string, error) {
+	if fi, err := os.Stat(name); err == nil {
+		if fi.IsDir() {
+			return name, nil
+		}
+		return "", fmt.Errorf("nn: pretrained model %s: not a directory (give the directory that holds config.json and the weights)", name)
+	}
+	repos, ok := hubNames[strings.TrimPrefix(name, "openai-community/")]
+	if !ok {
+		return "", fmt.Errorf("nn: pretrained model %s: no such directory, and not one of the hub names gpt2, gpt2-medium, gpt2-large, gpt2-xl: %w", name, fs.ErrNotExist)
+	}
+	cache := HubCacheDir()
+	var looked []string
+	for _, repo := range repos {
+		root := filepath.Join(cache, "models--"+strings.ReplaceAll(repo, "/", "--"))
+		looked = append(looked, filepath.Join(root, "snapshots"))
+		dir, err := snapshot(root)
+		if err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("nn: pretrained model %s: %w", name, err)
+		}
+	}
+	return "", fmt.Errorf("nn: pretrained model %s: no snapshot in the Hugging Face cache (looked in %s; set HF_HUB_CACHE or HF_HOME, or give the model's directory): %w", name, strings.Join(looked, " and "), fs.ErrNotExist)
+}
+
+// snapshot returns the current snapshot directory of the cached repository
+// at root (models--NAME).
+func snapshot(root string) (string, error) {
+	snaps := filepath.Join(root, "snapshots")
+	if ref, err := os.ReadFile(filepath.Join(root, "refs", "main")); err == nil {
+		commit := strings.TrimSpace(string(ref))
+		dir := filepath.Join(snaps, commit)
+		if fi, err := os.Stat(dir); commit != "" && !strings.ContainsAny(commit, `/\`) && err == nil && fi.IsDir() {
+			return dir, nil
+		}
+	}
+	ents, err := os.ReadDir(snaps)
+	if err != nil {
+		return "", err
+	}
+	type snap struct {
+		dir string
+		mod int64
+	}
+	var all []snap
+	for _, e := range ents {
+		dir := filepath.Join(snaps, e.Name())
+		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+			all = append(all, snap{dir, fi.ModTime().UnixNano()})
+		}
+	}
+	if len(all) == 0 {
+		return "", fmt.Errorf("%s holds no snapshot: %w", snaps, fs.ErrNotExist)
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].mod != all[j].mod {
+			return all[i].mod > all[j].mod
+		}
+		return all[i].dir > all[j].dir
+	})
+	return all[0].dir, nil
+}

@@ -1,0 +1,261 @@
+package nn
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/wickml/wick/tensor"
+	"github.com/wickml/wick/tokenizer"
+)
+
+// The layout of the checkpoints cmd/train writes: a safetensors file whose
+// metadata has "format" TrainCheckpointFormat and, under MetaTrain, a JSON
+// record holding at least the model's config ("model_args"), its tokenizer
+// ("tokenizer", as tokenizer.Unmarshal reads it) and the optimizer steps
+// taken ("iter"). The model's tensors carry nanoGPT's names; the
+// optimizer's start with OptimizerPrefix.
+const (
+	TrainCheckpointFormat = "wick-train/1"
+	MetaFormat            = "format"
+	MetaTrain             = "wick_train"
+	OptimizerPrefix       = "optimizer."
+)
+
+// Bounds on a train checkpoint's model_args, far above any model train can
+// build but low enough that no product of them overflows: a checkpoint
+// beyond them was not written by train.
+const (
+	MaxCheckpointLayers    = 1 << 12
+	MaxCheckpointHeads     = 1 << 12
+	MaxCheckpointEmbd      = 1 << 17
+	MaxCheckpointBlockSize = 1 << 20
+	MaxCheckpointVocab     = 1 << 22
+)
+
+// Checkpoint is a checkpoint written by cmd/train, read by ReadCheckpoint
+// or LoadCheckpoint.
+type Checkpoint struct {
+	Path      string              // the file it was read from
+	Config    GPTConfig           // the model's config (model_args)
+	Tokenizer tokenizer.Tokenizer // the tokenizer the model was trained with
+	Iter      int                 // optimizer steps taken
+	// BestValLoss is the best validation loss seen, nil before the first
+	// evaluation.
+	BestValLoss *float64
+	// Metadata is the whole JSON record under MetaTrain, with what train
+	// keeps for resuming a run (its flags, random generator states, corpus).
+	Metadata json.RawMessage
+	// Tensors holds every tensor of the file, the model's and the
+	// optimizer's, as ReadCheckpoint read them (on the default device);
+	// LoadCheckpoint leaves it nil.
+	Tensors StateDict
+	// Model is the trained model, in evaluation mode, as LoadCheckpoint or
+	// NewModel built it; ReadCheckpoint leaves it nil.
+	Model *GPT
+}
+
+// trainRecord is the part of the MetaTrain record that this package reads.
+type trainRecord struct {
+	Iter        int             `json:"iter"`
+	BestValLoss *float64        `json:"best_val_loss"`
+	Model       *GPTConfig      `json:"model_args"`
+	Tokenizer   json.RawMessage `json:"tokenizer"`
+}
+
+// LoadCheckpoint reads a checkpoint written by cmd/train (its out_dir's
+// ckpt.safetensors) and returns it with its Model built: a GPT of the
+// checkpoint's config holding the trained weights, in evaluation mode, and
+// the Tokenizer it was trained with. The optimizer's tensors are read and
+// dropped.
+//
+//	ck, err := nn.LoadCheckpoint("out/ckpt.safetensors")
+//	ids := ck.Tokenizer.Encode("ROMEO:")
+//	out := ck.Model.Generate(tensor.FromInts(ids, 1, len(ids)), 100, 0.8, 200)
+//	fmt.Println(ck.Tokenizer.Decode(out.Ints()))
+//
+// Building the model draws no random numbers. The optimizer's tensors are
+// not read, so loading takes about twice the model's float32 size in
+// memory, whatever the file holds besides. Errors are those of
+// ReadCheckpoint and NewModel.
+func LoadCheckpoint(path string) (*Checkpoint, error) {
+	ck, err := readCheckpoint(path, false)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ck.NewModel(); err != nil {
+		return nil, err
+	}
+	ck.Tensors = nil
+	return ck, nil
+}
+
+// ReadCheckpoint reads a checkpoint written by cmd/train without building
+// its model: its metadata, its tokenizer and all its tensors (Tensors).
+// Everything is checked before any tensor is read: that the file is a
+// safetensors file with train's metadata format, that model_args is a valid
+// config within the MaxCheckpoint bounds, that the tokenizer reads back and
+// has model_args' vocabulary, and that the file holds the token and
+// position embeddings and every layer's attention weight at the config's
+// shapes (so a config the file's data do not back is refused, not built).
+// An error names the file and the problem: "was not written by train" when
+// the format differs, "is corrupt" otherwise.
+func ReadCheckpoint(path string) (*Checkpoint, error) {
+	return readCheckpoint(path, true)
+}
+
+// readCheckpoint is ReadCheckpoint, which reads the optimizer's tensors
+// only when withOptimizer is true.
+func readCheckpoint(path string, withOptimizer bool) (*Checkpoint, error) {
+	entries, md, dataStart, err := readHeaderMeta(path)
+	if err != nil {
+		return nil, fmt.Errorf("nn: checkpoint %s is corrupt or unreadable: %w", path, trimmed{err, path + ": "})
+	}
+	if md[MetaFormat] != TrainCheckpointFormat {
+		return nil, fmt.Errorf("nn: checkpoint %s was not written by train (metadata format %q, want %q)", path, md[MetaFormat], TrainCheckpointFormat)
+	}
+	corrupt := func(format string, args ...any) error {
+		return fmt.Errorf("nn: checkpoint %s is corrupt: "+format, append([]any{path}, args...)...)
+	}
+	var rec trainRecord
+	if err := json.Unmarshal([]byte(md[MetaTrain]), &rec); err != nil {
+		return nil, corrupt("metadata: %v", err)
+	}
+	if rec.Model == nil || len(rec.Tokenizer) == 0 || rec.Iter < 0 {
+		return nil, corrupt("metadata lacks the model_args, the tokenizer or the step")
+	}
+	cfg := *rec.Model
+	if err := checkpointBounds(cfg); err != nil {
+		return nil, corrupt("%v", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, corrupt("%s", strings.TrimPrefix(err.Error(), "nn: "))
+	}
+	tok, err := tokenizer.Unmarshal(rec.Tokenizer)
+	if err != nil {
+		return nil, corrupt("%v", err)
+	}
+	if tok.VocabSize() != cfg.VocabSize {
+		return nil, corrupt("its tokenizer has %d tokens, its model %d", tok.VocabSize(), cfg.VocabSize)
+	}
+	if err := checkpointShapes(entries, cfg); err != nil {
+		return nil, corrupt("%v", err)
+	}
+	sd, err := readEntries(path, entries, dataStart, withOptimizer)
+	if err != nil {
+		return nil, fmt.Errorf("nn: checkpoint %s is corrupt or unreadable: %w", path, err)
+	}
+	return &Checkpoint{Path: path, Config: cfg, Tokenizer: tok, Iter: rec.Iter, BestValLoss: rec.BestValLoss,
+		Metadata: json.RawMessage(md[MetaTrain]), Tensors: sd}, nil
+}
+
+// NewModel builds ck.Model from ck.Tensors (the model's; the optimizer's
+// are ignored), in evaluation mode on the default device, and returns it.
+// It draws no random numbers. It returns an error naming the tensors that
+// are missing, unexpected or of the wrong shape, and then builds nothing.
+// NewModel panics if ck.Tensors is nil (a Checkpoint from LoadCheckpoint).
+func (ck *Checkpoint) NewModel() (*GPT, error) {
+	if ck.Tensors == nil {
+		panic(&tensor.Error{Op: "nn.Checkpoint.NewModel", Msg: "the checkpoint holds no tensors (LoadCheckpoint has built its Model already)"})
+	}
+	model := newGPTZeros(ck.Config)
+	if err := LoadStateDict(model, ck.Tensors.WithoutPrefix(OptimizerPrefix)); err != nil {
+		return nil, fmt.Errorf("nn: checkpoint %s does not match its model_args: %w", ck.Path, err)
+	}
+	model.Eval()
+	ck.Model = model
+	return model, nil
+}
+
+// checkpointBounds returns an error naming the first size of c above its
+// MaxCheckpoint bound.
+func checkpointBounds(c GPTConfig) error {
+	for _, f := range []struct {
+		name   string
+		v, max int
+	}{{"n_layer", c.NLayer, MaxCheckpointLayers}, {"n_head", c.NHead, MaxCheckpointHeads}, {"n_embd", c.NEmbd, MaxCheckpointEmbd},
+		{"block_size", c.BlockSize, MaxCheckpointBlockSize}, {"vocab_size", c.VocabSize, MaxCheckpointVocab}} {
+		if f.v > f.max {
+			return fmt.Errorf("model_args %s=%d is out of range (at most %d)", f.name, f.v, f.max)
+		}
+	}
+	return nil
+}
+
+// checkpointShapes checks that the header entries hold GPT c's token and
+// position embeddings and each layer's attention weight as F32 at c's
+// shapes: then the model NewModel builds is at most a few times the size
+// of the file.
+func checkpointShapes(entries []entry, c GPTConfig) error {
+	byName := make(map[string]entry, len(entries))
+	for _, e := range entries {
+		byName[e.name] = e
+	}
+	var problems []error
+	want := func(name string, shape ...int) {
+		e, ok := byName[name]
+		switch {
+		case !ok:
+			problems = append(problems, fmt.Errorf("tensor %q: %w (model_args need shape %v)", name, ErrMissingTensor, shape))
+		case e.dtype != "F32":
+			problems = append(problems, fmt.Errorf("tensor %q: %w: file has %s, model needs F32", name, ErrDTypeMismatch, e.dtype))
+		case !slices.Equal(e.shape, shape):
+			problems = append(problems, fmt.Errorf("tensor %q: %w: file has %v, model_args need %v", name, ErrShapeMismatch, e.shape, shape))
+		}
+	}
+	want("transformer.wte.weight", c.VocabSize, c.NEmbd)
+	want("transformer.wpe.weight", c.BlockSize, c.NEmbd)
+	for l := range c.NLayer {
+		want(fmt.Sprintf("transformer.h.%d.attn.c_attn.weight", l), 3*c.NEmbd, c.NEmbd)
+		if len(problems) > maxProblems {
+			break
+		}
+	}
+	if len(problems) > 0 {
+		return problemList(problems)
+	}
+	return nil
+}
+
+// readEntries reads the tensors of entries, whose data start at dataStart
+// in the safetensors file at path (as readHeaderMeta returned them,
+// checked against the file's length): all of them, or all but the
+// optimizer's when withOptimizer is false.
+func readEntries(path string, entries []entry, dataStart int64, withOptimizer bool) (StateDict, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sd := StateDict{}
+	var raw []byte
+	for _, e := range entries {
+		if !withOptimizer && strings.HasPrefix(e.name, OptimizerPrefix) {
+			continue
+		}
+		if e.dtype != "F32" && e.dtype != "I64" {
+			return nil, fmt.Errorf("tensor %q: %w: dtype %s is not supported (Wick reads F32 and I64)", e.name, ErrDTypeMismatch, e.dtype)
+		}
+		if n := int(e.end - e.begin); cap(raw) < n {
+			raw = make([]byte, n)
+		}
+		raw = raw[:e.end-e.begin]
+		if _, err := f.ReadAt(raw, dataStart+e.begin); err != nil {
+			return nil, fmt.Errorf("tensor %q: %w: %v", e.name, ErrTruncated, err)
+		}
+		sd[e.name] = entryTensor(e, raw)
+	}
+	return sd, nil
+}
+
+// trimmed is err without its message's prefix (the path that the message
+// around it names already).
+type trimmed struct {
+	err    error
+	prefix string
+}
+
+func (t trimmed) Error() string { return strings.TrimPrefix(t.err.Error(), t.prefix) }
+func (t trimmed) Unwrap() error { return t.err }

@@ -1,0 +1,22 @@
+package tensor
+
+// HostFloat32s returns the elements of a contiguous Float32 tensor on the CPU
+// as the slice of its storage that holds them, without copying: writes
+// through the slice change the tensor and every view of the same storage,
+// and are never recorded for autograd. It is meant for code that hands
+// tensors to C libraries or to the network in place, such as package dist's
+// collectives; everyone else should use Float32s (a copy) and CopyFrom.
+//
+// HostFloat32s panics if t is not a contiguous Float32 tensor on the CPU.
+func (t *Tensor) HostFloat32s() []float32 {
+	s, ok := t.storage.(*cpuStorage)
+	if ok {
+		s = s.live()
+	}
+	if !ok || s.f == nil || !t.IsContiguous() {
+		panicf("HostFloat32s", "want a contiguous Float32 tensor on the CPU, got %s %s of shape %v (contiguous %v)",
+			t.DType(), t.Device(), t.layout.Shape, t.IsContiguous())
+	}
+	n := t.Numel()
+	return s.f[t.layout.Offset : t.layout.Offset+n : t.layout.Offset+n]
+}
