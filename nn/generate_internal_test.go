@@ -72,8 +72,8 @@ func randomTokens(gen *tensor.Generator, n, vocab int) []int {
 	return toks
 }
 
-func testModel(seed uint64, bias bool) *GPT {
-	m := NewGPTWith(GPTConfig{VocabSize: 37, BlockSize: 8, NLayer: 2, NHead: 2, NEmbd: 16, Bias: bias}, tensor.NewGenerator(seed))
+func testModel(seed uint64, bias bool, act Activation) *GPT {
+	m := NewGPTWith(GPTConfig{VocabSize: 37, BlockSize: 8, NLayer: 2, NHead: 2, NEmbd: 16, Bias: bias, Activation: act}, tensor.NewGenerator(seed))
 	m.Eval()
 	return m
 }
@@ -81,20 +81,24 @@ func testModel(seed uint64, bias bool) *GPT {
 // TestGenerateCacheMatchesRecompute generates with the cache and by
 // recomputing the context for every token, on random models, for prompts
 // shorter than, as long as and longer than the block, with generations
-// that cross it: the tokens must be the same and every step's logits
-// within 1e-5 relative.
+// that cross it (with and without biases, exact GELU and GPT-2's): the
+// tokens must be the same and every step's logits within 1e-5 relative.
 func TestGenerateCacheMatchesRecompute(t *testing.T) {
 	gen := tensor.NewGenerator(5)
-	for _, bias := range []bool{true, false} {
+	for _, mc := range []struct {
+		bias bool
+		act  Activation
+	}{{true, ActGELU}, {false, ActGELUTanh}} {
+		bias := mc.bias
 		for seed := range uint64(3) {
-			m := testModel(seed, bias)
+			m := testModel(seed, bias, mc.act)
 			for _, plen := range []int{1, 3, 8, 11} {
 				for _, s := range []struct {
 					temp float32
 					topK int
 				}{{1, 0}, {0.7, 5}, {1.5, 0}, {1, 1}, {0.01, 0}} {
 					c := genCase{prompt: randomTokens(gen, plen, 37), b: 1, maxNew: 12, temp: s.temp, topK: s.topK, seed: 40 + seed}
-					t.Run(fmt.Sprintf("bias=%v/model=%d/prompt=%d/temp=%v/topk=%d", bias, seed, plen, s.temp, s.topK), func(t *testing.T) {
+					t.Run(fmt.Sprintf("bias=%v/act=%q/model=%d/prompt=%d/temp=%v/topk=%d", bias, mc.act, seed, plen, s.temp, s.topK), func(t *testing.T) {
 						checkCached(t, m, c)
 					})
 				}
@@ -107,7 +111,7 @@ func TestGenerateCacheMatchesRecompute(t *testing.T) {
 // prompts with the cache and by recomputation; greedily (top_k 1), each
 // row must also be what that prompt generates alone.
 func TestGenerateCacheBatch(t *testing.T) {
-	m := testModel(7, true)
+	m := testModel(7, true, ActGELU)
 	gen := tensor.NewGenerator(9)
 	for _, plen := range []int{2, 8, 10} {
 		prompt := randomTokens(gen, 3*plen, 37)
@@ -131,7 +135,7 @@ func TestGenerateCacheBatch(t *testing.T) {
 // positions after cached ones (the causal mask offset by the cache),
 // against Forward on the whole context.
 func TestGenerateCacheChunked(t *testing.T) {
-	m := testModel(11, true)
+	m := testModel(11, true, ActGELUTanh)
 	cfg := m.Config
 	gen := tensor.NewGenerator(2)
 	toks := randomTokens(gen, 2*cfg.BlockSize, cfg.VocabSize)
@@ -155,7 +159,7 @@ func TestGenerateCacheChunked(t *testing.T) {
 // goroutines at once (run it under -race): each must return what it
 // returns when the calls run one after the other.
 func TestGenerateCacheConcurrent(t *testing.T) {
-	m := testModel(3, true)
+	m := testModel(3, true, ActGELU)
 	gen := tensor.NewGenerator(4)
 	cases := make([]genCase, 8)
 	want := make([][]int, len(cases))
