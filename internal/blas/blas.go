@@ -18,16 +18,32 @@ package blas
 import (
 	"fmt"
 
+	"github.com/wickml/wick/internal/cpu"
 	"github.com/wickml/wick/internal/parallel"
 )
 
-// Kernel names the micro-kernel Sgemm uses on this machine: "avx2+fma" or
-// "generic" (the pure-Go fallback).
+// Kernel names the micro-kernel Sgemm uses on this machine: "avx512",
+// "avx2+fma" or "generic" (the pure-Go fallback).
 func Kernel() string {
-	if useAsm {
-		return asmName
+	if active != nil {
+		return active.name
 	}
 	return "generic"
+}
+
+// active is the path Sgemm runs, nil for the pure-Go fallback; tests change
+// it.
+var active *path
+
+// pathFor returns the best assembly path of this build that runs at level
+// l, nil if none does.
+func pathFor(l cpu.Level) *path {
+	for _, p := range asmPaths {
+		if p.level <= l {
+			return p
+		}
+	}
+	return nil
 }
 
 // minParallelFlops is the size of product (2·m·n·k) below which Sgemm runs
@@ -66,8 +82,8 @@ func Sgemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, 
 	if 2*float64(m)*float64(n)*float64(k) < minParallelFlops {
 		threads = 1
 	}
-	if useAsm {
-		gemmPacked(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, accumulate, threads, asmKernel)
+	if active != nil {
+		gemmPacked(active, transA, transB, m, n, k, a, lda, b, ldb, c, ldc, accumulate, threads)
 		return
 	}
 	sgemmGeneric(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, accumulate, threads)
