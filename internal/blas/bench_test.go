@@ -132,10 +132,15 @@ func BenchmarkKernel(b *testing.B) {
 			copy(ap, randSlice(r, k*mr))
 			copy(bp, randSlice(r, k*nr))
 			c := alignedFloats(mr * nr)
+			cpu0 := processCPU()
 			for b.Loop() {
 				p.kern(k, &ap[0], 1, mr, &bp[0], nr, &c[0], nr, 1)
 			}
-			reportGflops(b, 2*float64(mr*nr*k))
+			flops := 2 * float64(mr*nr*k)
+			if cpu := processCPU() - cpu0; cpu > 0 {
+				b.ReportMetric(flops*float64(b.N)/cpu.Seconds()/1e9, "cpuGFLOP/s")
+			}
+			reportGflops(b, flops)
 		})
 	}
 }

@@ -502,16 +502,16 @@ func TestKernelName(t *testing.T) {
 // TestBlocking checks the cache blocking rule and its fallbacks.
 func TestBlocking(t *testing.T) {
 	cases := []struct{ mr, nr, l1, l2, kc, mc int }{
-		{6, 16, 0, 0, 256, 96},                 // unknown caches: the defaults
-		{6, 16, 32 << 10, 512 << 10, 256, 126}, // Zen 2-4: 16 KiB B panel
-		{12, 32, 48 << 10, 2 << 20, 192, 672},  // Sapphire Rapids
-		{12, 32, 4 << 10, 64 << 10, 64, 60},    // tiny caches: the kc floor
-		{6, 16, 1 << 20, 64 << 20, 512, 1020},  // huge caches: the ceilings
+		{6, 16, 0, 0, 256, 96},                  // unknown caches: the defaults
+		{6, 16, 16 << 10, 512 << 10, 256, 126},  // Zen 2-4: 16 KiB B panel
+		{12, 32, 32 << 10, 2 << 20, 256, 504},   // Sapphire Rapids, 2/3 of L1
+		{12, 32, 2 << 10, 64 << 10, 64, 60},     // tiny caches: the kc floor
+		{6, 16, 512 << 10, 64 << 20, 512, 1020}, // huge caches: the ceilings
 	}
 	for _, c := range cases {
 		kc, mc := blocking(c.mr, c.nr, c.l1, c.l2, 256, 96)
 		if kc != c.kc || mc != c.mc {
-			t.Errorf("blocking(%d×%d, L1 %d, L2 %d) = kc %d, mc %d; want %d, %d", c.mr, c.nr, c.l1, c.l2, kc, mc, c.kc, c.mc)
+			t.Errorf("blocking(%d×%d, B panel %d, L2 %d) = kc %d, mc %d; want %d, %d", c.mr, c.nr, c.l1, c.l2, kc, mc, c.kc, c.mc)
 		}
 		if mc%c.mr != 0 || kc%8 != 0 {
 			t.Errorf("blocking(%d×%d): kc %d, mc %d not multiples of 8 and mr", c.mr, c.nr, kc, mc)

@@ -43,13 +43,14 @@ func goPath(mr, nr, kc, mc, nc int) *path {
 	}
 }
 
-// blocking returns the depth and row blocks for an mr×nr kernel on caches
-// of l1 and l2 bytes (0: unknown, then kc0 and mc0): a kc×nr panel of B
-// fills half of L1, an mc×kc block of A a quarter of L2.
-func blocking(mr, nr, l1, l2, kc0, mc0 int) (kc, mc int) {
+// blocking returns the depth and row blocks for an mr×nr kernel whose
+// kc×nr panel of B may take bBytes of L1, on an L2 of l2 bytes (either 0
+// when unknown: then kc0 and mc0); an mc×kc block of A takes a quarter of
+// L2.
+func blocking(mr, nr, bBytes, l2, kc0, mc0 int) (kc, mc int) {
 	kc, mc = kc0, mc0
-	if l1 > 0 {
-		kc = min(max(l1/2/(4*nr)/8*8, 64), 512)
+	if bBytes > 0 {
+		kc = min(max(bBytes/(4*nr)/8*8, 64), 512)
 	}
 	if l2 > 0 {
 		mc = min(max(l2/4/(4*kc)/mr*mr, 4*mr), 1024/mr*mr)

@@ -29,11 +29,13 @@ var avx512Path = &path{
 var asmPaths = []*path{avx512Path, avx2Path}
 
 func init() {
-	// blocking from the caches of this machine; the defaults where CPUID
-	// does not report them are those measured on the machines of
-	// docs/perf.md
-	avx2Path.kc, avx2Path.mc = blocking(avx2Path.mr, avx2Path.nr, cpu.L1D, cpu.L2, 256, 96)
-	avx512Path.kc, avx512Path.mc = blocking(avx512Path.mr, avx512Path.nr, cpu.L1D, cpu.L2, 192, 480)
+	// blocking from the caches of this machine (the defaults where CPUID
+	// does not report them): a B panel in half of L1 for AVX2 (kc = 256
+	// on a 32 KiB L1, as measured on Zen), in two thirds for AVX-512
+	// (kc = 256 on Sapphire Rapids' 48 KiB, the best of 128-384 there);
+	// docs/perf.md has the measurements
+	avx2Path.kc, avx2Path.mc = blocking(avx2Path.mr, avx2Path.nr, cpu.L1D/2, cpu.L2, 256, 96)
+	avx512Path.kc, avx512Path.mc = blocking(avx512Path.mr, avx512Path.nr, cpu.L1D*2/3, cpu.L2, 256, 504)
 	active = pathFor(cpu.Use)
 }
 
