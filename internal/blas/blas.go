@@ -1,14 +1,16 @@
 // Package blas holds Wick's single-precision matrix multiply for the CPU.
 //
 // Sgemm is a GotoBLAS/BLIS-style blocked product: op(B) is packed into
-// kc×16 panels and op(A) into kc×6 panels (the packing absorbs the
+// kc×nr panels and op(A) into kc×mr panels (the packing absorbs the
 // transposes, so no whole matrix is ever copied; small products read the
-// operands in place instead), and a register-blocked 6×16 micro-kernel
-// written in assembly for AVX2+FMA multiplies them. The
-// kernel is chosen at run time from the CPU's features; where it cannot run
-// (another architecture, or an amd64 CPU or OS without AVX2, FMA or YMM
-// state) the portable pure-Go gemmRef is used, which is also the reference
-// the tests compare every kernel against.
+// operands in place instead), and a register-blocked mr×nr micro-kernel
+// written in assembly multiplies them: 12×32 for AVX-512, 6×16 for
+// AVX2+FMA. The path is chosen at run time by internal/cpu from the CPU's
+// features and the environment variable WICK_CPU, and its cache blocking
+// from the CPU's cache sizes; where no kernel can run (another
+// architecture, or an amd64 CPU or OS without AVX2, FMA or YMM state) the
+// portable pure-Go gemmRef is used, which is also the reference the tests
+// compare every kernel against.
 //
 // Work is split over macro-tiles of C on the shared worker pool of
 // internal/parallel, never a goroutine per tile. docs/perf.md records the
