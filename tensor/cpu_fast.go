@@ -456,7 +456,10 @@ var softmaxFast = true
 func rowMax4(x []float32) float32 {
 	m0 := x[0]
 	i := 0
-	if n := len(x) &^ 7; geluAsm && n > 0 {
+	if n := len(x) &^ 15; avx512Asm && n > 0 {
+		m0 = maxAVX512(&x[0], n)
+		i = n
+	} else if n := len(x) &^ 7; geluAsm && n > 0 {
 		m0 = maxAVX2(&x[0], n)
 		i = n
 	}

@@ -75,6 +75,11 @@ func geluGradAVX512(dst, gr, x *float32, n int)
 //go:noescape
 func adamwAVX512(p, gr, m, v *float32, n int, c *adamwConsts)
 
+// maxAVX512 is maxAVX2 for n a positive multiple of 16.
+//
+//go:noescape
+func maxAVX512(x *float32, n int) float32
+
 // scaleAVX512 is scaleAVX2 for n a multiple of 16.
 //
 //go:noescape

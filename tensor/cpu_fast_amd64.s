@@ -1120,3 +1120,39 @@ expto16done:
 	MOVSS X8, sum+32(FP)
 	VZEROUPPER
 	RET
+
+// func maxAVX512(x *float32, n int) float32
+// maxAVX2 for n a positive multiple of 16: the largest element, or NaN if
+// one is NaN (tracked in K2, since VMAXPS does not propagate it).
+TEXT ·maxAVX512(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VMOVUPS (SI), Z0
+	KXORW K2, K2, K2
+	SHRQ $4, CX
+max16loop:
+	VMOVUPS (SI), Z3
+	VCMPPS $3, Z3, Z3, K1 // unordered: NaN lanes
+	KORW K1, K2, K2
+	VMAXPS Z3, Z0, Z0
+	ADDQ $64, SI
+	DECQ CX
+	JNZ  max16loop
+	KORTESTW K2, K2
+	JNZ  max16nan
+	VEXTRACTF32X8 $1, Z0, Y1
+	VMAXPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS X1, X0, X0
+	VPERMILPS $0x4e, X0, X1
+	VMAXPS X1, X0, X0
+	VPERMILPS $0xb1, X0, X1
+	VMAXPS X1, X0, X0
+	MOVSS X0, ret+16(FP)
+	VZEROUPPER
+	RET
+max16nan:
+	MOVL $0x7fc00000, AX
+	MOVL AX, ret+16(FP)
+	VZEROUPPER
+	RET

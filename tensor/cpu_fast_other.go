@@ -33,6 +33,7 @@ func adamwAVX512(p, gr, m, v *float32, n int, c *adamwConsts) {
 	panic("tensor: adamwAVX512 without assembly")
 }
 
+func maxAVX512(x *float32, n int) float32      { panic("tensor: maxAVX512 without assembly") }
 func scaleAVX512(x *float32, n int, k float32) { panic("tensor: scaleAVX512 without assembly") }
 func addAVX512(d, a, b *float32, n int)        { panic("tensor: addAVX512 without assembly") }
 func subAVX512(d, a, b *float32, n int)        { panic("tensor: subAVX512 without assembly") }

@@ -572,7 +572,7 @@ func TestSoftmaxFast(t *testing.T) {
 // TestRowMax4 checks the multi-chain and assembly maximum, NaN included.
 func TestRowMax4(t *testing.T) {
 	forEachPath(t, func(asm string) {
-		for _, n := range []int{1, 3, 8, 9, 16, 31, 100} {
+		for _, n := range []int{1, 3, 8, 9, 16, 17, 24, 31, 32, 47, 100} {
 			for at := range n {
 				x := make([]float32, n)
 				for i := range x {
@@ -710,16 +710,20 @@ func TestAVX512MatchesAVX2(t *testing.T) {
 		for _, v := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, 1.4142135, -1.4142135, -13.2, 13.2, -0.0} {
 			x[int(g.Float64()*float64(n))] = v
 		}
-		run := func(path string) (y, dx, e []float32, sum float32) {
+		run := func(path string) (y, dx, e []float32, sum, m float32) {
 			defer setKernelPath(path)()
 			y, dx, e = make([]float32, n), make([]float32, n), make([]float32, n)
 			geluF32(y, x)
 			geluGradF32(dx, gr, x)
 			sum = expSubTo(e, x, 1.5)
+			m = rowMax4(gr)
 			return
 		}
-		y2, dx2, e2, s2 := run("avx2")
-		y5, dx5, e5, s5 := run("avx512")
+		y2, dx2, e2, s2, m2 := run("avx2")
+		y5, dx5, e5, s5, m5 := run("avx512")
+		if m2 != m5 {
+			t.Fatalf("n=%d: row maximum avx512 %v, avx2 %v", n, m5, m2)
+		}
 		same := func(a, b float32) bool {
 			return math.Float32bits(a) == math.Float32bits(b) || (a != a && b != b)
 		}
