@@ -394,3 +394,25 @@ func TestBadPretrained(t *testing.T) {
 		}
 	}
 }
+
+// TestScratchGPT2Tokenizer: --tokenizer=gpt2 with --tokenizer_dir trains a
+// new model on GPT-2's vocabulary; its checkpoint resumes and samples.
+func TestScratchGPT2Tokenizer(t *testing.T) {
+	tmp := t.TempDir()
+	toks, out := filepath.Join(tmp, "tok"), filepath.Join(tmp, "out")
+	writeGPT2Tokenizer(t, toks)
+	mustRun(t, tinyArgs(out, "--tokenizer=gpt2", "--tokenizer_dir="+toks, "--max_iters=4", "--eval_interval=2")...)
+	_, meta, err := readCheckpoint(filepath.Join(out, ckptName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meta.tok.Kind() != "gpt2" || meta.Model.VocabSize != testVocab || meta.Model.Activation != nn.ActGELU || meta.Model.NLayer != 1 {
+		t.Errorf("checkpoint: %s tokenizer, model %+v; want gpt2 with %d tokens and tinyArgs' model", meta.tok.Kind(), meta.Model, testVocab)
+	}
+	if s := mustRun(t, "--resume", "--out_dir="+out, "--max_iters=6"); !strings.Contains(s, "resuming at iteration 4") {
+		t.Errorf("resume output: %s", s)
+	}
+	if s := mustRun(t, "sample", "--out_dir="+out, "--prompt=the", "--num_tokens=3"); !strings.HasPrefix(s, "the") {
+		t.Errorf("sample %q does not start with the prompt", s)
+	}
+}
