@@ -213,18 +213,11 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // newOptimizer returns nanoGPT's AdamW: weight decay on the ≥2-D tensors
 // only, eps 1e-8.
 func newOptimizer(model *nn.GPT, o *options) *optim.AdamW {
-	// optim reads a zero beta as "PyTorch's default"; a tiny positive
-	// beta is indistinguishable from zero in float32 and keeps the user's
-	// meaning.
-	b1, b2 := o.Beta1, o.Beta2
-	if b1 == 0 {
-		b1 = math.SmallestNonzeroFloat64
-	}
-	if b2 == 0 {
-		b2 = math.SmallestNonzeroFloat64
-	}
-	return optim.NewAdamWGroups(optim.DecayGroups(model.Parameters(), o.WeightDecay),
-		optim.AdamWConfig{LR: o.LearningRate, Beta1: b1, Beta2: b2, Eps: 1e-8})
+	// DefaultAdamW's fields are used as written, so --beta1=0 means zero;
+	// the groups carry the weight decay.
+	cfg := optim.DefaultAdamW()
+	cfg.LR, cfg.Beta1, cfg.Beta2, cfg.Eps, cfg.WeightDecay = o.LearningRate, o.Beta1, o.Beta2, 1e-8, 0
+	return optim.NewAdamWGroups(optim.DecayGroups(model.Parameters(), o.WeightDecay), cfg)
 }
 
 // openCorpus opens --data, or builds the default corpus of Go sources.
