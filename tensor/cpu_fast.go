@@ -98,6 +98,10 @@ func normCDFPDF(x float32) (cdf, pdf float32) {
 // geluF32 writes x·Φ(x) (exact GELU) of each element of src into dst.
 func geluF32(dst, src []float32) {
 	src = src[:len(dst)]
+	if n := len(dst) &^ 15; avx512Asm && n > 0 {
+		geluAVX512(&dst[0], &src[0], n)
+		dst, src = dst[n:], src[n:]
+	}
 	if n := len(dst) &^ 7; geluAsm && n > 0 {
 		geluAVX2(&dst[0], &src[0], n)
 		dst, src = dst[n:], src[n:]
@@ -111,6 +115,10 @@ func geluF32(dst, src []float32) {
 // geluGradF32 writes g·(Φ(x) + x·φ(x)) into dst.
 func geluGradF32(dst, g, x []float32) {
 	g, x = g[:len(dst)], x[:len(dst)]
+	if n := len(dst) &^ 15; avx512Asm && n > 0 {
+		geluGradAVX512(&dst[0], &g[0], &x[0], n)
+		dst, g, x = dst[n:], g[n:], x[n:]
+	}
 	if n := len(dst) &^ 7; geluAsm && n > 0 {
 		geluGradAVX2(&dst[0], &g[0], &x[0], n)
 		dst, g, x = dst[n:], g[n:], x[n:]
@@ -195,8 +203,12 @@ func expSub(x []float32, m float32) float32 { return expSubTo(x, x, m) }
 func expSubTo(dst, x []float32, m float32) float32 {
 	x = x[:len(dst)]
 	var sum float32
+	if n := len(dst) &^ 15; avx512Asm && n > 0 {
+		sum = expSubToAVX512(&dst[0], &x[0], n, m)
+		dst, x = dst[n:], x[n:]
+	}
 	if n := len(dst) &^ 7; geluAsm && n > 0 {
-		sum = expSubToAVX2(&dst[0], &x[0], n, m)
+		sum += expSubToAVX2(&dst[0], &x[0], n, m)
 		dst, x = dst[n:], x[n:]
 	}
 	for j, v := range x {
@@ -251,7 +263,11 @@ type adamwConsts struct {
 func adamwF32(p, g, ms, vs []float32, c *adamwConsts) {
 	n := len(p)
 	g, ms, vs = g[:n], ms[:n], vs[:n]
-	if n8 := n &^ 7; geluAsm && n8 > 0 {
+	if n16 := n &^ 15; avx512Asm && n16 > 0 {
+		adamwAVX512(&p[0], &g[0], &ms[0], &vs[0], n16, c)
+		p, g, ms, vs = p[n16:], g[n16:], ms[n16:], vs[n16:]
+	}
+	if n8 := len(p) &^ 7; geluAsm && n8 > 0 {
 		adamwAVX2(&p[0], &g[0], &ms[0], &vs[0], n8, c)
 		p, g, ms, vs = p[n8:], g[n8:], ms[n8:], vs[n8:]
 	}
@@ -440,7 +456,10 @@ var softmaxFast = true
 func rowMax4(x []float32) float32 {
 	m0 := x[0]
 	i := 0
-	if n := len(x) &^ 7; geluAsm && n > 0 {
+	if n := len(x) &^ 15; avx512Asm && n > 0 {
+		m0 = maxAVX512(&x[0], n)
+		i = n
+	} else if n := len(x) &^ 7; geluAsm && n > 0 {
 		m0 = maxAVX2(&x[0], n)
 		i = n
 	}
@@ -483,6 +502,10 @@ func softmaxRowFast(y, x []float32, log bool) bool {
 
 // scaleF32 multiplies x by k in place.
 func scaleF32(x []float32, k float32) {
+	if n := len(x) &^ 15; avx512Asm && n > 0 {
+		scaleAVX512(&x[0], n, k)
+		x = x[n:]
+	}
 	if n := len(x) &^ 7; geluAsm && n > 0 {
 		scaleAVX2(&x[0], n, k)
 		x = x[n:]
@@ -497,25 +520,47 @@ func scaleF32(x []float32, k float32) {
 var arithFast = true
 
 // arithF32 writes d[i] = a[i] op b[i] for the four arithmetic ops with the
-// AVX2 kernels (same IEEE results as the Go loop), the tail in Go. It
-// reports false, doing nothing, where there is no assembly.
+// AVX-512 and AVX2 kernels (same IEEE results as the Go loop), the tail in
+// Go. It reports false, doing nothing, where there is no assembly.
 func arithF32(op BinaryOp, d, a, b []float32) bool {
 	n := len(d) &^ 7
 	if !geluAsm || n == 0 {
 		return false
 	}
-	a, b = a[:len(d)], b[:len(d)]
 	switch op {
-	case OpAdd:
-		addAVX2(&d[0], &a[0], &b[0], n)
-	case OpSub:
-		subAVX2(&d[0], &a[0], &b[0], n)
-	case OpMul:
-		mulAVX2(&d[0], &a[0], &b[0], n)
-	case OpDiv:
-		divAVX2(&d[0], &a[0], &b[0], n)
+	case OpAdd, OpSub, OpMul, OpDiv:
 	default:
 		return false
+	}
+	a, b = a[:len(d)], b[:len(d)]
+	n16 := 0
+	if avx512Asm {
+		n16 = len(d) &^ 15
+	}
+	if n16 > 0 {
+		switch op {
+		case OpAdd:
+			addAVX512(&d[0], &a[0], &b[0], n16)
+		case OpSub:
+			subAVX512(&d[0], &a[0], &b[0], n16)
+		case OpMul:
+			mulAVX512(&d[0], &a[0], &b[0], n16)
+		case OpDiv:
+			divAVX512(&d[0], &a[0], &b[0], n16)
+		}
+	}
+	if n > n16 {
+		d8, a8, b8 := d[n16:], a[n16:], b[n16:]
+		switch op {
+		case OpAdd:
+			addAVX2(&d8[0], &a8[0], &b8[0], n-n16)
+		case OpSub:
+			subAVX2(&d8[0], &a8[0], &b8[0], n-n16)
+		case OpMul:
+			mulAVX2(&d8[0], &a8[0], &b8[0], n-n16)
+		case OpDiv:
+			divAVX2(&d8[0], &a8[0], &b8[0], n-n16)
+		}
 	}
 	for k := n; k < len(d); k++ {
 		switch op {

@@ -54,3 +54,58 @@ func divAVX2(d, a, b *float32, n int)
 //
 //go:noescape
 func expSubToAVX2(dst, x *float32, n int, m float32) (sum float32)
+
+// avx512Asm says whether the kernels run the AVX-512 assembly of
+// cpu_fast_amd64.s on whole blocks of 16 (the AVX2 kernels and Go then
+// take the rest); tests switch it off to exercise the AVX2 code.
+var avx512Asm = cpufeat.HasAVX512
+
+// geluAVX512 is geluAVX2 for n a multiple of 16.
+//
+//go:noescape
+func geluAVX512(dst, x *float32, n int)
+
+// geluGradAVX512 is geluGradAVX2 for n a multiple of 16.
+//
+//go:noescape
+func geluGradAVX512(dst, gr, x *float32, n int)
+
+// adamwAVX512 is adamwAVX2 for n a multiple of 16.
+//
+//go:noescape
+func adamwAVX512(p, gr, m, v *float32, n int, c *adamwConsts)
+
+// maxAVX512 is maxAVX2 for n a positive multiple of 16.
+//
+//go:noescape
+func maxAVX512(x *float32, n int) float32
+
+// scaleAVX512 is scaleAVX2 for n a multiple of 16.
+//
+//go:noescape
+func scaleAVX512(x *float32, n int, k float32)
+
+// addAVX512, subAVX512, mulAVX512 and divAVX512 are addAVX2 and its
+// siblings for n a multiple of 16.
+//
+//go:noescape
+func addAVX512(d, a, b *float32, n int)
+
+//go:noescape
+func subAVX512(d, a, b *float32, n int)
+
+//go:noescape
+func mulAVX512(d, a, b *float32, n int)
+
+//go:noescape
+func divAVX512(d, a, b *float32, n int)
+
+// expSubToAVX512 is expSubToAVX2 for n a multiple of 16 (the sum is taken
+// over 16 lanes).
+//
+//go:noescape
+func expSubToAVX512(dst, x *float32, n int, m float32) (sum float32)
+
+// hasAsm is true: this build has the assembly kernels (which run where
+// internal/cpu says the processor supports them).
+const hasAsm = true

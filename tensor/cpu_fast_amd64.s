@@ -723,3 +723,436 @@ exptodone:
 	MOVSS X8, sum+32(FP)
 	VZEROUPPER
 	RET
+
+// AVX-512 versions of the kernels above, 16 lanes at a time: the same
+// operations in the same order (so each lane's result is the AVX2 kernel's
+// bit for bit), with opmask registers where the AVX2 code blends on vector
+// masks, and the constants above read with embedded broadcasts.
+
+// GELU_CDF16 loads 16 floats from (SI) into Z0 and leaves Φ(x) in Z9 and
+// e^(−x²/2) in Z6; it clobbers Z1-Z15 and K1-K4. See GELU_CDF.
+#define GELU_CDF16 \
+	VMOVUPS (SI), Z0 \
+	VMULPS Z0, Z0, Z1 \
+	VMOVAPS Z0, Z2 \
+	VFMSUB213PS Z1, Z0, Z2 \
+	VMULPS.BCST gelu_neghalf<>(SB), Z1, Z1 \
+	VCMPPS.BCST $5, gelu_minarg<>(SB), Z1, K1 \
+	VMAXPS.BCST gelu_minarg<>(SB), Z1, Z1 \
+	VBROADCASTSS gelu_log2e<>(SB), Z4 \
+	VFMADD213PS.BCST gelu_half<>(SB), Z1, Z4 \
+	VMULPS.BCST gelu_half<>(SB), Z2, Z2 \
+	VRNDSCALEPS $1, Z4, Z4 \
+	VMOVAPS Z1, Z5 \
+	VFNMADD231PS.BCST gelu_c1<>(SB), Z4, Z5 \
+	VFNMADD231PS.BCST gelu_c2<>(SB), Z4, Z5 \
+	VMULPS Z5, Z5, Z7 \
+	VBROADCASTSS gelu_p0<>(SB), Z6 \
+	VFMADD213PS.BCST gelu_p1<>(SB), Z5, Z6 \
+	VBROADCASTSS gelu_p2<>(SB), Z13 \
+	VFMADD213PS.BCST gelu_p3<>(SB), Z5, Z13 \
+	VBROADCASTSS gelu_p4<>(SB), Z14 \
+	VFMADD213PS.BCST gelu_p5<>(SB), Z5, Z14 \
+	VFMADD213PS Z13, Z7, Z6 \
+	VFMADD213PS Z14, Z7, Z6 \
+	VFMADD213PS Z5, Z7, Z6 \
+	VADDPS.BCST gelu_one<>(SB), Z6, Z6 \
+	VCVTPS2DQ Z4, Z4 \
+	VPSLLD $23, Z4, Z4 \
+	VPADDD.BCST gelu_bias<>(SB), Z4, Z4 \
+	VMULPS Z4, Z6, Z6 \
+	VFNMADD231PS Z2, Z6, Z6 \
+	VMOVAPS.Z Z6, K1, Z6 \
+	VANDPS.BCST gelu_absmask<>(SB), Z0, Z7 \
+	VMULPS.BCST gelu_invsqrt2<>(SB), Z7, Z7 \
+	VMULPS Z7, Z7, Z8 \
+	VMULPS Z8, Z8, Z15 \
+	VBROADCASTSS gelu_a5<>(SB), Z9 \
+	VFMADD213PS.BCST gelu_a4<>(SB), Z8, Z9 \
+	VBROADCASTSS gelu_a3<>(SB), Z13 \
+	VFMADD213PS.BCST gelu_a2<>(SB), Z8, Z13 \
+	VBROADCASTSS gelu_a1<>(SB), Z14 \
+	VFMADD213PS.BCST gelu_a0<>(SB), Z8, Z14 \
+	VFMADD213PS Z13, Z15, Z9 \
+	VFMADD213PS Z14, Z15, Z9 \
+	VMULPS Z7, Z9, Z9 \
+	VMULPS.BCST gelu_half<>(SB), Z9, Z9 \
+	VANDPS.BCST gelu_signmask<>(SB), Z0, Z10 \
+	VORPS Z10, Z9, Z9 \
+	VADDPS.BCST gelu_half<>(SB), Z9, Z9 \
+	VBROADCASTSS gelu_one<>(SB), Z8 \
+	VFMADD231PS.BCST gelu_half<>(SB), Z7, Z8 \
+	VBROADCASTSS gelu_one<>(SB), Z10 \
+	VDIVPS Z8, Z10, Z8 \
+	VMULPS Z8, Z8, Z15 \
+	VBROADCASTSS gelu_b7<>(SB), Z10 \
+	VFMADD213PS.BCST gelu_b6<>(SB), Z8, Z10 \
+	VBROADCASTSS gelu_b5<>(SB), Z11 \
+	VFMADD213PS.BCST gelu_b4<>(SB), Z8, Z11 \
+	VBROADCASTSS gelu_b3<>(SB), Z13 \
+	VFMADD213PS.BCST gelu_b2<>(SB), Z8, Z13 \
+	VBROADCASTSS gelu_b1<>(SB), Z14 \
+	VFMADD213PS.BCST gelu_b0<>(SB), Z8, Z14 \
+	VFMADD213PS Z11, Z15, Z10 \
+	VFMADD213PS Z14, Z15, Z13 \
+	VMULPS Z15, Z15, Z15 \
+	VFMADD213PS Z13, Z15, Z10 \
+	VMULPS Z8, Z10, Z10 \
+	VMULPS Z6, Z10, Z10 \
+	VMULPS.BCST gelu_half<>(SB), Z10, Z10 \
+	VBROADCASTSS gelu_one<>(SB), Z11 \
+	VSUBPS Z10, Z11, Z11 \
+	VPMOVD2M Z0, K3 \
+	VMOVAPS Z10, K3, Z11 \
+	VCMPPS.BCST $5, gelu_one<>(SB), Z7, K4 \
+	VMOVAPS Z11, K4, Z9
+
+// func geluAVX512(dst, x *float32, n int)
+// dst[i] = x[i]·Φ(x[i]) for n (a multiple of 16) elements.
+TEXT ·geluAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $4, CX
+	JZ   fwd16done
+fwd16loop:
+	GELU_CDF16
+	VMULPS Z0, Z9, Z9
+	VMOVUPS Z9, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  fwd16loop
+fwd16done:
+	VZEROUPPER
+	RET
+
+// func geluGradAVX512(dst, gr, x *float32, n int)
+// dst[i] = gr[i]·(Φ(x[i]) + x[i]·φ(x[i])) for n (a multiple of 16) elements.
+TEXT ·geluGradAVX512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ gr+8(FP), DX
+	MOVQ x+16(FP), SI
+	MOVQ n+24(FP), CX
+	SHRQ $4, CX
+	JZ   bwd16done
+bwd16loop:
+	GELU_CDF16
+	VMULPS.BCST gelu_invsqrt2pi<>(SB), Z6, Z6
+	VFMADD231PS Z0, Z6, Z9
+	VMULPS (DX), Z9, Z9
+	VMOVUPS Z9, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  bwd16loop
+bwd16done:
+	VZEROUPPER
+	RET
+
+// func adamwAVX512(p, gr, m, v *float32, n int, c *adamwConsts)
+// adamwAVX2 for n (a multiple of 16) elements: the same float32 operations
+// in the same order as cpuBackend.AdamW's loop (no FMA).
+TEXT ·adamwAVX512(SB), NOSPLIT, $0-48
+	MOVQ p+0(FP), DI
+	MOVQ gr+8(FP), SI
+	MOVQ m+16(FP), DX
+	MOVQ v+24(FP), BX
+	MOVQ n+32(FP), CX
+	MOVQ c+40(FP), AX
+	VBROADCASTSS 0(AX), Z8   // b1
+	VBROADCASTSS 4(AX), Z9   // a1 = 1-b1
+	VBROADCASTSS 8(AX), Z10  // b2
+	VBROADCASTSS 12(AX), Z11 // a2 = 1-b2
+	VBROADCASTSS 16(AX), Z12 // √(1-b2^t)
+	VBROADCASTSS 20(AX), Z13 // eps
+	VBROADCASTSS 24(AX), Z14 // lr/(1-b1^t)
+	VBROADCASTSS 28(AX), Z15 // 1 - lr·wd
+	SHRQ $4, CX
+	JZ   adam16done
+adam16loop:
+	VMOVUPS (SI), Z0
+	VMULPS (DX), Z8, Z1
+	VMULPS Z0, Z9, Z4
+	VADDPS Z4, Z1, Z1
+	VMOVUPS Z1, (DX)
+	VMULPS (BX), Z10, Z2
+	VMULPS Z0, Z0, Z4
+	VMULPS Z11, Z4, Z4
+	VADDPS Z4, Z2, Z2
+	VMOVUPS Z2, (BX)
+	VSQRTPS Z2, Z5
+	VDIVPS Z12, Z5, Z5
+	VADDPS Z13, Z5, Z5
+	VDIVPS Z5, Z1, Z6
+	VMULPS Z6, Z14, Z6
+	VMULPS (DI), Z15, Z3
+	VSUBPS Z6, Z3, Z3
+	VMOVUPS Z3, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $64, BX
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  adam16loop
+adam16done:
+	VZEROUPPER
+	RET
+
+// func scaleAVX512(x *float32, n int, k float32)
+// x[i] *= k for n (a multiple of 16) elements.
+TEXT ·scaleAVX512(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS k+16(FP), Z1
+	SHRQ $4, CX
+	JZ   scale16done
+scale16loop:
+	VMULPS (SI), Z1, Z0
+	VMOVUPS Z0, (SI)
+	ADDQ $64, SI
+	DECQ CX
+	JNZ  scale16loop
+scale16done:
+	VZEROUPPER
+	RET
+
+// func addAVX512(d, a, b *float32, n int)
+// d[i] = a[i] + b[i] for n (a multiple of 16) elements, 32 at a time.
+TEXT ·addAVX512(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	SHRQ $4, CX
+	JZ   add16done
+	TESTQ $1, CX
+	JZ   add16pairs
+	VMOVUPS (SI), Z0
+	VADDPS (DX), Z0, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $64, DI
+	DECQ CX
+	JZ   add16done
+add16pairs:
+	SHRQ $1, CX
+add16loop:
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VADDPS (DX), Z0, Z0
+	VADDPS 64(DX), Z1, Z1
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	ADDQ $128, SI
+	ADDQ $128, DX
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  add16loop
+add16done:
+	VZEROUPPER
+	RET
+
+// func subAVX512(d, a, b *float32, n int)
+// d[i] = a[i] - b[i] for n (a multiple of 16) elements, 32 at a time.
+TEXT ·subAVX512(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	SHRQ $4, CX
+	JZ   sub16done
+	TESTQ $1, CX
+	JZ   sub16pairs
+	VMOVUPS (SI), Z0
+	VSUBPS (DX), Z0, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $64, DI
+	DECQ CX
+	JZ   sub16done
+sub16pairs:
+	SHRQ $1, CX
+sub16loop:
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VSUBPS (DX), Z0, Z0
+	VSUBPS 64(DX), Z1, Z1
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	ADDQ $128, SI
+	ADDQ $128, DX
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  sub16loop
+sub16done:
+	VZEROUPPER
+	RET
+
+// func mulAVX512(d, a, b *float32, n int)
+// d[i] = a[i] * b[i] for n (a multiple of 16) elements, 32 at a time.
+TEXT ·mulAVX512(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	SHRQ $4, CX
+	JZ   mul16done
+	TESTQ $1, CX
+	JZ   mul16pairs
+	VMOVUPS (SI), Z0
+	VMULPS (DX), Z0, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $64, DI
+	DECQ CX
+	JZ   mul16done
+mul16pairs:
+	SHRQ $1, CX
+mul16loop:
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMULPS (DX), Z0, Z0
+	VMULPS 64(DX), Z1, Z1
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	ADDQ $128, SI
+	ADDQ $128, DX
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  mul16loop
+mul16done:
+	VZEROUPPER
+	RET
+
+// func divAVX512(d, a, b *float32, n int)
+// d[i] = a[i] / b[i] for n (a multiple of 16) elements, 32 at a time.
+TEXT ·divAVX512(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	SHRQ $4, CX
+	JZ   div16done
+	TESTQ $1, CX
+	JZ   div16pairs
+	VMOVUPS (SI), Z0
+	VDIVPS (DX), Z0, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $64, DI
+	DECQ CX
+	JZ   div16done
+div16pairs:
+	SHRQ $1, CX
+div16loop:
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VDIVPS (DX), Z0, Z0
+	VDIVPS 64(DX), Z1, Z1
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	ADDQ $128, SI
+	ADDQ $128, DX
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  div16loop
+div16done:
+	VZEROUPPER
+	RET
+
+// func expSubToAVX512(dst, x *float32, n int, m float32) (sum float32)
+// expSubToAVX2 for n (a multiple of 16) elements: each dst[i] is the AVX2
+// kernel's bit for bit; the sum is taken over 16 lanes, so its rounding
+// differs from the AVX2 kernel's.
+TEXT ·expSubToAVX512(SB), NOSPLIT, $0-36
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS m+24(FP), Z14
+	VBROADCASTSS gelu_minarg<>(SB), Z13
+	VPXORD Z8, Z8, Z8
+	SHRQ $4, CX
+	JZ   expto16done
+expto16loop:
+	VMOVUPS (SI), Z1
+	VSUBPS Z14, Z1, Z1
+	VCMPPS $5, Z13, Z1, K1
+	VMAXPS Z1, Z13, Z1
+	VBROADCASTSS gelu_log2e<>(SB), Z4
+	VFMADD213PS.BCST gelu_half<>(SB), Z1, Z4
+	VRNDSCALEPS $1, Z4, Z4
+	VMOVAPS Z1, Z5
+	VFNMADD231PS.BCST gelu_c1<>(SB), Z4, Z5
+	VFNMADD231PS.BCST gelu_c2<>(SB), Z4, Z5
+	VBROADCASTSS gelu_p0<>(SB), Z6
+	VFMADD213PS.BCST gelu_p1<>(SB), Z5, Z6
+	VFMADD213PS.BCST gelu_p2<>(SB), Z5, Z6
+	VFMADD213PS.BCST gelu_p3<>(SB), Z5, Z6
+	VFMADD213PS.BCST gelu_p4<>(SB), Z5, Z6
+	VFMADD213PS.BCST gelu_p5<>(SB), Z5, Z6
+	VMULPS Z5, Z5, Z7
+	VFMADD213PS Z5, Z7, Z6
+	VADDPS.BCST gelu_one<>(SB), Z6, Z6
+	VCVTPS2DQ Z4, Z4
+	VPSLLD $23, Z4, Z4
+	VPADDD.BCST gelu_bias<>(SB), Z4, Z4
+	VMULPS Z4, Z6, Z6
+	VMOVAPS.Z Z6, K1, Z6
+	VMOVUPS Z6, (DI)
+	VADDPS Z6, Z8, Z8
+	ADDQ $64, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  expto16loop
+expto16done:
+	VEXTRACTF32X8 $1, Z8, Y9
+	VADDPS Y9, Y8, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	MOVSS X8, sum+32(FP)
+	VZEROUPPER
+	RET
+
+// func maxAVX512(x *float32, n int) float32
+// maxAVX2 for n a positive multiple of 16: the largest element, or NaN if
+// one is NaN (tracked in K2, since VMAXPS does not propagate it).
+TEXT ·maxAVX512(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VMOVUPS (SI), Z0
+	KXORW K2, K2, K2
+	SHRQ $4, CX
+max16loop:
+	VMOVUPS (SI), Z3
+	VCMPPS $3, Z3, Z3, K1 // unordered: NaN lanes
+	KORW K1, K2, K2
+	VMAXPS Z3, Z0, Z0
+	ADDQ $64, SI
+	DECQ CX
+	JNZ  max16loop
+	KORTESTW K2, K2
+	JNZ  max16nan
+	VEXTRACTF32X8 $1, Z0, Y1
+	VMAXPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS X1, X0, X0
+	VPERMILPS $0x4e, X0, X1
+	VMAXPS X1, X0, X0
+	VPERMILPS $0xb1, X0, X1
+	VMAXPS X1, X0, X0
+	MOVSS X0, ret+16(FP)
+	VZEROUPPER
+	RET
+max16nan:
+	MOVL $0x7fc00000, AX
+	MOVL AX, ret+16(FP)
+	VZEROUPPER
+	RET

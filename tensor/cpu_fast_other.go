@@ -22,3 +22,27 @@ func divAVX2(d, a, b *float32, n int)        { panic("tensor: divAVX2 without as
 func expSubToAVX2(dst, x *float32, n int, m float32) float32 {
 	panic("tensor: expSubToAVX2 without assembly")
 }
+
+// avx512Asm is false: there are no assembly kernels for this platform.
+var avx512Asm = false
+
+func geluAVX512(dst, x *float32, n int)         { panic("tensor: geluAVX512 without assembly") }
+func geluGradAVX512(dst, gr, x *float32, n int) { panic("tensor: geluGradAVX512 without assembly") }
+
+func adamwAVX512(p, gr, m, v *float32, n int, c *adamwConsts) {
+	panic("tensor: adamwAVX512 without assembly")
+}
+
+func maxAVX512(x *float32, n int) float32      { panic("tensor: maxAVX512 without assembly") }
+func scaleAVX512(x *float32, n int, k float32) { panic("tensor: scaleAVX512 without assembly") }
+func addAVX512(d, a, b *float32, n int)        { panic("tensor: addAVX512 without assembly") }
+func subAVX512(d, a, b *float32, n int)        { panic("tensor: subAVX512 without assembly") }
+func mulAVX512(d, a, b *float32, n int)        { panic("tensor: mulAVX512 without assembly") }
+func divAVX512(d, a, b *float32, n int)        { panic("tensor: divAVX512 without assembly") }
+
+func expSubToAVX512(dst, x *float32, n int, m float32) float32 {
+	panic("tensor: expSubToAVX512 without assembly")
+}
+
+// hasAsm is false: this build has no assembly kernels.
+const hasAsm = false

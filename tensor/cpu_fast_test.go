@@ -3,6 +3,8 @@ package tensor
 import (
 	"math"
 	"testing"
+
+	cpufeat "github.com/wickml/wick/internal/cpu"
 )
 
 // ulps returns how many float32 steps apart got and want are.
@@ -18,17 +20,42 @@ func ulps(got, want float32) int64 {
 	return d
 }
 
-// forEachPath runs f with the Go fallbacks of the assembly kernels and,
-// where the CPU has them, with the assembly, restoring geluAsm after.
-func forEachPath(f func(asm bool)) {
-	have := geluAsm
-	defer func() { geluAsm = have }()
-	for _, asm := range []bool{false, true} {
-		if asm && !have {
-			continue // no assembly on this machine
+// kernelPaths names the kernel paths that this build and machine run: "go"
+// (the Go fallbacks), "avx2" and "avx512" where the processor and OS
+// support them (whatever WICK_CPU asks for).
+func kernelPaths() []string {
+	paths := []string{"go"}
+	if hasAsm {
+		if cpufeat.Detected >= cpufeat.AVX2 {
+			paths = append(paths, "avx2")
 		}
-		geluAsm = asm
-		f(asm)
+		if cpufeat.Detected >= cpufeat.AVX512 {
+			paths = append(paths, "avx512")
+		}
+	}
+	return paths
+}
+
+// setKernelPath switches the kernels to path (see kernelPaths) and returns
+// a function that restores the previous choice.
+func setKernelPath(path string) (restore func()) {
+	a, b := geluAsm, avx512Asm
+	geluAsm, avx512Asm = path != "go", path == "avx512"
+	return func() { geluAsm, avx512Asm = a, b }
+}
+
+// forEachPath runs f on each of kernelPaths, restoring the kernel choice
+// after; paths the machine lacks are skipped with a logged reason.
+func forEachPath(t *testing.T, f func(asm string)) {
+	t.Helper()
+	paths := kernelPaths()
+	if len(paths) < 3 {
+		t.Logf("testing the kernel paths %v only: this build or machine runs no others (detected %v)", paths, cpufeat.Detected)
+	}
+	for _, p := range paths {
+		restore := setKernelPath(p)
+		f(p)
+		restore()
 	}
 }
 
@@ -75,8 +102,8 @@ func TestNormCDFPDF(t *testing.T) {
 // TestGELUFastMatchesReference compares the fast GELU kernels with the
 // float64 reference formulas of unaryFunc and unaryGradFunc.
 func TestGELUFastMatchesReference(t *testing.T) {
-	forEachPath(func(asm bool) {
-		t.Run(map[bool]string{false: "go", true: "asm"}[asm], testGELUFast)
+	forEachPath(t, func(asm string) {
+		t.Run(asm, testGELUFast)
 	})
 }
 
@@ -191,8 +218,8 @@ func BenchmarkGELUReference(b *testing.B) {
 }
 
 func TestExpSub(t *testing.T) {
-	forEachPath(func(asm bool) {
-		for _, n := range []int{1, 7, 8, 9, 64, 203} {
+	forEachPath(t, func(asm string) {
+		for _, n := range []int{1, 7, 8, 9, 16, 24, 31, 64, 203} {
 			x := make([]float32, n)
 			for i := range x {
 				x[i] = float32(i%17)*5.5 - 90 // down into the underflow range
@@ -239,9 +266,9 @@ func TestExpSub(t *testing.T) {
 // TestAdamWFastBitExact checks that the fast AdamW loop (assembly and Go
 // tail) gives the reference loop's results bit for bit.
 func TestAdamWFastBitExact(t *testing.T) {
-	defer func(a, f bool) { geluAsm, adamwFast = a, f }(geluAsm, adamwFast)
+	defer func(a, b, f bool) { geluAsm, avx512Asm, adamwFast = a, b, f }(geluAsm, avx512Asm, adamwFast)
 	g := NewGenerator(5)
-	const n = 1000 + 5 // a ragged tail after the 8-lane blocks
+	const n = 1000 + 13 // ragged tails after the 16- and 8-lane blocks
 	mk := func(scale float64, pos bool) []float32 {
 		x := make([]float32, n)
 		for i := range x {
@@ -254,8 +281,9 @@ func TestAdamWFastBitExact(t *testing.T) {
 		return x
 	}
 	p0, g0, m0, v0 := mk(1, false), mk(0.1, false), mk(0.01, false), mk(0.01, true)
-	run := func(asm, fast bool) [3][]float32 {
-		geluAsm, adamwFast = asm, fast
+	run := func(path string, fast bool) [3][]float32 {
+		setKernelPath(path)
+		adamwFast = fast
 		p, m, v := append([]float32(nil), p0...), append([]float32(nil), m0...), append([]float32(nil), v0...)
 		for step := 1; step <= 3; step++ {
 			cpu.AdamW(&cpuStorage{f: p}, &cpuStorage{f: g0}, &cpuStorage{f: m}, &cpuStorage{f: v}, n,
@@ -263,12 +291,8 @@ func TestAdamWFastBitExact(t *testing.T) {
 		}
 		return [3][]float32{p, m, v}
 	}
-	have := geluAsm
-	want := run(false, false)
-	for _, asm := range []bool{false, true} {
-		if asm && !have {
-			continue
-		}
+	want := run("go", false)
+	for _, asm := range kernelPaths() {
 		got := run(asm, true)
 		for k := range got {
 			for i := range got[k] {
@@ -512,7 +536,7 @@ func closeOrBothNaN(got, want, tol float32) bool {
 // gradients (assembly and Go loops) with the float64 reference kernels.
 func TestSoftmaxFast(t *testing.T) {
 	defer func(f bool) { softmaxFast = f }(softmaxFast)
-	forEachPath(func(asm bool) {
+	forEachPath(t, func(asm string) {
 		for _, cols := range []int{1, 5, 8, 13, 64, 203} {
 			rows := 9
 			x := softmaxRows(rows, cols)
@@ -547,8 +571,8 @@ func TestSoftmaxFast(t *testing.T) {
 
 // TestRowMax4 checks the multi-chain and assembly maximum, NaN included.
 func TestRowMax4(t *testing.T) {
-	forEachPath(func(asm bool) {
-		for _, n := range []int{1, 3, 8, 9, 16, 31, 100} {
+	forEachPath(t, func(asm string) {
+		for _, n := range []int{1, 3, 8, 9, 16, 17, 24, 31, 32, 47, 100} {
 			for at := range n {
 				x := make([]float32, n)
 				for i := range x {
@@ -570,9 +594,13 @@ func TestRowMax4(t *testing.T) {
 // TestArithFast checks that the assembly add, sub, mul and div give the Go
 // loops' results bit for bit, specials and tails included.
 func TestArithFast(t *testing.T) {
+	forEachPath(t, func(asm string) { testArithFast(t, asm) })
+}
+
+func testArithFast(t *testing.T, asm string) {
 	defer func(f bool) { arithFast = f }(arithFast)
 	g := NewGenerator(3)
-	for _, n := range []int{1, 7, 8, 15, 16, 17, 24, 40, 1001} {
+	for _, n := range []int{1, 7, 8, 15, 16, 17, 24, 31, 32, 40, 47, 1001} {
 		a, b := make([]float32, n), make([]float32, n)
 		for i := range a {
 			a[i], b[i] = float32(g.NormFloat64()), float32(g.NormFloat64())
@@ -594,7 +622,7 @@ func TestArithFast(t *testing.T) {
 			want, got := run(false), run(true)
 			for i := range want {
 				if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
-					t.Fatalf("op %v n=%d: [%d] %v, %v: got %v, want %v", op, n, i, a[i], b[i], got[i], want[i])
+					t.Fatalf("%s: op %v n=%d: [%d] %v, %v: got %v, want %v", asm, op, n, i, a[i], b[i], got[i], want[i])
 				}
 			}
 		}
@@ -604,8 +632,8 @@ func TestArithFast(t *testing.T) {
 // TestExpSubTo checks that the two-operand exponential gives the in-place
 // one's results and sum bit for bit, leaving its source alone.
 func TestExpSubTo(t *testing.T) {
-	forEachPath(func(asm bool) {
-		for _, n := range []int{1, 7, 8, 9, 64, 203} {
+	forEachPath(t, func(asm string) {
+		for _, n := range []int{1, 7, 8, 9, 16, 24, 31, 64, 203} {
 			x := make([]float32, n)
 			for i := range x {
 				x[i] = float32(i%23)*4.5 - 95
@@ -657,6 +685,56 @@ func BenchmarkGELUTanhReference(b *testing.B) {
 	for b.Loop() {
 		for i, x := range xs {
 			y[i] = f(x)
+		}
+	}
+}
+
+// TestAVX512MatchesAVX2 checks that the AVX-512 kernels give the AVX2
+// kernels' results bit for bit (they do the same operations per lane), on
+// fresh random inputs of ragged lengths, so that every lane of the 16-wide
+// blocks, the 8-wide block after them and the Go tail are compared.
+func TestAVX512MatchesAVX2(t *testing.T) {
+	if cpufeat.Detected < cpufeat.AVX512 || !hasAsm {
+		t.Skipf("no AVX-512 kernels to compare: this build or machine runs at most %v", cpufeat.Detected)
+	}
+	g := NewGenerator(uint64(len(t.Name())) + 77)
+	for range 30 {
+		n := 1 + int(g.Float64()*300)
+		x, gr := make([]float32, n), make([]float32, n)
+		for i := range x {
+			x[i] = float32(g.NormFloat64() * 4)
+			gr[i] = float32(g.NormFloat64())
+		}
+		// specials at random places, and values around the kernels'
+		// branch points (|x|/√2 = 1, the exponential's underflow)
+		for _, v := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, 1.4142135, -1.4142135, -13.2, 13.2, -0.0} {
+			x[int(g.Float64()*float64(n))] = v
+		}
+		run := func(path string) (y, dx, e []float32, sum, m float32) {
+			defer setKernelPath(path)()
+			y, dx, e = make([]float32, n), make([]float32, n), make([]float32, n)
+			geluF32(y, x)
+			geluGradF32(dx, gr, x)
+			sum = expSubTo(e, x, 1.5)
+			m = rowMax4(gr)
+			return
+		}
+		y2, dx2, e2, s2, m2 := run("avx2")
+		y5, dx5, e5, s5, m5 := run("avx512")
+		if m2 != m5 {
+			t.Fatalf("n=%d: row maximum avx512 %v, avx2 %v", n, m5, m2)
+		}
+		same := func(a, b float32) bool {
+			return math.Float32bits(a) == math.Float32bits(b) || (a != a && b != b)
+		}
+		for i := range x {
+			if !same(y5[i], y2[i]) || !same(dx5[i], dx2[i]) || !same(e5[i], e2[i]) {
+				t.Fatalf("n=%d x[%d]=%v: avx512 GELU %v, grad %v, exp %v; avx2 %v, %v, %v", n, i, x[i], y5[i], dx5[i], e5[i], y2[i], dx2[i], e2[i])
+			}
+		}
+		// the sums differ only in the order of the additions
+		if !(s2 != s2 && s5 != s5) && math.Abs(float64(s5-s2)) > 1e-5*math.Abs(float64(s2)) {
+			t.Fatalf("n=%d: exp sum avx512 %v, avx2 %v", n, s5, s2)
 		}
 	}
 }

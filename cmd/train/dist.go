@@ -139,8 +139,10 @@ func fingerprint(o *options, tok tokenizer.Tokenizer, info corpusInfo, iter int)
 		"iter":      fmt.Sprint(iter),
 	}
 	// Every flag that changes the numbers; out_dir, device, data (a path
-	// that may differ between nodes: the corpus is compared above) and
-	// the display flags may differ between ranks.
+	// that may differ between nodes: the corpus is compared above), the
+	// paths of a pretrained model and its tokenizer (the tokenizer is
+	// compared above, and rank 0's weights are broadcast) and the display
+	// flags may differ between ranks.
 	var all map[string]any
 	b, _ := json.Marshal(o)
 	if err := json.Unmarshal(b, &all); err != nil {
@@ -148,7 +150,7 @@ func fingerprint(o *options, tok tokenizer.Tokenizer, info corpusInfo, iter int)
 	}
 	for k, v := range all {
 		switch k {
-		case "OutDir", "Device", "Data", "Progress", "Resume", "InitFrom":
+		case "OutDir", "Device", "Data", "Progress", "Resume", "InitFrom", "TokenizerDir":
 			continue
 		}
 		f[flagName(k)] = fmt.Sprint(v)

@@ -22,6 +22,7 @@ type options struct {
 	Dataset       string
 	DataMaxBytes  int
 	Tokenizer     string
+	TokenizerDir  string
 	VocabSize     int
 	EvalInterval  int
 	LogInterval   int
@@ -63,6 +64,7 @@ type options struct {
 	MaxMemory     byteSize        `json:"-"` // the machine's, not the run's: not saved
 	explicitFlags map[string]bool // the flags given on the command line or in config files
 	promptRead    bool            // Prompt holds the text of a --start=FILE:path
+	initNotes     []string        // what --init_from overrode, for notes
 }
 
 // defaultOptions returns the defaults, sized so that `go run ./cmd/train`
@@ -112,9 +114,18 @@ func newFlagSet(o *options, sample bool) (*flag.FlagSet, []flagGroup) {
 	fs.Float64Var(&o.Temperature, "temperature", o.Temperature, "sampling temperature: < 1 is more conservative, > 1 more random")
 	fs.IntVar(&o.TopK, "top_k", o.TopK, "sample only among the top_k most likely tokens (0: all)")
 	fs.StringVar(&o.Dtype, "dtype", o.Dtype, "float32 (the only dtype so far; nanoGPT's bfloat16/float16 are refused)")
+	initUsage := "scratch, resume (nanoGPT's name for --resume), or a pretrained GPT-2 to fine-tune: a Hugging Face model directory (config.json, model.safetensors) or a hub name gpt2, gpt2-medium, gpt2-large, gpt2-xl found in the Hugging Face cache"
+	if sample {
+		if o.InitFrom == "scratch" { // nanoGPT's sample.py default
+			o.InitFrom = "resume"
+		}
+		initUsage = "resume (out_dir's checkpoint), or a pretrained GPT-2 to sample from: a Hugging Face model directory or a hub name gpt2, gpt2-medium, gpt2-large, gpt2-xl found in the Hugging Face cache"
+	}
+	fs.StringVar(&o.InitFrom, "init_from", o.InitFrom, initUsage)
+	fs.StringVar(&o.TokenizerDir, "tokenizer_dir", o.TokenizerDir, "folder of GPT-2's tokenizer files for --tokenizer=gpt2: vocab.json and merges.txt, or encoder.json and vocab.bpe (default: the --init_from directory)")
 	fs.Var(&o.MaxMemory, "max_memory", "memory the run may use, such as 8GiB or 512MiB (auto: MemAvailable from /proc/meminfo); a run estimated to need more stops before allocating")
 	if sample {
-		group("checkpoint and device", "out_dir", "out", "device", "seed", "max_memory")
+		group("checkpoint and device", "init_from", "tokenizer_dir", "out_dir", "out", "device", "seed", "max_memory")
 		group("generation", "prompt", "start", "num_tokens", "max_new_tokens", "num_samples", "temperature", "top_k", "dtype")
 		return fs, groups
 	}
@@ -122,10 +133,9 @@ func newFlagSet(o *options, sample bool) (*flag.FlagSet, []flagGroup) {
 	fs.Var(&corpusFlag{o, false}, "data", "UTF-8 text file to train on, or a pipe such as <(zcat corpus.gz) (empty: --dataset, else Go standard library sources under GOROOT/src)")
 	fs.Var(&corpusFlag{o, true}, "dataset", "nanoGPT's dataset name: trains on data/NAME/input.txt (or NAME/input.txt, or the file NAME); the later of --data and --dataset applies")
 	fs.IntVar(&o.DataMaxBytes, "data_max_bytes", o.DataMaxBytes, "size bound of the default corpus (without --data), in bytes")
-	fs.StringVar(&o.Tokenizer, "tokenizer", o.Tokenizer, "char (one token per character) or bpe (byte-level BPE trained on the corpus)")
+	fs.StringVar(&o.Tokenizer, "tokenizer", o.Tokenizer, "char (one token per character), bpe (byte-level BPE trained on the corpus) or gpt2 (GPT-2's, read from --tokenizer_dir or the --init_from directory; the default with a pretrained --init_from)")
 	fs.IntVar(&o.VocabSize, "vocab_size", o.VocabSize, "vocabulary size of the bpe tokenizer (256 bytes + merges); ignored by char")
 	fs.BoolVar(&o.Resume, "resume", o.Resume, "continue the run saved in out_dir/ckpt.safetensors (same as --init_from=resume)")
-	fs.StringVar(&o.InitFrom, "init_from", o.InitFrom, "scratch or resume (nanoGPT's name for --resume)")
 	fs.IntVar(&o.EvalInterval, "eval_interval", o.EvalInterval, "evaluate train/val loss every this many iterations (and at the end)")
 	fs.IntVar(&o.EvalIters, "eval_iters", o.EvalIters, "batches per split in each evaluation")
 	fs.IntVar(&o.LogInterval, "log_interval", o.LogInterval, "log the training loss every this many iterations")
@@ -157,7 +167,7 @@ func newFlagSet(o *options, sample bool) (*flag.FlagSet, []flagGroup) {
 	fs.Float64Var(&o.Beta2, "beta2", o.Beta2, "AdamW beta2")
 	fs.Float64Var(&o.GradClip, "grad_clip", o.GradClip, "clip the gradient norm to this value (0: no clipping)")
 
-	group("data and tokenizer", "data", "dataset", "data_max_bytes", "tokenizer", "vocab_size")
+	group("data and tokenizer", "data", "dataset", "data_max_bytes", "tokenizer", "tokenizer_dir", "vocab_size")
 	group("output, evaluation and logging", "out_dir", "out", "eval_interval", "eval_iters", "log_interval", "eval_only", "always_save_checkpoint", "init_from", "resume", "progress", "wandb_log", "wandb_project", "wandb_run_name")
 	group("model", "n_layer", "n_head", "n_embd", "block_size", "dropout", "bias")
 	group("optimizer (AdamW) and learning-rate schedule", "batch_size", "gradient_accumulation_steps", "max_iters", "learning_rate", "min_lr", "warmup_iters", "lr_decay_iters", "decay_lr", "weight_decay", "beta1", "beta2", "grad_clip")
@@ -171,7 +181,8 @@ func usage(w io.Writer, fs *flag.FlagSet, groups []flagGroup, sample bool) {
 	if sample {
 		fmt.Fprint(w, `Usage: train sample [config.py ...] [flags]
 
-Generates text from the checkpoint out_dir/ckpt.safetensors written by train.
+Generates text from the checkpoint out_dir/ckpt.safetensors written by train,
+or from a pretrained GPT-2 (--init_from=DIR or a hub name such as gpt2).
 A nanoGPT config file (name = value lines) sets the flags below; keys of
 the train command in it are skipped, as nanoGPT's sample.py skips them.
 
@@ -347,6 +358,9 @@ func (o *options) readPrompt() error {
 // notes writes one line for each flag that is accepted but has no effect
 // worth a word: --wandb_log.
 func (o *options) notes(w io.Writer) {
+	for _, n := range o.initNotes {
+		fmt.Fprintf(w, "train: note: %s\n", n)
+	}
 	if o.WandbLog {
 		fmt.Fprintf(w, "train: note: --wandb_log: Wick does not log to Weights & Biases; the log goes to %s\n", filepath.Join(o.OutDir, "log.jsonl"))
 	}
@@ -454,15 +468,19 @@ func (o *options) validate() error {
 		if o.VocabSize < 256 || o.VocabSize > 1<<16 {
 			return fmt.Errorf("--vocab_size=%d is out of range for --tokenizer=bpe (want 256 to 65536)", o.VocabSize)
 		}
+	case "gpt2":
+		if o.TokenizerDir == "" && !o.pretrained() && !o.Resume {
+			return errors.New("--tokenizer=gpt2 needs --tokenizer_dir=DIR (a folder with vocab.json and merges.txt, or encoder.json and vocab.bpe) or --init_from=DIR")
+		}
 	default:
-		return fmt.Errorf("--tokenizer=%s is unknown (want char or bpe)", o.Tokenizer)
+		return fmt.Errorf("--tokenizer=%s is unknown (want char, bpe or gpt2)", o.Tokenizer)
 	}
 	switch o.InitFrom {
 	case "scratch":
 	case "resume":
 		o.Resume = true
-	default:
-		return fmt.Errorf("--init_from=%s is not supported (want scratch or resume; GPT-2 weights are not built in)", o.InitFrom)
+	case "":
+		return errors.New("--init_from must not be empty (want scratch, resume, or a pretrained model's directory or hub name)")
 	}
 	switch o.Progress {
 	case "auto", "bar", "plain":

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/tensor"
+	"github.com/wickml/wick/tokenizer"
 )
 
 // Sizes a run cannot have. Before anything is allocated, train and train
@@ -173,12 +174,17 @@ func checkTrainMemory(o *options, vocab int) error {
 	return checkMemory(o, trainingNeed(c, o.BatchSize), samplingNeed(c, o.NumSamples, true))
 }
 
-// knownVocab returns the vocabulary size known before the corpus is read:
-// the checkpoint's, bpe's --vocab_size, or 1 for a new char tokenizer.
-func knownVocab(o *options, meta *ckptMeta) int {
+// knownVocab returns the model's vocabulary size known before the corpus
+// is read: the pretrained model's, the checkpoint's or GPT-2's tokenizer's
+// (tok), bpe's --vocab_size, or 1 for a new char tokenizer.
+func knownVocab(o *options, meta *ckptMeta, tok tokenizer.Tokenizer, pre *pretrainedModel) int {
 	switch {
 	case meta != nil:
 		return meta.Model.VocabSize
+	case pre != nil:
+		return pre.cfg.VocabSize
+	case tok != nil:
+		return tok.VocabSize()
 	case o.Tokenizer == "bpe":
 		return o.VocabSize
 	}

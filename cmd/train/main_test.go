@@ -351,6 +351,7 @@ func writeFile(t *testing.T, path string, b []byte) string {
 // the problem, exit status 1, and leaves out_dir as it was.
 func TestBadInput(t *testing.T) {
 	tmp := t.TempDir()
+	t.Setenv("HF_HUB_CACHE", filepath.Join(tmp, "no-hub-cache"))
 	good := filepath.Join(tmp, "good")
 	mustRun(t, tinyArgs(good, "--max_iters=4", "--eval_interval=2")...)
 	tiny, err := os.ReadFile("testdata/tiny.txt")
@@ -406,7 +407,7 @@ func TestBadInput(t *testing.T) {
 		{"bad int", tinyArgs(good, "--n_layer=four"), `invalid value "four" for flag --n_layer`},
 		{"stray argument", tinyArgs(good, "extra"), `config file extra does not exist`},
 		{"stray assignment", tinyArgs(good, "n_layer=2"), `unexpected argument "n_layer=2"`},
-		{"init_from gpt2", tinyArgs(good, "--init_from=gpt2"), "--init_from=gpt2 is not supported"},
+		{"init_from gpt2 not cached", tinyArgs(good, "--init_from=gpt2"), "--init_from=gpt2: no snapshot in the Hugging Face cache"},
 		{"out_dir is a file", tinyArgs(aFile), "--out_dir"},
 		{"resume without checkpoint", tinyArgs(filepath.Join(tmp, "none"), "--resume"), "no checkpoint at"},
 		{"resume config mismatch", []string{"--resume", "--out_dir=" + good, "--n_layer=2"}, "--n_layer=2 does not match the checkpoint"},

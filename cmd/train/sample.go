@@ -13,8 +13,9 @@ import (
 	"github.com/wickml/wick/tokenizer"
 )
 
-// runSample is the sample command: it loads out_dir/ckpt.safetensors and
-// prints num_samples generated texts, like nanoGPT's sample.py.
+// runSample is the sample command: it loads out_dir/ckpt.safetensors, or
+// the pretrained model --init_from names, and prints num_samples
+// generated texts, like nanoGPT's sample.py.
 func runSample(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o := defaultOptions()
 	fs, groups := newFlagSet(o, true)
@@ -29,6 +30,9 @@ func runSample(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if _, err := useDevice(o.Device); err != nil {
 		return err
+	}
+	if o.pretrained() {
+		return samplePretrained(ctx, o, stdout)
 	}
 	path := ckptPath(o.OutDir)
 	sd, meta, err := readCheckpoint(path)
@@ -48,6 +52,37 @@ func runSample(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	tensor.ManualSeed(o.Seed)
 	text, err := generate(ctx, model, meta.tok, o)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, text)
+	return nil
+}
+
+// samplePretrained is the sample command with --init_from naming a
+// pretrained GPT-2: its tokenizer comes from --tokenizer_dir or the
+// model's directory, and the model is sampled at its full context.
+func samplePretrained(ctx context.Context, o *options, stdout io.Writer) error {
+	pre, err := findPretrained(o)
+	if err != nil {
+		return err
+	}
+	tok, err := loadGPT2Tokenizer(o, pre.dir)
+	if err != nil {
+		return err
+	}
+	if err := checkVocab(tok, pre); err != nil {
+		return err
+	}
+	if err := checkSampleMemory(o, pre.cfg); err != nil {
+		return err
+	}
+	model, err := loadPretrainedModel(pre)
+	if err != nil {
+		return err
+	}
+	tensor.ManualSeed(o.Seed)
+	text, err := generate(ctx, model, tok, o)
 	if err != nil {
 		return err
 	}

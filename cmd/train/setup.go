@@ -56,9 +56,38 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := o.validate(); err != nil {
 		return err
 	}
-	// before reading the corpus: with the vocabulary known only for bpe
-	// or a checkpoint (a char vocabulary counts 1 here, exactly below)
-	if err := checkTrainMemory(o, knownVocab(o, meta)); err != nil {
+	// A pretrained model's config.json and GPT-2's tokenizer are read
+	// (and checked) before the corpus and the weights.
+	var pre *pretrainedModel
+	var tok tokenizer.Tokenizer
+	if meta != nil {
+		tok = meta.tok
+	} else if o.pretrained() {
+		var err error
+		if pre, err = findPretrained(o); err != nil {
+			return err
+		}
+		if err := applyPretrained(o, pre); err != nil {
+			return err
+		}
+		if err := o.validate(); err != nil {
+			return err
+		}
+	}
+	if tok == nil && o.Tokenizer == "gpt2" {
+		var err error
+		if tok, err = loadGPT2Tokenizer(o, preDir(pre)); err != nil {
+			return err
+		}
+	}
+	if pre != nil {
+		if err := checkVocab(tok, pre); err != nil {
+			return err
+		}
+	}
+	// before reading the corpus: with the vocabulary known only for bpe,
+	// gpt2 or a checkpoint (a char vocabulary counts 1 here, exactly below)
+	if err := checkTrainMemory(o, knownVocab(o, meta, tok, pre)); err != nil {
 		return err
 	}
 	comm, err := joinJob(o)
@@ -87,14 +116,13 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer corpus.Close()
 	info := corpusInfo{Name: corpus.Name, Bytes: len(corpus.Text), CRC32C: crc32.Checksum(corpus.Text, crc32.MakeTable(crc32.Castagnoli))}
-	var tok tokenizer.Tokenizer
-	if meta != nil {
-		tok = meta.tok
-	} else if tok, err = tokenizer.Train(ctx, o.Tokenizer, corpus.Text, o.VocabSize); err != nil {
-		if ctx.Err() != nil {
-			return interrupted(ctx, o.Tokenizer+" tokenizer training stopped")
+	if tok == nil {
+		if tok, err = tokenizer.Train(ctx, o.Tokenizer, corpus.Text, o.VocabSize); err != nil {
+			if ctx.Err() != nil {
+				return interrupted(ctx, o.Tokenizer+" tokenizer training stopped")
+			}
+			return err
 		}
-		return err
 	}
 	ids, err := data.Encode(ctx, tok, corpus.Text)
 	if ctx.Err() != nil {
@@ -117,6 +145,12 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 	cfg := nn.GPTConfig{VocabSize: tok.VocabSize(), BlockSize: o.BlockSize, NLayer: o.NLayer, NHead: o.NHead,
 		NEmbd: o.NEmbd, Dropout: float32(o.Dropout), Bias: o.Bias}
+	switch {
+	case pre != nil:
+		cfg = pre.cfg
+	case meta != nil:
+		cfg.VocabSize, cfg.Activation = meta.Model.VocabSize, meta.Model.Activation
+	}
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -131,7 +165,14 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	tensor.ManualSeed(o.Seed)
-	model := nn.NewGPT(cfg)
+	var model *nn.GPT
+	if pre != nil {
+		if model, err = loadPretrainedModel(pre); err != nil {
+			return err
+		}
+	} else {
+		model = nn.NewGPT(cfg)
+	}
 	opt := newOptimizer(model, o)
 	samplers, _, err := slotSamplers(o, comm, trainIDs, meta)
 	if err != nil {
@@ -172,18 +213,11 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // newOptimizer returns nanoGPT's AdamW: weight decay on the ≥2-D tensors
 // only, eps 1e-8.
 func newOptimizer(model *nn.GPT, o *options) *optim.AdamW {
-	// optim reads a zero beta as "PyTorch's default"; a tiny positive
-	// beta is indistinguishable from zero in float32 and keeps the user's
-	// meaning.
-	b1, b2 := o.Beta1, o.Beta2
-	if b1 == 0 {
-		b1 = math.SmallestNonzeroFloat64
-	}
-	if b2 == 0 {
-		b2 = math.SmallestNonzeroFloat64
-	}
-	return optim.NewAdamWGroups(optim.DecayGroups(model.Parameters(), o.WeightDecay),
-		optim.AdamWConfig{LR: o.LearningRate, Beta1: b1, Beta2: b2, Eps: 1e-8})
+	// DefaultAdamW's fields are used as written, so --beta1=0 means zero;
+	// the groups carry the weight decay.
+	cfg := optim.DefaultAdamW()
+	cfg.LR, cfg.Beta1, cfg.Beta2, cfg.Eps, cfg.WeightDecay = o.LearningRate, o.Beta1, o.Beta2, 1e-8, 0
+	return optim.NewAdamWGroups(optim.DecayGroups(model.Parameters(), o.WeightDecay), cfg)
 }
 
 // openCorpus opens --data, or builds the default corpus of Go sources.

@@ -2,6 +2,7 @@ package blas
 
 import (
 	"fmt"
+	"github.com/wickml/wick/internal/cpu"
 	"math/rand/v2"
 	"testing"
 
@@ -102,9 +103,9 @@ func BenchmarkBatched(b *testing.B) {
 
 // BenchmarkGeneric measures the pure-Go fallback at one size for the notes.
 func BenchmarkGeneric(b *testing.B) {
-	saved := useAsm
-	useAsm = false
-	defer func() { useAsm = saved }()
+	saved := active
+	active = nil
+	defer func() { active = saved }()
 	s := benchShape{"sq256", 256, 256, 256, false, false}
 	a, lda, bm, ldb, c := s.operands()
 	for b.Loop() {
@@ -113,24 +114,35 @@ func BenchmarkGeneric(b *testing.B) {
 	reportGflops(b, 2*float64(s.m)*float64(s.n)*float64(s.k))
 }
 
-// BenchmarkKernel measures the micro-kernel alone on L1-resident panels
-// (kc = 256): the ceiling for the whole Sgemm. Without an assembly kernel
-// it measures the Go one.
+// BenchmarkKernel measures each micro-kernel that this machine runs alone
+// on L1-resident panels of its path's depth block: the ceiling for the
+// whole Sgemm. Without an assembly kernel it measures the Go one.
 func BenchmarkKernel(b *testing.B) {
-	kern := asmKernel
-	if !useAsm {
-		kern = kernelGo
+	ps := []*path{goPath(6, 16, 256, 96, 4096)}
+	for _, p := range asmPaths {
+		if cpu.Detected >= p.level {
+			ps = append(ps, p)
+		}
 	}
-	r := rand.New(rand.NewPCG(1, 2))
-	const k = kcBlock
-	ap, bp := alignedFloats(k*mr), alignedFloats(k*nr)
-	copy(ap, randSlice(r, k*mr))
-	copy(bp, randSlice(r, k*nr))
-	c := alignedFloats(mr * nr)
-	for b.Loop() {
-		kern(k, &ap[0], 1, mr, &bp[0], nr, &c[0], nr, 1)
+	for _, p := range ps {
+		b.Run(p.name, func(b *testing.B) {
+			r := rand.New(rand.NewPCG(1, 2))
+			k, mr, nr := p.kc, p.mr, p.nr
+			ap, bp := alignedFloats(k*mr), alignedFloats(k*nr)
+			copy(ap, randSlice(r, k*mr))
+			copy(bp, randSlice(r, k*nr))
+			c := alignedFloats(mr * nr)
+			cpu0 := processCPU()
+			for b.Loop() {
+				p.kern(k, &ap[0], 1, mr, &bp[0], nr, &c[0], nr, 1)
+			}
+			flops := 2 * float64(mr*nr*k)
+			if cpu := processCPU() - cpu0; cpu > 0 {
+				b.ReportMetric(flops*float64(b.N)/cpu.Seconds()/1e9, "cpuGFLOP/s")
+			}
+			reportGflops(b, flops)
+		})
 	}
-	reportGflops(b, 2*mr*nr*k)
 }
 
 // BenchmarkGemvT measures the dot-product path on one row times GPT-2's

@@ -1,14 +1,16 @@
 // Package blas holds Wick's single-precision matrix multiply for the CPU.
 //
 // Sgemm is a GotoBLAS/BLIS-style blocked product: op(B) is packed into
-// kc×16 panels and op(A) into kc×6 panels (the packing absorbs the
+// kc×nr panels and op(A) into kc×mr panels (the packing absorbs the
 // transposes, so no whole matrix is ever copied; small products read the
-// operands in place instead), and a register-blocked 6×16 micro-kernel
-// written in assembly for AVX2+FMA multiplies them. The
-// kernel is chosen at run time from the CPU's features; where it cannot run
-// (another architecture, or an amd64 CPU or OS without AVX2, FMA or YMM
-// state) the portable pure-Go gemmRef is used, which is also the reference
-// the tests compare every kernel against.
+// operands in place instead), and a register-blocked mr×nr micro-kernel
+// written in assembly multiplies them: 12×32 for AVX-512, 6×16 for
+// AVX2+FMA. The path is chosen at run time by internal/cpu from the CPU's
+// features and the environment variable WICK_CPU, and its cache blocking
+// from the CPU's cache sizes; where no kernel can run (another
+// architecture, or an amd64 CPU or OS without AVX2, FMA or YMM state) the
+// portable pure-Go gemmRef is used, which is also the reference the tests
+// compare every kernel against.
 //
 // Products of at most four rows by a transposed B (a Linear layer applied
 // to one token) are dot products of A's rows with B's rows read in place,
@@ -22,16 +24,32 @@ package blas
 import (
 	"fmt"
 
+	"github.com/wickml/wick/internal/cpu"
 	"github.com/wickml/wick/internal/parallel"
 )
 
-// Kernel names the micro-kernel Sgemm uses on this machine: "avx2+fma" or
-// "generic" (the pure-Go fallback).
+// Kernel names the micro-kernel Sgemm uses on this machine: "avx512",
+// "avx2+fma" or "generic" (the pure-Go fallback).
 func Kernel() string {
-	if useAsm {
-		return asmName
+	if active != nil {
+		return active.name
 	}
 	return "generic"
+}
+
+// active is the path Sgemm runs, nil for the pure-Go fallback; tests change
+// it.
+var active *path
+
+// pathFor returns the best assembly path of this build that runs at level
+// l, nil if none does.
+func pathFor(l cpu.Level) *path {
+	for _, p := range asmPaths {
+		if p.level <= l {
+			return p
+		}
+	}
+	return nil
 }
 
 // minParallelFlops is the size of product (2·m·n·k) below which Sgemm runs
@@ -70,12 +88,12 @@ func Sgemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, 
 	if 2*float64(m)*float64(n)*float64(k) < minParallelFlops {
 		threads = 1
 	}
-	if useAsm && transB && !transA && m <= gemvMaxRows {
+	if active != nil && transB && !transA && m <= gemvMaxRows {
 		gemvT(m, n, k, a, lda, b, ldb, c, ldc, accumulate, threads)
 		return
 	}
-	if useAsm {
-		gemmPacked(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, accumulate, threads, asmKernel)
+	if active != nil {
+		gemmPacked(active, transA, transB, m, n, k, a, lda, b, ldb, c, ldc, accumulate, threads)
 		return
 	}
 	sgemmGeneric(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, accumulate, threads)

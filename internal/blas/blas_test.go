@@ -2,6 +2,7 @@ package blas
 
 import (
 	"fmt"
+	"github.com/wickml/wick/internal/cpu"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -177,18 +178,41 @@ func runCase(t *testing.T, r *rand.Rand, what string, g gemmCase, fn func(g gemm
 	g.check(t, what, c, c0, a, b)
 }
 
+// testPaths returns the paths to test: the pure-Go kernel and packing in
+// each tile shape this package uses (which check the driver on any
+// architecture), and every assembly path of this build that this machine
+// runs; the others are skipped with a logged reason.
+func testPaths(t *testing.T) []*path {
+	ps := []*path{goPath(6, 16, 256, 96, 4096), goPath(12, 32, 192, 480, 4096)}
+	for _, p := range asmPaths {
+		if cpu.Detected < p.level {
+			t.Logf("skipping the %s path: this machine runs at most %v", p.name, cpu.Detected)
+			continue
+		}
+		ps = append(ps, p)
+	}
+	if len(asmPaths) == 0 {
+		t.Logf("no assembly kernels in this build; testing the Go ones only")
+	}
+	return ps
+}
+
+// smallBlocks returns a copy of p with blocks small enough that random
+// shapes cross several depth blocks, row blocks and B slabs.
+func smallBlocks(p *path) *path {
+	q := *p
+	q.name += "/small-blocks"
+	q.kc, q.mc, q.nc = 40, 2*p.mr, 3*p.nr
+	return &q
+}
+
 // TestKernels runs every micro-kernel on packed panels and on operands read
 // in place (A row- or column-major with padding, B with a row stride), and
 // compares with the float64 reference.
 func TestKernels(t *testing.T) {
 	r := newRand(t)
-	kernels := map[string]kernelFunc{"go": kernelGo}
-	if useAsm {
-		kernels[asmName] = asmKernel
-	} else {
-		t.Logf("no assembly kernel in this build or on this CPU (%s); testing the Go kernel only", Kernel())
-	}
-	for name, kern := range kernels {
+	for _, p := range testPaths(t) {
+		mr, nr := p.mr, p.nr
 		for _, k := range []int{1, 2, 3, 4, 5, 7, 8, 9, 16, 31, 64, 255, 256, 1 + r.IntN(300)} {
 			for _, acc := range []bool{false, true} {
 				for _, layout := range []string{"packed", "A rows", "A columns"} {
@@ -215,8 +239,8 @@ func TestKernels(t *testing.T) {
 					if acc {
 						flag = 1
 					}
-					kern(k, &a[0], rsA, csA, &b[0], g.ldb, &c[0], g.ldc, flag)
-					g.check(t, "kernel "+name+" "+layout, c, c0, a, b)
+					p.kern(k, &a[0], rsA, csA, &b[0], g.ldb, &c[0], g.ldc, flag)
+					g.check(t, "kernel "+p.name+" "+layout, c, c0, a, b)
 				}
 			}
 		}
@@ -225,37 +249,36 @@ func TestKernels(t *testing.T) {
 
 func TestPackA(t *testing.T) {
 	r := newRand(t)
-	saved := useAsm
-	defer func() { useAsm = saved }()
-	for i := range 100 {
-		// the assembly packers where the CPU has them, and the Go ones
-		useAsm = saved && i%2 == 0
-		transA := r.IntN(2) == 0
-		m, k := 1+r.IntN(40), 1+r.IntN(40)
-		lda := k + r.IntN(3)
-		if transA {
-			lda = m + r.IntN(3)
-		}
-		a := randSlice(r, 60*60)
-		i0, p0 := r.IntN(m), r.IntN(k)
-		rows, kb := 1+r.IntN(m-i0), 1+r.IntN(k-p0)
-		dst := randSlice(r, ceilDiv(rows, mr)*mr*kb)
-		packA(transA, a, lda, i0, rows, p0, kb, dst)
-		for q := range ceilDiv(rows, mr) {
-			for p := range kb {
-				for x := range mr {
-					i := i0 + q*mr + x
-					var want float32
-					if q*mr+x < rows {
-						if transA {
-							want = a[(p0+p)*lda+i]
-						} else {
-							want = a[i*lda+p0+p]
+	for _, pa := range testPaths(t) {
+		mr := pa.mr
+		for range 100 {
+			transA := r.IntN(2) == 0
+			m, k := 1+r.IntN(60), 1+r.IntN(40)
+			lda := k + r.IntN(3)
+			if transA {
+				lda = m + r.IntN(3)
+			}
+			a := randSlice(r, 70*70)
+			i0, p0 := r.IntN(m), r.IntN(k)
+			rows, kb := 1+r.IntN(m-i0), 1+r.IntN(k-p0)
+			dst := randSlice(r, ceilDiv(rows, mr)*mr*kb)
+			pa.packA(transA, a, lda, i0, rows, p0, kb, dst)
+			for q := range ceilDiv(rows, mr) {
+				for p := range kb {
+					for x := range mr {
+						i := i0 + q*mr + x
+						var want float32
+						if q*mr+x < rows {
+							if transA {
+								want = a[(p0+p)*lda+i]
+							} else {
+								want = a[i*lda+p0+p]
+							}
 						}
-					}
-					rsA, csA := packedAStrides(transA, kb)
-					if got := dst[q*mr*kb+x*rsA+p*csA]; got != want {
-						t.Fatalf("packA(transA=%v, i0=%d rows=%d p0=%d kb=%d): panel %d [%d][%d] = %v, want %v", transA, i0, rows, p0, kb, q, p, x, got, want)
+						rsA, csA := pa.packedAStrides(transA, kb)
+						if got := dst[q*mr*kb+x*rsA+p*csA]; got != want {
+							t.Fatalf("%s: packA(transA=%v, i0=%d rows=%d p0=%d kb=%d): panel %d [%d][%d] = %v, want %v", pa.name, transA, i0, rows, p0, kb, q, p, x, got, want)
+						}
 					}
 				}
 			}
@@ -265,36 +288,35 @@ func TestPackA(t *testing.T) {
 
 func TestPackB(t *testing.T) {
 	r := newRand(t)
-	saved := useAsm
-	defer func() { useAsm = saved }()
-	for i := range 100 {
-		// the assembly packers where the CPU has them, and the Go ones
-		useAsm = saved && i%2 == 0
-		transB := r.IntN(2) == 0
-		k, n := 1+r.IntN(40), 1+r.IntN(40)
-		ldb := n + r.IntN(3)
-		if transB {
-			ldb = k + r.IntN(3)
-		}
-		b := randSlice(r, 60*60)
-		p0, j0 := r.IntN(k), r.IntN(n)
-		kb, cols := 1+r.IntN(k-p0), 1+r.IntN(n-j0)
-		dst := randSlice(r, ceilDiv(cols, nr)*nr*kb)
-		packB(transB, b, ldb, p0, kb, j0, cols, dst)
-		for q := range ceilDiv(cols, nr) {
-			for p := range kb {
-				for x := range nr {
-					j := j0 + q*nr + x
-					var want float32
-					if q*nr+x < cols {
-						if transB {
-							want = b[j*ldb+p0+p]
-						} else {
-							want = b[(p0+p)*ldb+j]
+	for _, pa := range testPaths(t) {
+		nr := pa.nr
+		for range 100 {
+			transB := r.IntN(2) == 0
+			k, n := 1+r.IntN(40), 1+r.IntN(80)
+			ldb := n + r.IntN(3)
+			if transB {
+				ldb = k + r.IntN(3)
+			}
+			b := randSlice(r, 90*90)
+			p0, j0 := r.IntN(k), r.IntN(n)
+			kb, cols := 1+r.IntN(k-p0), 1+r.IntN(n-j0)
+			dst := randSlice(r, ceilDiv(cols, nr)*nr*kb)
+			pa.packB(transB, b, ldb, p0, kb, j0, cols, dst)
+			for q := range ceilDiv(cols, nr) {
+				for p := range kb {
+					for x := range nr {
+						j := j0 + q*nr + x
+						var want float32
+						if q*nr+x < cols {
+							if transB {
+								want = b[j*ldb+p0+p]
+							} else {
+								want = b[(p0+p)*ldb+j]
+							}
 						}
-					}
-					if got := dst[q*nr*kb+p*nr+x]; got != want {
-						t.Fatalf("packB(transB=%v, p0=%d kb=%d j0=%d cols=%d): panel %d [%d][%d] = %v, want %v", transB, p0, kb, j0, cols, q, p, x, got, want)
+						if got := dst[q*nr*kb+p*nr+x]; got != want {
+							t.Fatalf("%s: packB(transB=%v, p0=%d kb=%d j0=%d cols=%d): panel %d [%d][%d] = %v, want %v", pa.name, transB, p0, kb, j0, cols, q, p, x, got, want)
+						}
 					}
 				}
 			}
@@ -343,53 +365,62 @@ func TestSgemmLarge(t *testing.T) {
 	}
 }
 
-// TestDriver runs the blocked driver under each packing policy, with the
-// pure-Go micro-kernel (which checks the packing and tiling on any
-// architecture) and with the assembly one.
+// TestDriver runs the blocked driver under each packing policy, with each
+// path of testPaths, as blocked for this machine and with small blocks.
 func TestDriver(t *testing.T) {
 	r := newRand(t)
-	kernels := map[string]kernelFunc{"go": kernelGo}
-	if useAsm {
-		kernels[asmName] = asmKernel
-	}
 	defer func(p int) { packPolicy = p }(packPolicy)
-	for name, kern := range kernels {
-		for _, policy := range []int{packAlways, packNever, packAuto} {
-			packPolicy = policy
-			for range 15 {
-				g := randomCase(r, 300)
-				what := fmt.Sprintf("gemmPacked(%s, policy %d)", name, policy)
-				runCase(t, r, what, g, func(g gemmCase, a, b, c []float32) {
-					gemmPacked(g.transA, g.transB, g.m, g.n, g.k, a, g.lda, b, g.ldb, c, g.ldc, g.acc, g.threads, kern)
-				})
+	for _, p0 := range testPaths(t) {
+		for _, p := range []*path{p0, smallBlocks(p0)} {
+			for _, policy := range []int{packAlways, packNever, packAuto} {
+				packPolicy = policy
+				for range 15 {
+					g := randomCase(r, 300)
+					what := fmt.Sprintf("gemmPacked(%s, policy %d)", p.name, policy)
+					runCase(t, r, what, g, func(g gemmCase, a, b, c []float32) {
+						gemmPacked(p, g.transA, g.transB, g.m, g.n, g.k, a, g.lda, b, g.ldb, c, g.ldc, g.acc, g.threads)
+					})
+				}
 			}
 		}
 	}
 }
 
-// TestAsmMatchesReference compares the assembly path with the pure-Go
-// fallback (gemmRef) on the same operands.
+// TestAsmMatchesReference compares each assembly path that this machine
+// runs, through Sgemm, with the pure-Go fallback (gemmRef) on the same
+// operands, in all four layouts.
 func TestAsmMatchesReference(t *testing.T) {
-	if !useAsm {
-		t.Logf("no assembly kernel in this build or on this CPU (%s): Sgemm is gemmRef", Kernel())
-		return
-	}
 	r := newRand(t)
-	for range 40 {
-		g := randomCase(r, 200)
-		a, b, c := g.operands(r)
-		ref := append([]float32(nil), c...)
-		c0 := append([]float32(nil), c...)
-		Sgemm(g.transA, g.transB, g.m, g.n, g.k, a, g.lda, b, g.ldb, c, g.ldc, g.acc, g.threads)
-		useAsm = false
-		Sgemm(g.transA, g.transB, g.m, g.n, g.k, a, g.lda, b, g.ldb, ref, g.ldc, g.acc, g.threads)
-		useAsm = true
-		for i := range g.m {
-			for j := range g.n {
-				x, y := c[i*g.ldc+j], ref[i*g.ldc+j]
-				_, scale := naive(g, a, b, c0, i, j)
-				if d := math.Abs(float64(x) - float64(y)); !(d <= 2*tol(scale)) {
-					t.Fatalf("%v: C[%d][%d]: assembly %v, gemmRef %v", g, i, j, x, y)
+	saved := active
+	defer func() { active = saved }()
+	for _, p := range testPaths(t) {
+		if p.level == cpu.Generic {
+			continue
+		}
+		for i := range 40 {
+			g := randomCase(r, 200)
+			g.transA, g.transB = i&1 != 0, i&2 != 0
+			g.lda, g.ldb = g.k+r.IntN(3), g.n+r.IntN(3)
+			if g.transA {
+				g.lda = g.m + r.IntN(3)
+			}
+			if g.transB {
+				g.ldb = g.k + r.IntN(3)
+			}
+			a, b, c := g.operands(r)
+			ref := append([]float32(nil), c...)
+			c0 := append([]float32(nil), c...)
+			active = p
+			Sgemm(g.transA, g.transB, g.m, g.n, g.k, a, g.lda, b, g.ldb, c, g.ldc, g.acc, g.threads)
+			active = nil
+			Sgemm(g.transA, g.transB, g.m, g.n, g.k, a, g.lda, b, g.ldb, ref, g.ldc, g.acc, g.threads)
+			for i := range g.m {
+				for j := range g.n {
+					x, y := c[i*g.ldc+j], ref[i*g.ldc+j]
+					_, scale := naive(g, a, b, c0, i, j)
+					if d := math.Abs(float64(x) - float64(y)); !(d <= 2*tol(scale)) {
+						t.Fatalf("%s %v: C[%d][%d]: assembly %v, gemmRef %v", p.name, g, i, j, x, y)
+					}
 				}
 			}
 		}
@@ -399,9 +430,9 @@ func TestAsmMatchesReference(t *testing.T) {
 // TestGeneric runs the pure-Go fallback through Sgemm.
 func TestGeneric(t *testing.T) {
 	r := newRand(t)
-	saved := useAsm
-	useAsm = false
-	defer func() { useAsm = saved }()
+	saved := active
+	active = nil
+	defer func() { active = saved }()
 	for range 30 {
 		g := randomCase(r, 150)
 		runCase(t, r, "Sgemm(generic)", g, func(g gemmCase, a, b, c []float32) {
@@ -449,15 +480,43 @@ func TestAlignedFloats(t *testing.T) {
 	}
 }
 
+// TestKernelName checks that Sgemm runs the best path of this build at the
+// level internal/cpu chose (WICK_CPU included).
 func TestKernelName(t *testing.T) {
 	want := "generic"
-	if useAsm {
-		want = asmName
+	if p := pathFor(cpu.Use); p != nil {
+		want = p.name
 	}
 	if got := Kernel(); got != want {
 		t.Fatalf("Kernel() = %q, want %q", got, want)
 	}
+	if active != nil && active.level > cpu.Detected {
+		t.Fatalf("the %s path needs %v; this machine runs %v", active.name, active.level, cpu.Detected)
+	}
+	if active != nil {
+		t.Logf("blocking: mr=%d nr=%d kc=%d mc=%d nc=%d (L1d %d KiB, L2 %d KiB)", active.mr, active.nr, active.kc, active.mc, active.nc, cpu.L1D>>10, cpu.L2>>10)
+	}
 	t.Logf("kernel: %s", Kernel())
+}
+
+// TestBlocking checks the cache blocking rule and its fallbacks.
+func TestBlocking(t *testing.T) {
+	cases := []struct{ mr, nr, l1, l2, kc, mc int }{
+		{6, 16, 0, 0, 256, 96},                  // unknown caches: the defaults
+		{6, 16, 16 << 10, 512 << 10, 256, 126},  // Zen 2-4: 16 KiB B panel
+		{12, 32, 32 << 10, 2 << 20, 256, 504},   // Sapphire Rapids, 2/3 of L1
+		{12, 32, 2 << 10, 64 << 10, 64, 60},     // tiny caches: the kc floor
+		{6, 16, 512 << 10, 64 << 20, 512, 1020}, // huge caches: the ceilings
+	}
+	for _, c := range cases {
+		kc, mc := blocking(c.mr, c.nr, c.l1, c.l2, 256, 96)
+		if kc != c.kc || mc != c.mc {
+			t.Errorf("blocking(%d×%d, B panel %d, L2 %d) = kc %d, mc %d; want %d, %d", c.mr, c.nr, c.l1, c.l2, kc, mc, c.kc, c.mc)
+		}
+		if mc%c.mr != 0 || kc%8 != 0 {
+			t.Errorf("blocking(%d×%d): kc %d, mc %d not multiples of 8 and mr", c.mr, c.nr, kc, mc)
+		}
+	}
 }
 
 // TestSgemmFewRowsTransB covers the dot-product path (m ≤ gemvMaxRows,

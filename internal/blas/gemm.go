@@ -1,23 +1,62 @@
 package blas
 
 import (
+	"fmt"
 	"sync"
 	"unsafe"
 
+	"github.com/wickml/wick/internal/cpu"
 	"github.com/wickml/wick/internal/parallel"
 )
 
-// Micro-tile and cache-block sizes. The micro-kernel keeps an mr×nr block of
-// C in 12 YMM registers; a kc×nr panel of B (16 KiB) stays in L1 while the
-// kernel sweeps the mc×kc block of A (96 KiB) held in L2; the kc×nc slab of
-// packed B lives in L3 and is shared by all threads.
-const (
-	mr      = 6
-	nr      = 16
-	kcBlock = 256
-	mcBlock = 96
-	ncBlock = 4096
-)
+// path is one way of running the blocked product: a micro-kernel that
+// keeps an mr×nr block of C in registers, the packing routines that lay the
+// operands out for it, and the cache blocking chosen for it. A kc×nr panel
+// of packed B stays in L1 while the kernel sweeps the mc×kc block of packed
+// A held in L2; the kc×nc slab of packed B lives in L3 and is shared by all
+// threads.
+type path struct {
+	name       string
+	level      cpu.Level // what the processor must support
+	mr, nr     int
+	kc, mc, nc int
+	kern       kernelFunc
+	// packBRows copies kb rows of nr floats, ldb apart in src, into dst.
+	packBRows func(dst, src []float32, ldb, kb int)
+	// packBCols transposes nr columns of kb floats, ldb apart in src,
+	// into kb rows of nr in dst.
+	packBCols func(dst, src []float32, ldb, kb int)
+	// packACols packs panels whole A panels of depth kb from a
+	// transposed A whose first needed element is src[0] (see packAColsGo).
+	packACols func(dst, src []float32, lda, kb, panels int)
+}
+
+// goPath returns a path of the given tile with the pure-Go kernel and
+// packing; tests run the driver with it.
+func goPath(mr, nr, kc, mc, nc int) *path {
+	return &path{
+		name: fmt.Sprintf("go%dx%d", mr, nr), mr: mr, nr: nr, kc: kc, mc: mc, nc: nc,
+		kern:      kernelGoFor(mr, nr),
+		packBRows: func(dst, src []float32, ldb, kb int) { packBRowsGo(dst, src, ldb, kb, nr) },
+		packBCols: func(dst, src []float32, ldb, kb int) { packBColsGo(dst, src, ldb, kb, nr, nr) },
+		packACols: func(dst, src []float32, lda, kb, panels int) { packAColsGo(dst, src, lda, kb, panels, mr) },
+	}
+}
+
+// blocking returns the depth and row blocks for an mr×nr kernel whose
+// kc×nr panel of B may take bBytes of L1, on an L2 of l2 bytes (either 0
+// when unknown: then kc0 and mc0); an mc×kc block of A takes a quarter of
+// L2.
+func blocking(mr, nr, bBytes, l2, kc0, mc0 int) (kc, mc int) {
+	kc, mc = kc0, mc0
+	if bBytes > 0 {
+		kc = min(max(bBytes/(4*nr)/8*8, 64), 512)
+	}
+	if l2 > 0 {
+		mc = min(max(l2/4/(4*kc)/mr*mr, 4*mr), 1024/mr*mr)
+	}
+	return kc, mc
+}
 
 // kernelFunc computes the mr×nr block C = A·B (C += A·B when acc is
 // non-zero) of depth k ≥ 1, where A[r][p] = a[r*rsA + p*csA],
@@ -69,7 +108,7 @@ var packPolicy = packAuto
 // when a panel is reused many times and costs more than it saves when the
 // product is small (measured in docs/perf.md). A transposed B is always
 // packed: the kernel needs B's rows contiguous.
-func direct(transB bool, m, n int) (directA, directB bool) {
+func direct(p *path, transB bool, m, n int) (directA, directB bool) {
 	switch packPolicy {
 	case packAlways:
 		return false, false
@@ -78,7 +117,7 @@ func direct(transB bool, m, n int) (directA, directB bool) {
 	}
 	// an A block is reused by every B panel of the slab, a B panel by
 	// every A panel of the block
-	directA = n <= 4*nr
+	directA = n <= 4*p.nr
 	directB = !transB && m <= 64
 	return directA, directB
 }
@@ -88,12 +127,13 @@ func direct(transB bool, m, n int) (directA, directB bool) {
 // macro-tiles (an mc-row block of A, packed by the task that owns it, times a
 // range of B panels), and the tiles are shared out over the worker pool.
 // Small products skip the packing (see direct). threads ≥ 1.
-func gemmPacked(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool, threads int, kern kernelFunc) {
+func gemmPacked(p *path, transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool, threads int) {
+	mr, nr := p.mr, p.nr
 	// balanced depth blocks: k=300 gives two blocks of 150, not 256+44
-	kc := ceilDiv(k, ceilDiv(k, kcBlock))
-	nc := min(n, ncBlock)
+	kc := ceilDiv(k, ceilDiv(k, p.kc))
+	nc := min(n, p.nc)
 	ncPanels := ceilDiv(nc, nr)
-	directA, directB := direct(transB, m, n)
+	directA, directB := direct(p, transB, m, n)
 	// A's element (r, p) of a direct panel is at r*rsA + p*csA
 	rsA, csA := lda, 1
 	if transA {
@@ -102,7 +142,7 @@ func gemmPacked(transA, transB bool, m, n, k int, a []float32, lda int, b []floa
 
 	// row blocks of A and column splits of a slab: enough tasks to keep
 	// every thread busy, in a number divisible by the thread count
-	mb := ceilDiv(m, mcBlock)
+	mb := ceilDiv(m, p.mc)
 	nsplit := 1
 	if threads > 1 && mb%threads != 0 {
 		if mb < 2*threads && ncPanels >= 2*threads {
@@ -132,12 +172,12 @@ func gemmPacked(transA, transB bool, m, n, k int, a []float32, lda int, b []floa
 			}
 			if !directB {
 				parallel.For(panels, grain(panels, threads), func(lo, hi int) {
-					packB(transB, b, ldb, pc, kb, jc+lo*nr, min(hi*nr, nb)-lo*nr, bp[lo*kb*nr:])
+					p.packB(transB, b, ldb, pc, kb, jc+lo*nr, min(hi*nr, nb)-lo*nr, bp[lo*kb*nr:])
 				})
 			} else if nb%nr != 0 {
 				// only the ragged last panel is packed
 				q := panels - 1
-				packB(transB, b, ldb, pc, kb, jc+q*nr, nb-q*nr, bp[q*kb*nr:])
+				p.packB(transB, b, ldb, pc, kb, jc+q*nr, nb-q*nr, bp[q*kb*nr:])
 			}
 			parallel.For(tasks, grain(tasks, threads), func(lo, hi int) {
 				abuf := getBuf(&aBufs, mc*kc+mr*nr)
@@ -151,9 +191,9 @@ func gemmPacked(transA, transB bool, m, n, k int, a []float32, lda int, b []floa
 					full := rows / mr * mr // rows in whole panels
 					if ib != packed {
 						if !directA {
-							packA(transA, a, lda, i0, rows, pc, kb, ap)
+							p.packA(transA, a, lda, i0, rows, pc, kb, ap)
 						} else if full < rows {
-							packA(transA, a, lda, i0+full, rows-full, pc, kb, ap[full*kb:])
+							p.packA(transA, a, lda, i0+full, rows-full, pc, kb, ap[full*kb:])
 						}
 						packed = ib
 					}
@@ -168,7 +208,7 @@ func gemmPacked(transA, transB bool, m, n, k int, a []float32, lda int, b []floa
 						for ir := 0; ir < rows; ir += mr {
 							h := min(mr, rows-ir)
 							aq := &ap[(ir/mr)*kb*mr]
-							ra, ca := packedAStrides(transA, kb)
+							ra, ca := p.packedAStrides(transA, kb)
 							if directA && h == mr {
 								i := i0 + ir
 								// the kernel reads up to the last element
@@ -184,12 +224,12 @@ func gemmPacked(transA, transB bool, m, n, k int, a []float32, lda int, b []floa
 							off := (i0+ir)*ldc + jc + j
 							if h == mr && w == nr {
 								_ = c[off+(mr-1)*ldc+nr-1] // the kernel writes up to here
-								kern(kb, aq, ra, ca, bq, rsB, &c[off], ldc, acc)
+								p.kern(kb, aq, ra, ca, bq, rsB, &c[off], ldc, acc)
 								continue
 							}
 							// ragged edge: compute the whole tile aside,
 							// keep its valid part
-							kern(kb, aq, ra, ca, bq, rsB, &tile[0], nr, 0)
+							p.kern(kb, aq, ra, ca, bq, rsB, &tile[0], nr, 0)
 							for r := range h {
 								crow := c[off+r*ldc:][:w]
 								trow := tile[r*nr:][:w]
@@ -223,20 +263,27 @@ func grain(n, threads int) int {
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 func roundUp(a, b int) int { return ceilDiv(a, b) * b }
 
-// kernelGo is the pure-Go statement of the micro-kernel contract (see
-// kernelFunc); tests run the blocked driver with it and compare the assembly
-// kernels against it.
-func kernelGo(k int, a *float32, rsA, csA int, b *float32, rsB int, c *float32, ldc int, acc int) {
+// kernelGoFor returns the pure-Go statement of the micro-kernel contract
+// (see kernelFunc) for an mr×nr tile; tests run the blocked driver with it
+// and compare the assembly kernels against it.
+func kernelGoFor(mr, nr int) kernelFunc {
+	return func(k int, a *float32, rsA, csA int, b *float32, rsB int, c *float32, ldc int, acc int) {
+		kernelGo(mr, nr, k, a, rsA, csA, b, rsB, c, ldc, acc)
+	}
+}
+
+// kernelGo is kernelFunc's contract for an mr×nr tile, in Go.
+func kernelGo(mr, nr, k int, a *float32, rsA, csA int, b *float32, rsB int, c *float32, ldc int, acc int) {
 	as := unsafe.Slice(a, (mr-1)*rsA+(k-1)*csA+1)
 	bs := unsafe.Slice(b, (k-1)*rsB+nr)
 	cs := unsafe.Slice(c, (mr-1)*ldc+nr)
-	var t [mr][nr]float32
+	t := make([]float32, mr*nr)
 	for p := range k {
 		brow := bs[p*rsB:][:nr]
 		for r := range mr {
 			av := as[r*rsA+p*csA]
 			for j, bv := range brow {
-				t[r][j] += av * bv
+				t[r*nr+j] += av * bv
 			}
 		}
 	}
@@ -244,9 +291,9 @@ func kernelGo(k int, a *float32, rsA, csA int, b *float32, rsB int, c *float32, 
 		crow := cs[r*ldc:][:nr]
 		for j := range crow {
 			if acc != 0 {
-				crow[j] += t[r][j]
+				crow[j] += t[r*nr+j]
 			} else {
-				crow[j] = t[r][j]
+				crow[j] = t[r*nr+j]
 			}
 		}
 	}

@@ -60,7 +60,7 @@ func dot4(x, w []float32, ldw int, out *[4]float32) {
 	k := len(x)
 	_ = w[3*ldw+k-1]
 	k8 := k / 8
-	if useAsm && k8 > 0 {
+	if active != nil && k8 > 0 {
 		dot4AVX2(k8, &x[0], &w[0], ldw, out)
 	} else {
 		*out = [4]float32{}

@@ -19,21 +19,22 @@ package blas
 
 // packedAStrides returns the kernel's strides for a packed A panel of depth
 // kb.
-func packedAStrides(transA bool, kb int) (rsA, csA int) {
+func (pa *path) packedAStrides(transA bool, kb int) (rsA, csA int) {
 	if transA {
-		return 1, mr
+		return 1, pa.mr
 	}
 	return kb, 1
 }
 
 // packA packs rows [i0, i0+rows) and columns [p0, p0+kb) of op(A) into
 // ceil(rows/mr) consecutive panels of dst.
-func packA(transA bool, a []float32, lda, i0, rows, p0, kb int, dst []float32) {
+func (pa *path) packA(transA bool, a []float32, lda, i0, rows, p0, kb int, dst []float32) {
+	mr := pa.mr
 	start := 0
 	if transA && rows >= mr {
 		// whole panels in one sweep over the stored rows
 		full := rows / mr
-		packACols(dst, a[p0*lda+i0:], lda, kb, full)
+		pa.packACols(dst, a[p0*lda+i0:], lda, kb, full)
 		start = full * mr
 	}
 	for ip := start; ip < rows; ip += mr {
@@ -57,38 +58,39 @@ func packA(transA bool, a []float32, lda, i0, rows, p0, kb int, dst []float32) {
 
 // packB packs columns [j0, j0+cols) and rows [p0, p0+kb) of op(B) into
 // ceil(cols/nr) consecutive panels of dst.
-func packB(transB bool, b []float32, ldb, p0, kb, j0, cols int, dst []float32) {
+func (pa *path) packB(transB bool, b []float32, ldb, p0, kb, j0, cols int, dst []float32) {
+	nr := pa.nr
 	for jp := 0; jp < cols; jp += nr {
 		w := min(nr, cols-jp)
 		d := dst[(jp/nr)*kb*nr:][:kb*nr]
 		j := j0 + jp
 		switch {
 		case !transB && w == nr:
-			packBRows(d, b[p0*ldb+j:], ldb, kb)
+			pa.packBRows(d, b[p0*ldb+j:], ldb, kb)
 		case !transB:
 			clear(d)
 			for p := range kb {
 				copy(d[p*nr:p*nr+w], b[(p0+p)*ldb+j:][:w])
 			}
 		case w == nr:
-			packBCols(d, b[j*ldb+p0:], ldb, kb)
+			pa.packBCols(d, b[j*ldb+p0:], ldb, kb)
 		default:
 			clear(d)
-			packBColsGo(d, b[j*ldb+p0:], ldb, kb, w)
+			packBColsGo(d, b[j*ldb+p0:], ldb, kb, w, nr)
 		}
 	}
 }
 
-// packBRowsGo copies kb rows of 16 floats, ldb apart in src, into dst.
-func packBRowsGo(dst, src []float32, ldb, kb int) {
+// packBRowsGo copies kb rows of nr floats, ldb apart in src, into dst.
+func packBRowsGo(dst, src []float32, ldb, kb, nr int) {
 	for p := range kb {
 		copy(dst[p*nr:p*nr+nr], src[p*ldb:][:nr])
 	}
 }
 
 // packBColsGo writes w columns of kb floats, ldb apart in src, as the first
-// w entries of kb rows of 16 in dst.
-func packBColsGo(dst, src []float32, ldb, kb, w int) {
+// w entries of kb rows of nr in dst.
+func packBColsGo(dst, src []float32, ldb, kb, w, nr int) {
 	for jj := range w {
 		s := src[jj*ldb:][:kb]
 		for p, v := range s {
@@ -100,7 +102,7 @@ func packBColsGo(dst, src []float32, ldb, kb, w int) {
 // packAColsGo packs panels whole A panels of depth kb from a transposed A
 // whose first needed element is src[0]:
 // dst[q*kb*mr + p*mr + r] = src[p*lda + q*mr + r].
-func packAColsGo(dst, src []float32, lda, kb, panels int) {
+func packAColsGo(dst, src []float32, lda, kb, panels, mr int) {
 	for p := range kb {
 		s := src[p*lda:][:panels*mr]
 		for q := range panels {

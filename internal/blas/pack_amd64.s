@@ -54,30 +54,35 @@ rows:
 	VPERM2F128 $0x31, Y7, Y3, Y15
 
 // STORECOLS stores the 8 transposed columns as 8 rows of a B panel, at
-// byte offset off within each 64-byte row.
+// byte offset off within each row; rows are R12 bytes apart (R13 = 3·R12,
+// R14 = DI + 4·R12).
 #define STORECOLS(off) \
 	VMOVUPS Y8, off(DI); \
-	VMOVUPS Y9, off+64(DI); \
-	VMOVUPS Y10, off+128(DI); \
-	VMOVUPS Y11, off+192(DI); \
-	VMOVUPS Y12, off+256(DI); \
-	VMOVUPS Y13, off+320(DI); \
-	VMOVUPS Y14, off+384(DI); \
-	VMOVUPS Y15, off+448(DI)
+	VMOVUPS Y9, off(DI)(R12*1); \
+	VMOVUPS Y10, off(DI)(R12*2); \
+	VMOVUPS Y11, off(DI)(R13*1); \
+	VMOVUPS Y12, off(R14); \
+	VMOVUPS Y13, off(R14)(R12*1); \
+	VMOVUPS Y14, off(R14)(R12*2); \
+	VMOVUPS Y15, off(R14)(R13*1)
 
-// func packBCols16AVX2(dst, src *float32, ldb, kb8 int)
+// func packBCols16AVX2(dst, src *float32, ldb, ldd, kb8 int)
 //
-// dst[p*16+j] = src[j*ldb+p] for p < 8·kb8, j < 16: a B panel of a
-// transposed B, by 8×8 transposes. kb8 ≥ 1.
-TEXT ·packBCols16AVX2(SB), NOSPLIT, $0-32
+// dst[p*ldd+j] = src[j*ldb+p] for p < 8·kb8, j < 16: 16 columns of a B
+// panel (ldd floats wide) of a transposed B, by 8×8 transposes. kb8 ≥ 1.
+TEXT ·packBCols16AVX2(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ ldb+16(FP), DX
-	MOVQ kb8+24(FP), CX
+	MOVQ ldd+24(FP), R12
+	MOVQ kb8+32(FP), CX
 	SHLQ $2, DX
+	SHLQ $2, R12
 	LEAQ (DX)(DX*2), R8
+	LEAQ (R12)(R12*2), R13
 
 blocks:
+	LEAQ (DI)(R12*4), R14
 	// rows j = 0..7 start at SI, R9 = SI + 4·stride
 	LEAQ (SI)(DX*4), R9
 	VMOVUPS (SI), Y0
@@ -106,7 +111,7 @@ blocks:
 	STORECOLS(32)
 
 	ADDQ $32, SI
-	ADDQ $512, DI
+	LEAQ (DI)(R12*8), DI
 	DECQ CX
 	JNZ  blocks
 	VZEROUPPER
@@ -148,4 +153,64 @@ panelloop:
 	ADDQ $24, DI
 	DECQ CX
 	JNZ  rowloop
+	RET
+
+// func packACols12AVX2(dst, src *float32, lda, kb, panels int)
+//
+// dst[q*kb*12 + p*12 + r] = src[p*lda + q*12 + r] for p < kb, q < panels,
+// r < 12: packACols6AVX2 for 12-row panels. kb, panels ≥ 1.
+TEXT ·packACols12AVX2(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ lda+16(FP), DX
+	MOVQ kb+24(FP), CX
+	MOVQ panels+32(FP), R8
+	SHLQ $2, DX
+	// R9: bytes from one panel to the next in dst
+	LEAQ (CX)(CX*2), R9
+	SHLQ $4, R9
+
+rowloop12:
+	MOVQ SI, R10
+	MOVQ DI, R11
+	MOVQ R8, R12
+
+panelloop12:
+	VMOVUPS (R10), Y0
+	VMOVUPS 32(R10), X1
+	VMOVUPS Y0, (R11)
+	VMOVUPS X1, 32(R11)
+	ADDQ $48, R10
+	ADDQ R9, R11
+	DECQ R12
+	JNZ  panelloop12
+
+	ADDQ DX, SI
+	ADDQ $48, DI
+	DECQ CX
+	JNZ  rowloop12
+	VZEROUPPER
+	RET
+
+// func packBRows32AVX512(dst, src *float32, ldb, kb int)
+//
+// dst[p*32+j] = src[p*ldb+j] for p < kb, j < 32: a B panel of an
+// untransposed B for the 12×32 kernel. kb ≥ 1.
+TEXT ·packBRows32AVX512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ldb+16(FP), DX
+	MOVQ kb+24(FP), CX
+	SHLQ $2, DX
+
+rows32:
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	ADDQ DX, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  rows32
+	VZEROUPPER
 	RET

@@ -1,8 +1,96 @@
 // Package cpu reports the processor features that Wick's assembly kernels
 // need, so that each package picks its fast path from one check.
+//
+// The path is chosen once, when the program starts: the best level the
+// processor and the operating system support (Detected), lowered by the
+// environment variable WICK_CPU when it is set to purego, avx2 or avx512, so
+// that tests and benchmarks can compare the paths on one machine. A request
+// for a level the machine lacks falls back to the best level it has, with a
+// one-line message on standard error; an unknown value is ignored with a
+// message.
 package cpu
 
-// HasAVX2FMA reports whether the processor has AVX2 and FMA and the
-// operating system saves the YMM registers across context switches. It is
-// false on other architectures and in builds with the purego tag.
-var HasAVX2FMA = hasAVX2FMA()
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// Level is an instruction-set level that Wick has kernels for; a higher
+// level implies the lower ones.
+type Level int
+
+const (
+	// Generic is the portable pure-Go path.
+	Generic Level = iota
+	// AVX2 is AVX2 with FMA, and the OS saving the YMM registers.
+	AVX2
+	// AVX512 is AVX-512 F, BW, DQ and VL, and the OS saving the ZMM and
+	// opmask registers (Intel since Skylake-SP, AMD since Zen 4).
+	AVX512
+)
+
+// String returns the level's name as WICK_CPU spells it.
+func (l Level) String() string {
+	switch l {
+	case Generic:
+		return "purego"
+	case AVX2:
+		return "avx2"
+	case AVX512:
+		return "avx512"
+	}
+	return fmt.Sprintf("Level(%d)", int(l))
+}
+
+// Detected is the best level the processor and the operating system
+// support. It is Generic on other architectures and in builds with the
+// purego tag.
+var Detected = detect()
+
+// Use is the level the kernels run at: Detected, or the lower level that
+// WICK_CPU asks for.
+var Use = choose(os.Getenv("WICK_CPU"), Detected, os.Stderr)
+
+// HasAVX2FMA reports whether the AVX2+FMA kernels run: the processor has
+// AVX2 and FMA, the operating system saves the YMM registers, and WICK_CPU
+// does not ask for the pure-Go path.
+var HasAVX2FMA = Use >= AVX2
+
+// HasAVX512 reports whether the AVX-512 kernels run: the processor has
+// AVX-512 F, BW, DQ and VL, the operating system saves the ZMM and opmask
+// registers, and WICK_CPU does not ask for a lower path.
+var HasAVX512 = Use >= AVX512
+
+// L1D and L2 are the sizes in bytes of the level-1 data cache and the
+// level-2 cache of one core, from CPUID (leaf 4 on Intel, 0x8000001D on
+// AMD); 0 where the processor does not report them.
+var L1D, L2 = cacheSizes()
+
+// choose returns the level that the WICK_CPU value env selects on a machine
+// that supports detected, writing a one-line message to w when it cannot
+// honour the request.
+func choose(env string, detected Level, w io.Writer) Level {
+	env = strings.TrimSpace(strings.ToLower(env))
+	if env == "" {
+		return detected
+	}
+	var want Level
+	switch env {
+	case "purego", "generic":
+		want = Generic
+	case "avx2":
+		want = AVX2
+	case "avx512":
+		want = AVX512
+	default:
+		fmt.Fprintf(w, "wick: WICK_CPU=%q is not one of purego, avx2, avx512; ignored, using %s\n", env, detected)
+		return detected
+	}
+	if want > detected {
+		fmt.Fprintf(w, "wick: WICK_CPU=%s asks for a path this processor or operating system lacks; using %s\n", env, detected)
+		return detected
+	}
+	return want
+}

@@ -5,4 +5,6 @@ package cpu
 // detects is false: this build has no feature detection.
 const detects = false
 
-func hasAVX2FMA() bool { return false }
+func detect() Level { return Generic }
+
+func cacheSizes() (l1d, l2 int) { return 0, 0 }

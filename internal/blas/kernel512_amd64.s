@@ -1,0 +1,205 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Register use of the 12×32 AVX-512 micro-kernel:
+//
+//	AX, R9, R10, R13  A, rows 0-2, 3-5, 6-8, 9-11 of the current depth step
+//	                  (row 3g+i at base g + i·R8)
+//	R8   A's row stride in bytes; R11 its column (depth) stride
+//	BX   B, the current row of 32 floats; R12 B's row stride in bytes
+//	DX   C; SI C's row stride in bytes
+//	Z0..Z23   the C tile: row r in Z(2r) (columns 0-15) and Z(2r+1) (16-31)
+//	Z24, Z25  the B row; Z26..Z31 broadcast A values
+
+// STEP12 does one depth step: C += A[:, p] ⊗ B[p, :], then moves A and B on.
+#define STEP12 \
+	VMOVUPS (BX), Z24; \
+	VMOVUPS 64(BX), Z25; \
+	VBROADCASTSS (AX), Z26; \
+	VBROADCASTSS (AX)(R8*1), Z27; \
+	VBROADCASTSS (AX)(R8*2), Z28; \
+	VFMADD231PS Z24, Z26, Z0; \
+	VFMADD231PS Z25, Z26, Z1; \
+	VFMADD231PS Z24, Z27, Z2; \
+	VFMADD231PS Z25, Z27, Z3; \
+	VFMADD231PS Z24, Z28, Z4; \
+	VFMADD231PS Z25, Z28, Z5; \
+	VBROADCASTSS (R9), Z29; \
+	VBROADCASTSS (R9)(R8*1), Z30; \
+	VBROADCASTSS (R9)(R8*2), Z31; \
+	VFMADD231PS Z24, Z29, Z6; \
+	VFMADD231PS Z25, Z29, Z7; \
+	VFMADD231PS Z24, Z30, Z8; \
+	VFMADD231PS Z25, Z30, Z9; \
+	VFMADD231PS Z24, Z31, Z10; \
+	VFMADD231PS Z25, Z31, Z11; \
+	VBROADCASTSS (R10), Z26; \
+	VBROADCASTSS (R10)(R8*1), Z27; \
+	VBROADCASTSS (R10)(R8*2), Z28; \
+	VFMADD231PS Z24, Z26, Z12; \
+	VFMADD231PS Z25, Z26, Z13; \
+	VFMADD231PS Z24, Z27, Z14; \
+	VFMADD231PS Z25, Z27, Z15; \
+	VFMADD231PS Z24, Z28, Z16; \
+	VFMADD231PS Z25, Z28, Z17; \
+	VBROADCASTSS (R13), Z29; \
+	VBROADCASTSS (R13)(R8*1), Z30; \
+	VBROADCASTSS (R13)(R8*2), Z31; \
+	VFMADD231PS Z24, Z29, Z18; \
+	VFMADD231PS Z25, Z29, Z19; \
+	VFMADD231PS Z24, Z30, Z20; \
+	VFMADD231PS Z25, Z30, Z21; \
+	VFMADD231PS Z24, Z31, Z22; \
+	VFMADD231PS Z25, Z31, Z23; \
+	ADDQ R11, AX; \
+	ADDQ R11, R9; \
+	ADDQ R11, R10; \
+	ADDQ R11, R13; \
+	ADDQ R12, BX
+
+// func sgemmKernel12x32AVX512(k int, a *float32, rsA, csA int, b *float32, rsB int, c *float32, ldc int, acc int)
+//
+// C[r][j] (=|+=) Σp a[r*rsA+p*csA]·b[p*rsB+j] for r < 12, j < 32, C's rows
+// ldc floats apart; all strides in floats; k ≥ 1.
+TEXT ·sgemmKernel12x32AVX512(SB), NOSPLIT, $0-72
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), AX
+	MOVQ rsA+16(FP), R8
+	MOVQ csA+24(FP), R11
+	MOVQ b+32(FP), BX
+	MOVQ rsB+40(FP), R12
+	MOVQ c+48(FP), DX
+	MOVQ ldc+56(FP), SI
+	SHLQ $2, R8
+	SHLQ $2, R11
+	SHLQ $2, R12
+	SHLQ $2, SI
+	LEAQ (AX)(R8*2), R9
+	ADDQ R8, R9
+	LEAQ (R9)(R8*2), R10
+	ADDQ R8, R10
+	LEAQ (R10)(R8*2), R13
+	ADDQ R8, R13
+
+	// warm C's rows while the products run
+	MOVQ DX, DI
+	MOVQ $12, R14
+
+prefetch:
+	PREFETCHT0 (DI)
+	PREFETCHT0 64(DI)
+	PREFETCHT0 124(DI)
+	ADDQ SI, DI
+	DECQ R14
+	JNZ  prefetch
+
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+
+	MOVQ CX, DI
+	SHRQ $2, CX
+	JZ   tail
+
+loop4:
+	STEP12
+	STEP12
+	STEP12
+	STEP12
+	DECQ CX
+	JNZ  loop4
+
+tail:
+	ANDQ $3, DI
+	JZ   store
+
+loop1:
+	STEP12
+	DECQ DI
+	JNZ  loop1
+
+store:
+	// C's row bases: DX, R9, R10, R13 for rows 0, 3, 6, 9
+	LEAQ (DX)(SI*2), R9
+	ADDQ SI, R9
+	LEAQ (R9)(SI*2), R10
+	ADDQ SI, R10
+	LEAQ (R10)(SI*2), R13
+	ADDQ SI, R13
+	MOVQ acc+64(FP), CX
+	TESTQ CX, CX
+	JZ   write
+	VADDPS (DX), Z0, Z0
+	VADDPS 64(DX), Z1, Z1
+	VADDPS (DX)(SI*1), Z2, Z2
+	VADDPS 64(DX)(SI*1), Z3, Z3
+	VADDPS (DX)(SI*2), Z4, Z4
+	VADDPS 64(DX)(SI*2), Z5, Z5
+	VADDPS (R9), Z6, Z6
+	VADDPS 64(R9), Z7, Z7
+	VADDPS (R9)(SI*1), Z8, Z8
+	VADDPS 64(R9)(SI*1), Z9, Z9
+	VADDPS (R9)(SI*2), Z10, Z10
+	VADDPS 64(R9)(SI*2), Z11, Z11
+	VADDPS (R10), Z12, Z12
+	VADDPS 64(R10), Z13, Z13
+	VADDPS (R10)(SI*1), Z14, Z14
+	VADDPS 64(R10)(SI*1), Z15, Z15
+	VADDPS (R10)(SI*2), Z16, Z16
+	VADDPS 64(R10)(SI*2), Z17, Z17
+	VADDPS (R13), Z18, Z18
+	VADDPS 64(R13), Z19, Z19
+	VADDPS (R13)(SI*1), Z20, Z20
+	VADDPS 64(R13)(SI*1), Z21, Z21
+	VADDPS (R13)(SI*2), Z22, Z22
+	VADDPS 64(R13)(SI*2), Z23, Z23
+
+write:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, (DX)(SI*1)
+	VMOVUPS Z3, 64(DX)(SI*1)
+	VMOVUPS Z4, (DX)(SI*2)
+	VMOVUPS Z5, 64(DX)(SI*2)
+	VMOVUPS Z6, (R9)
+	VMOVUPS Z7, 64(R9)
+	VMOVUPS Z8, (R9)(SI*1)
+	VMOVUPS Z9, 64(R9)(SI*1)
+	VMOVUPS Z10, (R9)(SI*2)
+	VMOVUPS Z11, 64(R9)(SI*2)
+	VMOVUPS Z12, (R10)
+	VMOVUPS Z13, 64(R10)
+	VMOVUPS Z14, (R10)(SI*1)
+	VMOVUPS Z15, 64(R10)(SI*1)
+	VMOVUPS Z16, (R10)(SI*2)
+	VMOVUPS Z17, 64(R10)(SI*2)
+	VMOVUPS Z18, (R13)
+	VMOVUPS Z19, 64(R13)
+	VMOVUPS Z20, (R13)(SI*1)
+	VMOVUPS Z21, 64(R13)(SI*1)
+	VMOVUPS Z22, (R13)(SI*2)
+	VMOVUPS Z23, 64(R13)(SI*2)
+	VZEROUPPER
+	RET
