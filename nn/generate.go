@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sort"
@@ -149,14 +150,28 @@ func (g *GPT) Generate(idx *tensor.Tensor, maxNew int, temperature float32, topK
 // their draws. In training mode the Dropout layers also draw, from their
 // own Gen rather than from gen.
 func (g *GPT) GenerateWith(idx *tensor.Tensor, maxNew int, temperature float32, topK int, gen *tensor.Generator) *tensor.Tensor {
-	return g.generate(idx, maxNew, temperature, topK, gen, g.dropoutActive(), nil)
+	return g.generate(idx, maxNew, temperature, topK, gen, g.dropoutActive(), nil, nil)
+}
+
+// GenerateContext is GenerateWith that stops between two tokens once ctx
+// is done (a signal handler, a client that went away, a deadline). It
+// returns the rows as far as they got and ctx.Err(), or every token and
+// nil.
+func (g *GPT) GenerateContext(ctx context.Context, idx *tensor.Tensor, maxNew int, temperature float32, topK int, gen *tensor.Generator) (*tensor.Tensor, error) {
+	stop := func() bool { return ctx.Err() != nil }
+	out := g.generate(idx, maxNew, temperature, topK, gen, g.dropoutActive(), nil, stop)
+	if out.Size(1) < idx.Size(1)+maxNew {
+		return out, ctx.Err()
+	}
+	return out, nil
 }
 
 // generate is GenerateWith; with recompute set it runs the whole cropped
 // context through Forward for every token (the reference the cache is
 // tested against). observe, if not nil, sees each step's last-position
-// logits [B, VocabSize] before temperature and top-k.
-func (g *GPT) generate(idx *tensor.Tensor, maxNew int, temperature float32, topK int, gen *tensor.Generator, recompute bool, observe func(*tensor.Tensor)) *tensor.Tensor {
+// logits [B, VocabSize] before temperature and top-k; stop, if not nil, ends
+// the generation before a token when it returns true.
+func (g *GPT) generate(idx *tensor.Tensor, maxNew int, temperature float32, topK int, gen *tensor.Generator, recompute bool, observe func(*tensor.Tensor), stop func() bool) *tensor.Tensor {
 	if temperature <= 0 {
 		panic(&tensor.Error{Op: "GPT.Generate", Msg: fmt.Sprintf("temperature must be positive, got %v", temperature)})
 	}
@@ -166,6 +181,9 @@ func (g *GPT) generate(idx *tensor.Tensor, maxNew int, temperature float32, topK
 	autograd.NoGrad(func() {
 		var cache *kvCache
 		for step := range maxNew {
+			if stop != nil && stop() {
+				return
+			}
 			t := idx.Size(1)
 			var h *tensor.Tensor // [B, 1, C]
 			switch {

@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -31,7 +32,7 @@ func (c genCase) run(t *testing.T, m *GPT, recompute bool) ([]int, [][]float32) 
 			t.Errorf("step logits were recorded on the tape (grad_fn %v)", l.GradFn())
 		}
 		logits = append(logits, l.Float32s())
-	})
+	}, nil)
 	return out.Ints(), logits
 }
 
@@ -177,5 +178,34 @@ func TestGenerateCacheConcurrent(t *testing.T) {
 		if !slices.Equal(got[i], want[i]) {
 			t.Errorf("goroutine %d generated %v, alone %v", i, got[i], want[i])
 		}
+	}
+}
+
+// TestGenerateContext: a live context gives GenerateWith's tokens; a
+// context that is done stops between tokens with ctx.Err() and the rows
+// as far as they got.
+func TestGenerateContext(t *testing.T) {
+	m := NewGPTWith(GPTConfig{VocabSize: 11, BlockSize: 8, NLayer: 1, NHead: 2, NEmbd: 16}, tensor.NewGenerator(3))
+	m.Eval()
+	prompt := tensor.FromInts([]int{1, 2, 3}, 1, 3)
+	want := m.GenerateWith(prompt, 12, 1, 0, tensor.NewGenerator(9)).Ints()
+	got, err := m.GenerateContext(context.Background(), prompt, 12, 1, 0, tensor.NewGenerator(9))
+	if err != nil || !slices.Equal(got.Ints(), want) {
+		t.Fatalf("GenerateContext with a live context: %v, %v; want %v, nil", got.Ints(), err, want)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	stopAfter := func(*tensor.Tensor) {
+		if n++; n == 4 {
+			cancel()
+		}
+	}
+	stopped := m.generate(prompt, 12, 1, 0, tensor.NewGenerator(9), false, stopAfter, func() bool { return ctx.Err() != nil })
+	if !slices.Equal(stopped.Ints(), want[:3+4]) {
+		t.Errorf("cancelled after 4 tokens: %v, want %v", stopped.Ints(), want[:7])
+	}
+	done, err := m.GenerateContext(ctx, prompt, 12, 1, 0, tensor.NewGenerator(9))
+	if err != context.Canceled || done.Size(1) != 3 {
+		t.Errorf("GenerateContext with a cancelled context: shape %v, err %v; want the prompt and context.Canceled", done.Shape(), err)
 	}
 }

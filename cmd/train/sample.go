@@ -92,9 +92,8 @@ func samplePretrained(ctx context.Context, o *options, stdout io.Writer) error {
 
 // generate continues o.Prompt (a newline when empty) by o.NumTokens tokens
 // o.NumSamples times, in eval mode, and returns the texts separated by
-// nanoGPT's "---------------" lines. It draws one token at a time, so that
-// a cancelled ctx stops it within one forward pass; the tokens are those
-// of one Generate call.
+// nanoGPT's "---------------" lines. A cancelled ctx stops it between two
+// tokens; the tokens are those of one Generate call.
 func generate(ctx context.Context, model *nn.GPT, tok tokenizer.Tokenizer, o *options) (string, error) {
 	prompt := o.Prompt
 	if prompt == "" {
@@ -118,11 +117,11 @@ func generate(ctx context.Context, model *nn.GPT, tok tokenizer.Tokenizer, o *op
 	model.Eval()
 	defer model.Train()
 	out := tensor.FromInts(rows, o.NumSamples, len(start))
-	for range o.NumTokens {
-		if ctx.Err() != nil {
-			return "", interrupted(ctx, "text generation stopped")
-		}
-		out = model.Generate(out, 1, float32(o.Temperature), o.TopK)
+	// one call, so that the key/value cache serves every token; it stops
+	// between two tokens on SIGINT or SIGTERM
+	out, err = model.GenerateContext(ctx, out, o.NumTokens, float32(o.Temperature), o.TopK, nil)
+	if err != nil {
+		return "", interrupted(ctx, "text generation stopped")
 	}
 	all := out.Ints()
 	n := out.Size(1)

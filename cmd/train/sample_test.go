@@ -10,11 +10,10 @@ import (
 	"github.com/wickml/wick/tokenizer"
 )
 
-// TestGenerateTokenByToken checks that generate, which calls Generate once
-// per token to look at its context in between, draws the tokens that one
-// Generate call for all of them draws, and that a cancelled context stops
-// it.
-func TestGenerateTokenByToken(t *testing.T) {
+// TestGenerateStoppable checks that generate, which can be stopped between
+// two tokens, draws the tokens that one Generate call draws, and that a
+// cancelled context stops it.
+func TestGenerateStoppable(t *testing.T) {
 	text := []byte("the quick brown fox jumps over the lazy dog\n")
 	tok := tokenizer.NewChar(text)
 	tensor.ManualSeed(7)
@@ -39,7 +38,7 @@ func TestGenerateTokenByToken(t *testing.T) {
 		want = append(want, tok.Decode(out.Ints()[i*n:(i+1)*n]))
 	}
 	if w := strings.Join(want, "\n---------------\n"); got != w {
-		t.Errorf("token by token:\n%s\none call:\n%s", got, w)
+		t.Errorf("generate:\n%s\nGenerate:\n%s", got, w)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())

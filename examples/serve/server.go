@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -62,7 +63,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	resp, err := s.generate(req)
+	resp, err := s.generate(r.Context(), req)
 	if err != nil {
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
@@ -108,7 +109,7 @@ func (s *server) parse(r *http.Request) (request, error) {
 
 // generate continues req.Prompt with the shared model and the request's own
 // generator.
-func (s *server) generate(req request) (*response, error) {
+func (s *server) generate(ctx context.Context, req request) (*response, error) {
 	start, err := tokenizer.EncodeStrict(s.tok, req.Prompt)
 	if err != nil {
 		return nil, fmt.Errorf("prompt: %v", err)
@@ -117,7 +118,11 @@ func (s *server) generate(req request) (*response, error) {
 		return nil, fmt.Errorf("prompt encodes to no tokens")
 	}
 	gen := tensor.NewGenerator(req.Seed)
-	out := s.model.GenerateWith(tensor.FromInts(start, 1, len(start)), req.MaxTokens, float32(req.Temperature), req.TopK, gen)
+	// a client that goes away stops the generation between two tokens
+	out, err := s.model.GenerateContext(ctx, tensor.FromInts(start, 1, len(start)), req.MaxTokens, float32(req.Temperature), req.TopK, gen)
+	if err != nil {
+		return nil, err
+	}
 	tokens := out.Ints()[len(start):]
 	return &response{request: req, Completion: s.tok.Decode(tokens), Tokens: tokens}, nil
 }
