@@ -23,8 +23,8 @@ const modeShards = 64
 
 type modeShard struct {
 	mu  sync.Mutex
-	off map[uintptr]bool // goroutines with recording switched off
-	_   [40]byte         // keep shards on separate cache lines
+	off map[uintptr]struct{} // goroutines with recording switched off
+	_   [64 - 16]byte        // pad to 64 bytes: shards on separate cache lines
 }
 
 var (
@@ -50,9 +50,9 @@ func setEnabled(g uintptr, on bool) (was bool) {
 		offCount.Add(-1)
 	case !on && !off:
 		if s.off == nil {
-			s.off = map[uintptr]bool{}
+			s.off = map[uintptr]struct{}{}
 		}
-		s.off[g] = true
+		s.off[g] = struct{}{}
 		offCount.Add(1)
 	}
 	s.mu.Unlock()
