@@ -84,6 +84,23 @@ def cases():
 
     yield "MLPInference", mlp_inference, mlp_flops, 0
 
+    # The fixed cost per op on tiny tensors (BenchmarkSmallOps): a recorded
+    # three-op forward and backward, and the same forward unrecorded.
+    ones = torch.ones(3)
+
+    def small_step():
+        w = torch.ones(3, requires_grad=True)
+        (w * ones + w).mean().backward()
+
+    yield "SmallOps/forward+backward", small_step, 0, 0
+    wsmall = torch.ones(3, requires_grad=True)
+
+    def small_nograd():
+        with torch.no_grad():
+            (wsmall * ones + wsmall).mean()
+
+    yield "SmallOps/forward-nograd", small_nograd, 0, 0
+
 
 def measure(fn, benchtime):
     """Returns (iterations, ns/op) for a run of about benchtime seconds."""
