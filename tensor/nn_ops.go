@@ -5,8 +5,9 @@ import (
 	"slices"
 )
 
-// lastDimOp moves dim to the end (contiguous), runs f on [rows, cols] and
-// moves the result back. f returns a contiguous result of the same shape.
+// moveToLast returns t with dim moved to the end, as a contiguous tensor,
+// and the function that moves a result of that shape back (a transposed
+// view, or the result itself when dim already is the last).
 func (t *Tensor) moveToLast(dim int) (*Tensor, func(*Tensor) *Tensor) {
 	d := normDim("Softmax", dim, max(t.Dim(), 1))
 	if t.Dim() == 0 || d == t.Dim()-1 {
