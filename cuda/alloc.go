@@ -56,7 +56,7 @@ var errOutOfMemory = errors.New("out of memory")
 // device's, and can leave hundreds of megabytes of dead storages between
 // them: with a 256 MiB floor, a small MLP's loop was still creeping up at
 // 250 MiB after 1000 steps; with 32 MiB it holds 36 MiB flat from step 100
-// (TestMemoryFlat on the emulated device, scripts/cuda-emu.sh).
+// (TestMemoryFlat on the emulated device, scripts/cuda_emu.sh).
 func gcTrigger(reserved int64) int64 { return max(minGCTrigger, reserved/4) }
 
 const minGCTrigger = 32 << 20

@@ -24,7 +24,7 @@ var seedFlag = flag.Uint64("seed", 0, "seed of the random test inputs (0: from t
 
 // requireGPU is the WICK_REQUIRE_GPU=1 switch: every skip for want of a
 // GPU or a CUDA library (cuBLAS) becomes a failure, so that a run meant
-// for a GPU (scripts/device-run.sh) cannot pass having tested nothing.
+// for a GPU (scripts/device_run.sh) cannot pass having tested nothing.
 var requireGPU = os.Getenv("WICK_REQUIRE_GPU") == "1"
 
 // skipNoGPU skips t for want of a GPU, or fails it under WICK_REQUIRE_GPU=1.
@@ -48,7 +48,7 @@ func gpu(t testing.TB) (g, c tensor.Backend) {
 		if initErr != nil {
 			why = initErr.Error()
 		}
-		skipNoGPU(t, "%s; the GPU tests need one (they run on a lent device, see scripts/device-check.sh)", why)
+		skipNoGPU(t, "%s; the GPU tests need one (they run on a lent device, see scripts/device_check.sh)", why)
 	}
 	g, err := tensor.BackendFor(tensor.CUDA(0))
 	if err != nil {
@@ -157,7 +157,7 @@ var (
 	// The CPU computes these in float32 (tensor/cpu_fast.go), like
 	// PyTorch's CPU kernels, so its result carries the rounding of the
 	// terms, a few 1e-8 for terms of size ~1, which the GPU's double
-	// arithmetic does not (seen on the emulated device, scripts/cuda-emu.sh).
+	// arithmetic does not (seen on the emulated device, scripts/cuda_emu.sh).
 	cancelTol = tol{1e-5, 2e-7}
 	// reduceTol is for sums and normalisations of O(1) values, whose
 	// rounding depends on the order of summation.

@@ -46,7 +46,7 @@ func TestCuInitInterposed(t *testing.T) {
 // names cuInit's result, and that the CPU still works.
 func TestNoGPU(t *testing.T) {
 	if cuInitResult == 0 {
-		t.Skip("the NVIDIA driver initialised (this machine has a GPU): the no-GPU path cannot be tested here; it runs on machines without a GPU (scripts/cuda-ci.sh)")
+		t.Skip("the NVIDIA driver initialised (this machine has a GPU): the no-GPU path cannot be tested here; it runs on machines without a GPU (scripts/cuda_ci.sh)")
 	}
 	want := initErr.Error()
 	if !strings.HasPrefix(want, "cuda: ") || !strings.Contains(want, "cuInit") {

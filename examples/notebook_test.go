@@ -306,11 +306,11 @@ func (p *program) source() string {
 	return b.String()
 }
 
-// The display helpers call what gophernotes calls to show a value: the
-// HTML, SVG, PNG and Markdown methods when present, String otherwise. They
-// check that each representation is well-formed and write it into
-// $NOTEBOOK_OUT when set. Their imports are renamed so that they cannot
-// clash with the notebook's.
+// displayImports are the imports of displayHelpers, renamed so that they
+// cannot clash with the notebook's. The display helpers call what
+// gophernotes calls to show a value: the HTML, SVG, PNG and Markdown
+// methods when present, String otherwise. They check that each
+// representation is well-formed and write it into $NOTEBOOK_OUT when set.
 const displayImports = `	__bytes "bytes"
 	__xml "encoding/xml"
 	__fmt "fmt"

@@ -93,6 +93,6 @@
 // The lower-level StateDict, WriteStateDict, ReadStateDict,
 // SaveStateDictFile and LoadStateDictFile handle any set of named tensors
 // plus string metadata, for checkpoints that also hold optimizer and RNG
-// state; WriteFileAtomic writes any file atomically, and RemoveTempFiles
-// deletes the temporary files it leaves when the process is killed.
+// state. SaveFile and SaveStateDictFile write atomically: the file holds
+// either its old contents or the complete new ones.
 package nn

@@ -10,10 +10,10 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/wickml/wick/internal/atomicfile"
 	"github.com/wickml/wick/tensor"
 )
 
@@ -355,57 +355,16 @@ func checkEntry(name string, raw json.RawMessage) (entry, error) {
 	return e, nil
 }
 
-// WriteFileAtomic writes a file through write so that path holds either its
-// old contents or the complete new ones, never a mix: the data goes to a
-// temporary file in the same directory, named .NAME.wick-tmp-DIGITS for a
-// path ending in NAME, which is synced, renamed over path, and the
-// directory synced. A process killed before the rename leaves the
-// temporary file behind; RemoveTempFiles deletes such leftovers.
-func WriteFileAtomic(path string, write func(w io.Writer) error) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+tempInfix+"*")
-	if err != nil {
-		return fmt.Errorf("nn: write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	bw := bufio.NewWriterSize(f, 1<<20)
-	if err = write(bw); err != nil {
-		return fmt.Errorf("nn: write %s: %w", path, err)
-	}
-	if err = bw.Flush(); err != nil {
-		return fmt.Errorf("nn: write %s: %w", path, err)
-	}
-	if err = f.Chmod(0o644); err != nil {
-		return fmt.Errorf("nn: write %s: %w", path, err)
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("nn: write %s: %w", path, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("nn: write %s: %w", path, err)
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("nn: write %s: %w", path, err)
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		// Syncing the directory makes the rename durable; some systems
-		// cannot sync directories, which is not an error for the caller.
-		d.Sync()
-		d.Close()
+// SaveStateDictFile writes sd and metadata to path as a safetensors file,
+// atomically: path holds either its old contents or the complete new ones.
+// The data goes to a temporary file next to path, .NAME.wick-tmp-DIGITS,
+// which is synced and renamed over path; a process killed before the
+// rename leaves it behind.
+func SaveStateDictFile(path string, sd StateDict, metadata map[string]string) error {
+	if err := atomicfile.WriteFile(path, func(w io.Writer) error { return WriteStateDict(w, sd, metadata) }); err != nil {
+		return fmt.Errorf("nn: %w", err)
 	}
 	return nil
-}
-
-// SaveStateDictFile writes sd and metadata to path as a safetensors file,
-// atomically (see WriteFileAtomic).
-func SaveStateDictFile(path string, sd StateDict, metadata map[string]string) error {
-	return WriteFileAtomic(path, func(w io.Writer) error { return WriteStateDict(w, sd, metadata) })
 }
 
 // LoadStateDictFile reads a safetensors file (see ReadStateDict).
@@ -420,62 +379,4 @@ func LoadStateDictFile(path string) (StateDict, map[string]string, error) {
 		return nil, nil, fmt.Errorf("nn: read %s: %w", path, err)
 	}
 	return sd, meta, nil
-}
-
-// tempInfix is what WriteFileAtomic puts between the target's name and the
-// random digits of its temporary file. Before it, temporary files were
-// named .NAME.tmp-DIGITS (legacyTempInfix).
-const (
-	tempInfix       = ".wick-tmp-"
-	legacyTempInfix = ".tmp-"
-)
-
-// RemoveTempFiles deletes from dir the temporary files that WriteFileAtomic
-// left there when a process died before renaming them over one of names
-// (base names such as "ckpt.safetensors"): .NAME.wick-tmp-DIGITS, and
-// .NAME.tmp-DIGITS as earlier versions named them. Nothing else is
-// touched. It returns the paths it removed and their total size. Call it
-// only while no other process writes those files into dir, such as when a
-// program that owns dir starts. Errors reading dir or removing a file are
-// returned, joined, after removing what it could.
-func RemoveTempFiles(dir string, names []string) (removed []string, total int64, err error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, 0, fmt.Errorf("nn: remove temporary files: %w", err)
-	}
-	var errs []error
-	for _, e := range entries {
-		if !e.Type().IsRegular() || !isTempFileOf(e.Name(), names) {
-			continue
-		}
-		p := filepath.Join(dir, e.Name())
-		var size int64
-		if info, err := e.Info(); err == nil {
-			size = info.Size()
-		}
-		if err := os.Remove(p); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		removed = append(removed, p)
-		total += size
-	}
-	if len(errs) > 0 {
-		return removed, total, fmt.Errorf("nn: remove temporary files: %w", errors.Join(errs...))
-	}
-	return removed, total, nil
-}
-
-// isTempFileOf reports whether file is the name of a temporary file
-// WriteFileAtomic makes for one of names.
-func isTempFileOf(file string, names []string) bool {
-	for _, n := range names {
-		for _, infix := range []string{tempInfix, legacyTempInfix} {
-			digits, ok := strings.CutPrefix(file, "."+n+infix)
-			if ok && digits != "" && strings.Trim(digits, "0123456789") == "" {
-				return true
-			}
-		}
-	}
-	return false
 }

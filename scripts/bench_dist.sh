@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench_dist.sh measures data-parallel training on this machine, side by
-# side in one run (needs Open MPI or MPICH: scripts/mpi-ci.sh installs it):
+# side in one run (needs Open MPI or MPICH: scripts/mpi_ci.sh installs it):
 #
 #   1. nanoGPT's CPU recipe (scripts/bench_train.sh: n_layer 4, n_head 4,
 #      n_embd 128, block 64, batch 12, AdamW, on tiny Shakespeare) with

@@ -2,7 +2,7 @@
 """Generate the pretrained-checkpoint goldens of nn.LoadPretrained from PyTorch.
 
 Run with the system Python, which has PyTorch 1.13 (Debian's python3-torch;
-scripts/setup-peer.sh installs it):
+scripts/setup_peer.sh installs it):
 
     /usr/bin/python3 scripts/gen_golden_pretrained.py
 

@@ -5,8 +5,9 @@ import (
 	"slices"
 )
 
-// lastDimOp moves dim to the end (contiguous), runs f on [rows, cols] and
-// moves the result back. f returns a contiguous result of the same shape.
+// moveToLast returns t with dim moved to the end, as a contiguous tensor,
+// and the function that moves a result of that shape back (a transposed
+// view, or the result itself when dim already is the last).
 func (t *Tensor) moveToLast(dim int) (*Tensor, func(*Tensor) *Tensor) {
 	d := normDim("Softmax", dim, max(t.Dim(), 1))
 	if t.Dim() == 0 || d == t.Dim()-1 {
@@ -265,137 +266,6 @@ func CrossEntropyIgnore(logits, targets *Tensor, ignoreIndex int) *Tensor {
 		x.accumulate(dx)
 	})
 	return loss
-}
-
-// triMask returns the 0/1 mask of the lower (or upper) triangle with
-// diagonal offset k for the last two dims of shape.
-func triMask(t *Tensor, k int, lower bool) *Tensor {
-	nd := t.Dim()
-	rows, cols := t.layout.Shape[nd-2], t.layout.Shape[nd-1]
-	op := "Triu"
-	if lower {
-		op = "Tril"
-	}
-	checkAlloc(op, Float32, []int{rows, cols})
-	data := make([]float32, rows*cols)
-	for i := range rows {
-		for j := range cols {
-			if (lower && j-i <= k) || (!lower && j-i >= k) {
-				data[i*cols+j] = 1
-			}
-		}
-	}
-	return newTensor(t.backend, t.backend.FromFloat32s(data), contiguousLayout([]int{rows, cols}))
-}
-
-// Tril keeps the elements on and below the k-th diagonal of the last two
-// dims and zeroes the rest.
-func (t *Tensor) Tril(k int) *Tensor {
-	if t.Dim() < 2 {
-		panicf("Tril", "input tensor must have at least 2 dimensions, got shape %v", t.layout.Shape)
-	}
-	return Where(triMask(t, k, true), t, scalarLike(t, 0))
-}
-
-// Triu keeps the elements on and above the k-th diagonal of the last two
-// dims and zeroes the rest.
-func (t *Tensor) Triu(k int) *Tensor {
-	if t.Dim() < 2 {
-		panicf("Triu", "input tensor must have at least 2 dimensions, got shape %v", t.layout.Shape)
-	}
-	return Where(triMask(t, k, false), t, scalarLike(t, 0))
-}
-
-// Cat concatenates tensors along dim; all other dims must match.
-func Cat(ts []*Tensor, dim int) *Tensor {
-	if len(ts) == 0 {
-		panicf("Cat", "expected a non-empty list of tensors")
-	}
-	first := ts[0]
-	d := normDimOf("Cat", dim, first.layout.Shape)
-	shape := first.Shape()
-	total := 0
-	for i, u := range ts {
-		sameDevice("Cat", first, u)
-		if u.DType() != first.DType() {
-			panicf("Cat", "expected all tensors to have dtype %s, tensor %d has %s", first.DType(), i, u.DType())
-		}
-		if u.Dim() != first.Dim() {
-			panicf("Cat", "tensor %d has shape %v, expected %d dims like %v", i, u.layout.Shape, first.Dim(), first.layout.Shape)
-		}
-		for j := range shape {
-			if j != d && u.layout.Shape[j] != shape[j] {
-				panicf("Cat", "sizes of tensors must match except in dimension %d: got %v and %v", d, first.layout.Shape, u.layout.Shape)
-			}
-		}
-		var ok bool
-		if total, ok = addInts(total, u.layout.Shape[d]); !ok {
-			panicf("Cat", "the sizes along dimension %d add up to more than an int can count (tensor %d has shape %v)", d, i, u.layout.Shape)
-		}
-	}
-	shape[d] = total
-	out := empty("Cat", first.backend, first.DType(), shape)
-	off := 0
-	for _, u := range ts {
-		n := u.layout.Shape[d]
-		first.backend.Copy(out.storage, out.narrowView(d, off, n).layout, u.storage, u.layout)
-		off += n
-	}
-	record("Cat", out, ts, func(g *Tensor) {
-		off := 0
-		for _, u := range ts {
-			n := u.layout.Shape[d]
-			if u.requiresGrad {
-				u.accumulate(g.narrowView(d, off, n))
-			}
-			off += n
-		}
-	})
-	return out
-}
-
-// Stack joins tensors of equal shape along a new dim.
-func Stack(ts []*Tensor, dim int) *Tensor {
-	if len(ts) == 0 {
-		panicf("Stack", "expected a non-empty list of tensors")
-	}
-	d := normDim("Stack", dim, ts[0].Dim()+1)
-	us := make([]*Tensor, len(ts))
-	for i, u := range ts {
-		if !slices.Equal(u.layout.Shape, ts[0].layout.Shape) {
-			panicf("Stack", "stack expects each tensor to be equal size, but got %v at entry 0 and %v at entry %d", ts[0].layout.Shape, u.layout.Shape, i)
-		}
-		us[i] = u.Unsqueeze(d)
-	}
-	return Cat(us, d)
-}
-
-// Split cuts t along dim into pieces of size (the last may be smaller),
-// as views.
-func (t *Tensor) Split(size, dim int) []*Tensor {
-	d := normDimOf("Split", dim, t.layout.Shape)
-	if size <= 0 {
-		panicf("Split", "split size must be positive, got %d", size)
-	}
-	n := t.layout.Shape[d]
-	var out []*Tensor
-	for s := 0; s < n; s += size {
-		out = append(out, t.Narrow(d, s, min(size, n-s)))
-	}
-	if n == 0 {
-		out = append(out, t)
-	}
-	return out
-}
-
-// Chunk cuts t along dim into n nearly equal views (like torch.chunk).
-func (t *Tensor) Chunk(n, dim int) []*Tensor {
-	if n <= 0 {
-		panicf("Chunk", "number of chunks must be positive, got %d", n)
-	}
-	d := normDimOf("Chunk", dim, t.layout.Shape)
-	size := (t.layout.Shape[d] + n - 1) / n
-	return t.Split(max(size, 1), d)
 }
 
 // ScaledDotProductAttention computes softmax(q·kᵀ/√d + mask)·v over the

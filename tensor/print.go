@@ -100,8 +100,9 @@ func (f formatter) format(v float64) string {
 	return s
 }
 
-// summarised returns, for each dim, the indices that are printed (-1 marks
-// the "..." gap).
+// printIndices returns the indices of a dim of size n that are printed:
+// all of them, or, when summarise is set and n exceeds 2·EdgeItems, the
+// first and last EdgeItems with -1 marking the "..." gap between them.
 func printIndices(n int, summarise bool) []int {
 	e := printOpts.EdgeItems
 	if !summarise || n <= 2*e {

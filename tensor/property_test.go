@@ -98,6 +98,7 @@ func (p *prop) broadcastable(out []int) []int {
 }
 
 // Value generators.
+
 func normal(p *prop) float64 { return p.r.NormFloat64() }
 
 func positive(p *prop) float64 { return 0.5 + 1.5*p.r.Float64() }
@@ -167,7 +168,7 @@ func (p *prop) stridedInts(shape []int, vals []int) *tensor.Tensor {
 	return p.view(shape, tensor.FromInts(vals, len(vals)).Reshape(shape...), base)
 }
 
-// The layout choices of the next view, drawn by baseShape and used by view.
+// viewPlan holds the layout choices of the next view, drawn by baseShape and used by view.
 type viewPlan struct {
 	perm          []int
 	margin, start int // narrowed base dim (or -1) and where the view starts

@@ -22,7 +22,7 @@
 // kernel's line. -clip times ClipGradNorm alone on the preset's gradients.
 //
 // It needs a build with the cuda tag (go build -tags cuda ./cmd/gpubench)
-// and a GPU; scripts/device-check.sh builds it and runs it next to the
+// and a GPU; scripts/device_check.sh builds it and runs it next to the
 // peer. -device cpu runs the same step on the CPU (slowly).
 package main
 

@@ -221,7 +221,7 @@ func pyFloatString(f float64) string {
 	return s
 }
 
-// Tokens of a config line.
+// tokKind is the kind of a token of a config line.
 type tokKind int
 
 const (

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wickml/wick/autograd"
 	"github.com/wickml/wick/dist"
+	"github.com/wickml/wick/internal/atomicfile"
 	"github.com/wickml/wick/internal/data"
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/optim"
@@ -274,7 +275,7 @@ func (t *trainer) finish(ctx context.Context) error {
 		return err
 	}
 	fmt.Fprintf(t.out, "sample (prompt %q, %d tokens, temperature %g, top_k %d):\n%s\n", t.o.Prompt, t.o.NumTokens, t.o.Temperature, t.o.TopK, text)
-	return nn.WriteFileAtomic(filepath.Join(t.o.OutDir, "sample.txt"), func(w io.Writer) error {
+	return atomicfile.WriteFile(filepath.Join(t.o.OutDir, "sample.txt"), func(w io.Writer) error {
 		_, err := io.WriteString(w, text+"\n")
 		return err
 	})

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wickml/wick/nn"
+	"github.com/wickml/wick/internal/atomicfile"
 	"github.com/wickml/wick/plot"
 )
 
@@ -60,7 +60,7 @@ func openRunLog(dir string, from int) (*runLog, error) {
 					kept.WriteByte('\n')
 				}
 			}
-			if err := nn.WriteFileAtomic(path, func(w io.Writer) error { _, err := w.Write(kept.Bytes()); return err }); err != nil {
+			if err := atomicfile.WriteFile(path, func(w io.Writer) error { _, err := w.Write(kept.Bytes()); return err }); err != nil {
 				return nil, err
 			}
 		}
@@ -107,7 +107,7 @@ func (l *runLog) plot(dir, title string) error {
 		}
 	}
 	svg := plot.LossCurveSVG(title, step, evTrain, evVal)
-	if err := nn.WriteFileAtomic(filepath.Join(dir, "loss.svg"), func(w io.Writer) error {
+	if err := atomicfile.WriteFile(filepath.Join(dir, "loss.svg"), func(w io.Writer) error {
 		_, err := io.WriteString(w, svg)
 		return err
 	}); err != nil {
@@ -117,7 +117,7 @@ func (l *runLog) plot(dir, title string) error {
 	if err != nil {
 		return fmt.Errorf("loss curve: %w", err)
 	}
-	if err := nn.WriteFileAtomic(filepath.Join(dir, "loss.png"), func(w io.Writer) error {
+	if err := atomicfile.WriteFile(filepath.Join(dir, "loss.png"), func(w io.Writer) error {
 		_, err := w.Write(png)
 		return err
 	}); err != nil {
@@ -127,7 +127,7 @@ func (l *runLog) plot(dir, title string) error {
 }
 
 // outputFiles are the files a run writes into out_dir, each through
-// nn.WriteFileAtomic (log.jsonl when a resumed run trims it).
+// atomicfile.WriteFile (log.jsonl when a resumed run trims it).
 var outputFiles = []string{ckptName, "log.jsonl", "loss.svg", "loss.png", "sample.txt"}
 
 // openOutputs creates out_dir, the log and the progress reporter. It first
@@ -141,7 +141,7 @@ func (t *trainer) openOutputs(stdout io.Writer) error {
 	if err := os.MkdirAll(t.o.OutDir, 0o755); err != nil {
 		return fmt.Errorf("--out_dir: %w", err)
 	}
-	removed, size, err := nn.RemoveTempFiles(t.o.OutDir, outputFiles)
+	removed, size, err := atomicfile.RemoveTempFiles(t.o.OutDir, outputFiles)
 	if err != nil {
 		return fmt.Errorf("--out_dir: %w", err)
 	}

@@ -52,7 +52,7 @@ func sgemmKernel6x16AVX2(k int, a *float32, rsA, csA int, b *float32, rsB int, c
 func sgemmKernel12x32AVX512(k int, a *float32, rsA, csA int, b *float32, rsB int, c *float32, ldc int, acc int)
 
 // Packing routines of pack_amd64.s (see pack.go for the layouts).
-//
+
 //go:noescape
 func packBRows16AVX2(dst, src *float32, ldb, kb int)
 

@@ -1,7 +1,7 @@
 // Package philox is the Go reference of the GPU's random numbers
 // (csrc/random.cu): Philox4x32-10 as Random123 defines it, and the
 // counter and key layout the kernels use. Only tests and the kernel
-// emulation check (scripts/kernel-emu/gen) import it.
+// emulation check (scripts/kernel_emu/gen) import it.
 package philox
 
 import "math/bits"

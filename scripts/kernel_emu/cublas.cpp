@@ -1,5 +1,5 @@
 // cublas.cpp: an emulated cuBLAS, built as libcublas.so.12 by
-// scripts/cuda-emu.sh next to the emulated driver (driver.cpp), with the
+// scripts/cuda_emu.sh next to the emulated driver (driver.cpp), with the
 // five entry points the cuda package loads with dlsym. Its strided-batched
 // sgemm validates its arguments as cuBLAS does (CUBLAS_STATUS_INVALID_VALUE
 // for a bad transpose, a negative size or a leading dimension too small),

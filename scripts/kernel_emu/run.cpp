@@ -1,6 +1,6 @@
 // run.cpp: runs every kernel of csrc/ on the CPU under emu.h against the
 // cases written by gen/ (inputs and the CPU backend's outputs) and reports
-// each mismatch. Built and run by scripts/kernel-emu.sh.
+// each mismatch. Built and run by scripts/kernel_emu.sh.
 //
 // Launch shapes differ from the GPU's on purpose (small grids; 1-D kernels
 // with 32 threads, row kernels with WICK_ROWTHREADS): every kernel must be

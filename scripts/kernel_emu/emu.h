@@ -1,5 +1,5 @@
 // emu.h: a CPU emulation of the CUDA builtins that the kernels of csrc/
-// use, so that the kernels run without a GPU: under scripts/kernel-emu.sh
+// use, so that the kernels run without a GPU: under scripts/kernel_emu.sh
 // (each kernel against the CPU backend) and inside the emulated driver
 // (driver.cpp, which runs the cuda package's GPU tests). The blocks of a
 // launch run one after another; the threads of a block are fibers on one

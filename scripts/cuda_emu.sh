@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# cuda-emu.sh: runs the -tags cuda tests, and `train --device cuda`, on an
+# cuda_emu.sh: runs the -tags cuda tests, and `train --device cuda`, on an
 # emulated GPU, on a machine without one. It builds
 #
-#   - libcuda.so.1 from scripts/kernel-emu/driver.cpp: the driver API the
+#   - libcuda.so.1 from scripts/kernel_emu/driver.cpp: the driver API the
 #     cuda package uses, with every kernel of csrc/ compiled for the CPU
-#     under scripts/kernel-emu/emu.h, plus a stub for every other driver
+#     under scripts/kernel_emu/emu.h, plus a stub for every other driver
 #     symbol the binaries link (printing its name, failing);
-#   - libcublas.so.12 from scripts/kernel-emu/cublas.cpp,
+#   - libcublas.so.12 from scripts/kernel_emu/cublas.cpp,
 #
 # and runs the cuda package's -tags cuda tests with LD_LIBRARY_PATH
 # pointing at them: every GPU test must run (a skip fails this script;
@@ -30,32 +30,32 @@
 # out-of-bounds writes caught by guard zones, and the backend's logic end to
 # end. What it cannot check: the PTX JIT and the hardware (the memory model,
 # real concurrency between the stream and the host, timing): those need a
-# lent device (scripts/device-check.sh).
+# lent device (scripts/device_check.sh).
 #
-# Usage: scripts/cuda-emu.sh [test binary flags]   (CUDA_EMU_KEEP=1 keeps
-# its work directory; needs cuda.h and g++: scripts/cuda-ci.sh installs the
+# Usage: scripts/cuda_emu.sh [test binary flags]   (CUDA_EMU_KEEP=1 keeps
+# its work directory; needs cuda.h and g++: scripts/cuda_ci.sh installs the
 # toolkit and runs this; about a minute on two cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-die() { printf 'cuda-emu: FAIL: %s\n' "$*" >&2; exit 1; }
-[ -f /usr/include/cuda.h ] || die "cuda.h is missing: run scripts/cuda-ci.sh, which installs Debian's CUDA toolkit"
+die() { printf 'cuda_emu: FAIL: %s\n' "$*" >&2; exit 1; }
+[ -f /usr/include/cuda.h ] || die "cuda.h is missing: run scripts/cuda_ci.sh, which installs Debian's CUDA toolkit"
 
 tmp=$(mktemp -d)
 if [ "${CUDA_EMU_KEEP:-0}" = 1 ]; then
-	echo "cuda-emu: keeping the libraries, binaries and logs in $tmp"
+	echo "cuda_emu: keeping the libraries, binaries and logs in $tmp"
 else
 	trap 'rm -rf "$tmp"' EXIT
 fi
-emu=scripts/kernel-emu
+emu=scripts/kernel_emu
 cxx=(g++ -std=c++20 -O2 -fPIC -ffp-contract=off -w -DWICK_ROWTHREADS=32)
 
-echo "== cuda-emu: building the test binaries of packages cuda and tensor"
+echo "== cuda_emu: building the test binaries of packages cuda and tensor"
 mkdir -p "$tmp/lib"
 go test -c -tags cuda -o "$tmp/cuda.test" ./cuda/
 go test -c -tags cuda -o "$tmp/tensor.test" ./tensor/
 
-echo "== cuda-emu: building the emulated driver and cuBLAS"
+echo "== cuda_emu: building the emulated driver and cuBLAS"
 # the kernel table: every .entry of the committed PTX
 grep -oE '\.entry [a-z0-9_]+' cuda/kernels.ptx | awk '{print "K(" $2 ")"}' >"$tmp/kernels.inc"
 "${cxx[@]}" -I"$tmp" -c "$emu/driver.cpp" -o "$tmp/driver.o"
@@ -73,12 +73,12 @@ export LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # blocks and threads run in a random order (float atomics land in a
 # different order at every launch, as on a GPU); WICKEMU_SEED repeats a run
 export WICKEMU_SEED=${WICKEMU_SEED:-$(( $(date +%s%N) % 4294967291 + 1 ))}
-echo "== cuda-emu: thread order seed WICKEMU_SEED=$WICKEMU_SEED"
+echo "== cuda_emu: thread order seed WICKEMU_SEED=$WICKEMU_SEED"
 ldd "$tmp/cuda.test" | grep -q "$tmp/lib/libcuda.so.1" || die "the test binary does not pick up the emulated libcuda.so.1"
 
-echo "== cuda-emu: the cuda package's tests on the emulated GPU"
+echo "== cuda_emu: the cuda package's tests on the emulated GPU"
 # Every GPU test must run: a skip fails, except TestNoGPU's (the path
-# without a usable GPU, which cuda-ci.sh's go test -tags cuda covers).
+# without a usable GPU, which cuda_ci.sh's go test -tags cuda covers).
 start=$(date +%s)
 if ! (cd cuda && "$tmp/cuda.test" -test.count=1 -test.v -test.skip '^TestNoGPU$' "$@") >"$tmp/cuda.log" 2>&1; then
 	grep -E -- '--- FAIL|^FAIL|panic|emulated|_test.go' "$tmp/cuda.log" | head -60
@@ -91,7 +91,7 @@ if grep -q -- '--- SKIP' "$tmp/cuda.log"; then
 fi
 printf '  %d tests passed in %ds\n' "$(grep -c -- '^--- PASS' "$tmp/cuda.log")" $(($(date +%s) - start))
 
-echo "== cuda-emu: the no-GPU path (WICKEMU_NODEVICE=1: cuInit fails with CUDA_ERROR_NO_DEVICE)"
+echo "== cuda_emu: the no-GPU path (WICKEMU_NODEVICE=1: cuInit fails with CUDA_ERROR_NO_DEVICE)"
 if ! (cd cuda && WICKEMU_NODEVICE=1 "$tmp/cuda.test" -test.count=1 -test.v -test.run '^TestNoGPU$') >"$tmp/nogpu.log" 2>&1 ||
 	! grep -q -- '^--- PASS: TestNoGPU' "$tmp/nogpu.log" || ! grep -q -- '--- PASS: TestNoGPU/WICK_REQUIRE_GPU' "$tmp/nogpu.log"; then
 	tail -30 "$tmp/nogpu.log"
@@ -99,7 +99,7 @@ if ! (cd cuda && WICKEMU_NODEVICE=1 "$tmp/cuda.test" -test.count=1 -test.v -test
 fi
 echo "  TestNoGPU passed: every device request fails naming cuInit; WICK_REQUIRE_GPU=1 turns the skips into failures"
 
-echo "== cuda-emu: cuInit re-entered from inside the driver's cuInit (WICKEMU_REENTER_CUINIT=1, as compute-sanitizer may)"
+echo "== cuda_emu: cuInit re-entered from inside the driver's cuInit (WICKEMU_REENTER_CUINIT=1, as compute-sanitizer may)"
 if ! (cd cuda && WICKEMU_REENTER_CUINIT=1 timeout 60 "$tmp/cuda.test" -test.count=1 -test.v -test.run '^(TestCuInitInterposed|TestUnary)$') >"$tmp/reenter.log" 2>&1 ||
 	! grep -q -- '^--- PASS: TestCuInitInterposed' "$tmp/reenter.log"; then
 	tail -20 "$tmp/reenter.log"
@@ -107,7 +107,7 @@ if ! (cd cuda && WICKEMU_REENTER_CUINIT=1 timeout 60 "$tmp/cuda.test" -test.coun
 fi
 echo "  the nested cuInit went straight to the driver"
 
-echo "== cuda-emu: uploads from several goroutines through the shared staging buffers, under -race"
+echo "== cuda_emu: uploads from several goroutines through the shared staging buffers, under -race"
 CGO_ENABLED=1 go test -race -c -tags cuda -o "$tmp/cuda-race.test" ./cuda/
 if ! (cd cuda && "$tmp/cuda-race.test" -test.count=1 -test.v -test.run '^TestUploadConcurrent$') >"$tmp/race.log" 2>&1 ||
 	! grep -q -- '^--- PASS: TestUploadConcurrent' "$tmp/race.log"; then
@@ -116,7 +116,7 @@ if ! (cd cuda && "$tmp/cuda-race.test" -test.count=1 -test.v -test.run '^TestUpl
 fi
 echo "  TestUploadConcurrent passed under -race"
 
-echo "== cuda-emu: PyTorch's golden values on the emulated GPU (tensor: TestGoldenCUDA)"
+echo "== cuda_emu: PyTorch's golden values on the emulated GPU (tensor: TestGoldenCUDA)"
 if ! (cd tensor && "$tmp/tensor.test" -test.count=1 -test.v -test.run '^(TestGoldenCUDA|TestFunctionCUDA)$') >"$tmp/golden.log" 2>&1; then
 	grep -E -A4 -- '--- FAIL|panic' "$tmp/golden.log" | head -60
 	die "golden cases failed on the emulated device"
@@ -126,7 +126,7 @@ printf '  %d golden cases (forward and backward) match PyTorch on the emulated G
 grep -q -- '^--- PASS: TestFunctionCUDA' "$tmp/golden.log" || { tail -5 "$tmp/golden.log"; die "TestFunctionCUDA did not run"; }
 echo "  custom tensor.Functions differentiate on the emulated GPU (TestFunctionCUDA)"
 
-echo "== cuda-emu: train --device cuda against --device cpu"
+echo "== cuda_emu: train --device cuda against --device cpu"
 go build -tags cuda -o "$tmp/train" ./cmd/train
 corpus="$tmp/corpus.txt"
 for i in $(seq 40); do echo "the quick brown fox jumps over the lazy dog, said the fox to the dog $i times."; done >"$corpus"
@@ -156,4 +156,4 @@ else
 	echo "  note: the samples differ (sampling follows the logits, which differ in the last bits)"
 fi
 echo
-echo "cuda-emu: OK"
+echo "cuda_emu: OK"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# mpi-ci.sh: the checks of data-parallel training over MPI (package dist
+# mpi_ci.sh: the checks of data-parallel training over MPI (package dist
 # and cmd/train built with -tags mpi). Exits non-zero at the first failure.
 #
 #   1. installs Debian's Open MPI (libopenmpi-dev, openmpi-bin) when mpirun
@@ -16,7 +16,7 @@
 # libmpich-dev and mpich when missing): built with CC=mpicc.mpich and
 # -tags mpi,mpicc, launched by MPICH's mpirun.
 #
-# Usage: scripts/mpi-ci.sh [-mpich]   (about a minute once MPI is installed)
+# Usage: scripts/mpi_ci.sh [-mpich]   (about a minute once MPI is installed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# device-run.sh: the device side of scripts/device-check.sh. Runs on a lent
+# device_run.sh: the device side of scripts/device_check.sh. Runs on a lent
 # GPU machine, from the repository root of the carried working tree, what
-# device-check.sh built into .gpu/:
+# device_check.sh built into .gpu/:
 #
 #   1. the device, the driver and the cuBLAS the tests load (the toolkit's,
 #      or the one inside PyTorch's wheel: cuda.BLASLibrary looks there too),
@@ -51,7 +51,7 @@ for d in nvidia.__path__:
 	fi
 done
 
-[ -f .gpu/manifest ] || { echo "device-run: .gpu/manifest missing: run scripts/device-check.sh first and carry .gpu"; exit 2; }
+[ -f .gpu/manifest ] || { echo "device_run: .gpu/manifest missing: run scripts/device_check.sh first and carry .gpu"; exit 2; }
 for f in .gpu/*.gz; do [ -e "$f" ] && gunzip -f "$f"; done
 chmod +x .gpu/*.test .gpu/gpubench 2>/dev/null
 
@@ -161,7 +161,7 @@ if [ "${BENCH:-1}" != 0 ]; then
 	if [ -n "$py" ]; then
 		timeout 240 "$py" scripts/gpubench_peer.py --preset baby,gpt2 2>&1 | tee "$OUT/bench-torch.txt"
 	else
-		echo "device-run: no python with torch found" | tee "$OUT/bench-torch.txt"
+		echo "device_run: no python with torch found" | tee "$OUT/bench-torch.txt"
 	fi
 	echo
 	printf '%-8s %14s %14s %8s\n' preset wick_tok/s torch_tok/s ratio
@@ -176,8 +176,8 @@ fi
 
 echo
 if [ ${#failed[@]} -eq 0 ]; then
-	echo "device-run: OK"
+	echo "device_run: OK"
 else
-	echo "device-run: FAILED: ${failed[*]}"
+	echo "device_run: FAILED: ${failed[*]}"
 	exit 1
 fi

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# setup-peer.sh installs what the PyTorch and OpenBLAS peers of the
+# setup_peer.sh installs what the PyTorch and OpenBLAS peers of the
 # benchmark scripts (bench_ops.sh, bench_sgemm.sh, bench_train.sh) and the
 # golden generators (gen_golden.py, gen_golden_nn.py,
 # gen_golden_pretrained.py) need on a Debian machine: Debian's python3-torch

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# device-check.sh: prepares the GPU checks for a lent device and prints the
+# device_check.sh: prepares the GPU checks for a lent device and prints the
 # one `run` call that executes them there (../shared/gpu/README.md).
 #
 # The device machine has the NVIDIA driver, CUDA 13 and PyTorch but no Go,
@@ -10,13 +10,13 @@
 #   .gpu/gpubench.gz     go build -tags cuda ./cmd/gpubench
 #   .gpu/manifest        "<binary name> <package dir> <links the GPU backend>"
 #
-# On the device, scripts/device-run.sh (carried with the working tree)
+# On the device, scripts/device_run.sh (carried with the working tree)
 # unpacks them, runs every test binary in its package directory and prints
 # a table of pass/fail per package, then times cmd/gpubench next to its
 # PyTorch twin scripts/gpubench_peer.py (baby GPT and GPT-2-124M shapes,
 # tokens/s and the ratio).
 #
-# Usage: scripts/device-check.sh, then make the printed `run` call.
+# Usage: scripts/device_check.sh, then make the printed `run` call.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -43,7 +43,7 @@ go build "${flags[@]}" -o .gpu/gpubench ./cmd/gpubench
 # rule 3: the binaries link the driver and nothing else from CUDA
 for b in .gpu/*.test .gpu/gpubench; do
 	if ldd "$b" 2>/dev/null | grep -v 'libcuda\.so\.1' | grep -Ei 'libcu|libnv|cudart|cublas|cudnn|nccl'; then
-		echo "device-check: $b links CUDA libraries other than libcuda.so.1" >&2
+		echo "device_check: $b links CUDA libraries other than libcuda.so.1" >&2
 		exit 1
 	fi
 done
@@ -51,7 +51,7 @@ gzip -9 .gpu/*.test .gpu/gpubench
 du -sh .gpu
 size=$(du -sm .gpu | cut -f1)
 if [ "$size" -ge 60 ]; then
-	echo "device-check: .gpu is ${size} MiB, too close to the 64 MiB carry limit" >&2
+	echo "device_check: .gpu is ${size} MiB, too close to the 64 MiB carry limit" >&2
 	exit 1
 fi
 
@@ -61,7 +61,7 @@ Built .gpu/. With a lent device, make this one call (about 5-8 minutes:
 the tests with WICK_REQUIRE_GPU=1, the flaky-prone ones 20 times,
 compute-sanitizer memcheck and racecheck, then gpubench and PyTorch):
 
-  run(command="bash scripts/device-run.sh", carry=[".gpu"], timeout_s=540)
+  run(command="bash scripts/device_run.sh", carry=[".gpu"], timeout_s=540)
 
 then give_back. It prints the device and the cuBLAS loaded, a pass/fail
 table per package, the tails of failing logs, the repeated runs, the
@@ -71,5 +71,5 @@ under $OUT. A second, shorter try: EXTRA=0 skips the repeats and the
 sanitizers, BENCH=0 the benchmarks. To find which kernel faults, rerun one
 package with WICK_CUDA_SYNC=1 (every launch waits and checks), e.g.
 
-  run(command="WICK_CUDA_SYNC=1 ONLY=cuda BENCH=0 EXTRA=0 bash scripts/device-run.sh", carry=[".gpu"], timeout_s=300)
+  run(command="WICK_CUDA_SYNC=1 ONLY=cuda BENCH=0 EXTRA=0 bash scripts/device_run.sh", carry=[".gpu"], timeout_s=300)
 EOF

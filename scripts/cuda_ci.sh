@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cuda-ci.sh: the CUDA backend's checks on a machine without a GPU (CI, and
+# cuda_ci.sh: the CUDA backend's checks on a machine without a GPU (CI, and
 # every development machine). Exits non-zero at the first failure.
 #
 #   1. installs Debian's CUDA toolkit if nvcc, ptxas or cuda.h is missing
@@ -23,23 +23,23 @@
 #   6. assembles the PTX for sm_90 (H100/H200) with ptxas and prints each
 #      kernel's registers, stack and spills,
 #   7. runs every kernel on the CPU under emulation against the CPU
-#      backend (scripts/kernel-emu.sh: strided, broadcast and special-value
+#      backend (scripts/kernel_emu.sh: strided, broadcast and special-value
 #      cases, row kernels at their GPU block size),
 #   8. runs the GPU tests and `train --device cuda` on an emulated device
-#      (scripts/cuda-emu.sh: an emulated libcuda.so.1 and cuBLAS that run
+#      (scripts/cuda_emu.sh: an emulated libcuda.so.1 and cuBLAS that run
 #      the kernels on the CPU and check the driver calls).
 #
 # The emulation cannot show what only hardware does (the PTX JIT, the
 # memory model, timing): the GPU tests run on a lent device too,
-# scripts/device-check.sh.
+# scripts/device_check.sh.
 #
-# Usage: scripts/cuda-ci.sh   (from anywhere; about two minutes once the
+# Usage: scripts/cuda_ci.sh   (from anywhere; about two minutes once the
 # toolkit is installed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n== cuda-ci: %s\n' "$*"; }
-die() { printf 'cuda-ci: FAIL: %s\n' "$*" >&2; exit 1; }
+step() { printf '\n== cuda_ci: %s\n' "$*"; }
+die() { printf 'cuda_ci: FAIL: %s\n' "$*" >&2; exit 1; }
 
 if ! command -v nvcc >/dev/null || ! command -v ptxas >/dev/null || [ ! -f /usr/include/cuda.h ]; then
 	step "installing Debian's CUDA toolkit (nvidia-cuda-toolkit, nvidia-cuda-dev)"
@@ -94,14 +94,14 @@ awk '
 		if (spills + 0 > 0 || loads + 0 > 0) spilled++
 		entry = ""
 	}
-	END { if (spilled) printf "cuda-ci: note: %d kernels spill registers\n", spilled; else print "  no kernel spills registers" }
+	END { if (spilled) printf "cuda_ci: note: %d kernels spill registers\n", spilled; else print "  no kernel spills registers" }
 ' "$tmp/ptxas"
 grep -qi 'error' "$tmp/ptxas" && { cat "$tmp/ptxas"; die "ptxas reported errors"; }
 
-step "kernels under CPU emulation (scripts/kernel-emu.sh)"
-scripts/kernel-emu.sh || die "a kernel differs from the CPU backend under emulation"
+step "kernels under CPU emulation (scripts/kernel_emu.sh)"
+scripts/kernel_emu.sh || die "a kernel differs from the CPU backend under emulation"
 
-step "GPU tests and train --device cuda on an emulated device (scripts/cuda-emu.sh)"
-scripts/cuda-emu.sh || die "the GPU tests failed on the emulated device"
+step "GPU tests and train --device cuda on an emulated device (scripts/cuda_emu.sh)"
+scripts/cuda_emu.sh || die "the GPU tests failed on the emulated device"
 
-printf '\ncuda-ci: OK\n'
+printf '\ncuda_ci: OK\n'

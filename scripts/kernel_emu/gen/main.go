@@ -1,8 +1,8 @@
 // Command gen writes the cases of the kernel emulation check
-// (scripts/kernel-emu.sh): random inputs for every kernel of csrc/, strided
+// (scripts/kernel_emu.sh): random inputs for every kernel of csrc/, strided
 // and broadcast layouts included, and the CPU backend's outputs for them.
 // The attention softmax and Philox cases are computed here from their
-// definitions. Usage: go run ./scripts/kernel-emu/gen FILE
+// definitions. Usage: go run ./scripts/kernel_emu/gen FILE
 package main
 
 import (

@@ -1,5 +1,5 @@
 // driver.cpp: an emulated CUDA driver, built as libcuda.so.1 by
-// scripts/cuda-emu.sh, so that the -tags cuda test binaries run their GPU
+// scripts/cuda_emu.sh, so that the -tags cuda test binaries run their GPU
 // tests on a machine without a GPU: loaded through LD_LIBRARY_PATH in place
 // of NVIDIA's libcuda.so.1, it reports one device and runs every kernel of
 // csrc/ on the CPU under emu.h.
@@ -31,7 +31,7 @@
 // out-of-memory paths. WICKEMU_SEED (a number other than 0) runs the blocks
 // and threads of every launch in a random order drawn from it (emu.h), so
 // that float atomicAdds land in a different order at every launch, as on a
-// GPU; scripts/cuda-emu.sh sets it and prints it. WICKEMU_NODEVICE=1 makes
+// GPU; scripts/cuda_emu.sh sets it and prints it. WICKEMU_NODEVICE=1 makes
 // cuInit fail with CUDA_ERROR_NO_DEVICE, as on a machine without a GPU.
 #include "emu.h"
 #include "../../csrc/wick.cu"
@@ -123,7 +123,7 @@ struct Entry {
 // less switching), and runs a row kernel launched with ptxRowThreads
 // threads with WICK_ROWTHREADS instead: the row kernels stride over their
 // row by blockDim.x and reduce over WICK_ROWTHREADS, so they are correct
-// for any power of two (scripts/kernel-emu.sh runs them at 256).
+// for any power of two (scripts/kernel_emu.sh runs them at 256).
 constexpr unsigned ptxRowThreads = 256;
 
 template <class... A, size_t... I>
