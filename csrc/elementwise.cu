@@ -1,8 +1,8 @@
 // elementwise.cu: maps and zips over float32 tensors with broadcasting.
 //
 // Every tensor.BinaryOp (tensor/backend.go) has its scalar function here,
-// and every tensor.UnaryOp in unary_ops.cuh (generated from
-// tensor/unary_ops.go), computed like the CPU reference
+// and every tensor.UnaryOp in unary_ops.cuh (generated from the op table
+// in tensor/unary_ops.go), computed like the CPU reference
 // (tensor/cpu_elementwise.go): transcendental functions in double, rounded
 // once; plain arithmetic in float. Each op comes as a contiguous kernel (the
 // fast path: all operands dense, same shape) and a strided kernel (any

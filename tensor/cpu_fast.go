@@ -10,9 +10,9 @@ import (
 // a transformer's elementwise time (GELU and its derivative, the
 // exponentials of softmax). They evaluate polynomials in float32 instead of
 // calling the float64 math package per element; the reference float64
-// formulas in cpu_elementwise.go stay as the specification, and
-// cpu_fast_test.go checks these against them (≤ a few ulp for exp32,
-// ~3e-7 relative for the normal CDF).
+// formulas (the ref and refGrad of the unary op table, unary_ops.go) stay
+// as the specification, and cpu_fast_test.go checks these against them
+// (≤ a few ulp for exp32, ~3e-7 relative for the normal CDF).
 
 // exp32 returns e^x in float32 within about 1 ulp (Cephes' expf: x = n·ln2
 // + r with |r| ≤ ln2/2, a degree-6 polynomial for e^r, then a scaling by
