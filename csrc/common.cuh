@@ -35,14 +35,6 @@ typedef long long i64;
 #define WICK_ROWTHREADS 256
 #endif
 
-// The unary ops, in the order of tensor.UnaryOp (tensor/backend.go).
-enum {
-    WICK_NEG, WICK_EXP, WICK_LOG, WICK_SQRT, WICK_RSQRT, WICK_ABS, WICK_TANH,
-    WICK_SIGMOID, WICK_RELU, WICK_GELU, WICK_GELU_TANH, WICK_SIN, WICK_COS,
-    WICK_ADD_SCALAR, WICK_MUL_SCALAR, WICK_DIV_SCALAR, WICK_RSUB_SCALAR,
-    WICK_POW_SCALAR, WICK_CLAMP, WICK_SIGN, WICK_SQUARE
-};
-
 // The binary ops, in the order of tensor.BinaryOp.
 enum {
     WICK_ADD, WICK_SUB, WICK_MUL, WICK_DIV, WICK_POW, WICK_MAXIMUM,

@@ -1,7 +1,8 @@
 // elementwise.cu: maps and zips over float32 tensors with broadcasting.
 //
-// Every tensor.UnaryOp and tensor.BinaryOp (tensor/backend.go) has its
-// scalar function here, computed like the CPU reference
+// Every tensor.BinaryOp (tensor/backend.go) has its scalar function here,
+// and every tensor.UnaryOp in unary_ops.cuh (generated from the op table
+// in tensor/unary_ops.go), computed like the CPU reference
 // (tensor/cpu_elementwise.go): transcendental functions in double, rounded
 // once; plain arithmetic in float. Each op comes as a contiguous kernel (the
 // fast path: all operands dense, same shape) and a strided kernel (any
@@ -17,74 +18,10 @@
 #define WICK_SQRT2 1.4142135623730951
 #define WICK_PI 3.141592653589793
 
-// wick_unary returns op(x) with scalar parameters a and b.
-__device__ __forceinline__ float wick_unary(int op, float x, float a, float b) {
-    double v = (double)x;
-    switch (op) {
-    case WICK_NEG: return -x;
-    case WICK_EXP: return (float)exp(v);
-    case WICK_LOG: return (float)log(v);
-    case WICK_SQRT: return (float)sqrt(v);
-    case WICK_RSQRT: return (float)(1.0 / sqrt(v));
-    case WICK_ABS: return fabsf(x);
-    case WICK_TANH: return (float)tanh(v);
-    case WICK_SIGMOID: return (float)(1.0 / (1.0 + exp(-v)));
-    case WICK_RELU: return x != x ? x : (x > 0.0f ? x : 0.0f);
-    case WICK_GELU: return (float)(0.5 * v * (1.0 + erf(v / WICK_SQRT2)));
-    case WICK_GELU_TANH: return (float)(0.5 * v * (1.0 + tanh(WICK_SQRT2_OVER_PI * (v + 0.044715 * v * v * v))));
-    case WICK_SIN: return (float)sin(v);
-    case WICK_COS: return (float)cos(v);
-    case WICK_ADD_SCALAR: return x + a;
-    case WICK_MUL_SCALAR: return x * a;
-    case WICK_DIV_SCALAR: return x / a;
-    case WICK_RSUB_SCALAR: return a - x;
-    case WICK_POW_SCALAR: return (float)pow(v, (double)a);
-    case WICK_CLAMP: return x != x ? x : fminf(fmaxf(x, a), b);
-    case WICK_SIGN: return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f);
-    case WICK_SQUARE: return x * x;
-    }
-    return wick_nan();
-}
-
-// wick_unary_grad returns g·op'(x) given x and y = op(x).
-__device__ __forceinline__ float wick_unary_grad(int op, float g, float x, float y, float a, float b) {
-    double v = (double)x;
-    switch (op) {
-    case WICK_NEG: return -g;
-    case WICK_EXP: return g * y;
-    case WICK_LOG: return g / x;
-    case WICK_SQRT: return g / (2.0f * y);
-    case WICK_RSQRT: return -0.5f * g * y * y * y;
-    case WICK_ABS: return x > 0.0f ? g : (x < 0.0f ? -g : 0.0f);
-    case WICK_TANH: return g * (1.0f - y * y);
-    case WICK_SIGMOID: return g * (1.0f - y) * y;
-    case WICK_RELU: return y <= 0.0f ? 0.0f : g; // threshold_backward: a NaN passes the gradient
-    case WICK_GELU: {
-        double cdf = 0.5 * (1.0 + erf(v / WICK_SQRT2));
-        double pdf = exp(-0.5 * v * v) / sqrt(2.0 * WICK_PI);
-        return (float)((double)g * (cdf + v * pdf));
-    }
-    case WICK_GELU_TANH: {
-        double inner = WICK_SQRT2_OVER_PI * (v + 0.044715 * v * v * v);
-        double t = tanh(inner);
-        double dinner = WICK_SQRT2_OVER_PI * (1.0 + 3.0 * 0.044715 * v * v);
-        return (float)((double)g * (0.5 * (1.0 + t) + 0.5 * v * (1.0 - t * t) * dinner));
-    }
-    case WICK_SIN: return g * (float)cos(v);
-    case WICK_COS: return -g * (float)sin(v);
-    case WICK_ADD_SCALAR: return g;
-    case WICK_MUL_SCALAR: return g * a;
-    case WICK_DIV_SCALAR: return g / a;
-    case WICK_RSUB_SCALAR: return -g;
-    case WICK_POW_SCALAR:
-        if (a == 0.0f) return 0.0f;
-        return (float)((double)g * (double)a * pow(v, (double)a - 1.0));
-    case WICK_CLAMP: return (x >= a && x <= b) ? g : 0.0f;
-    case WICK_SIGN: return 0.0f;
-    case WICK_SQUARE: return 2.0f * x * g;
-    }
-    return wick_nan();
-}
+// wick_unary(op, x, a, b) and wick_unary_grad(op, g, x, y, a, b), and the
+// enum of the unary ops, generated from the op table in
+// tensor/unary_ops.go.
+#include "unary_ops.cuh"
 
 // wick_compare returns the comparison op of x and y (float32 or int64) as
 // 1 or 0 (NaN for an op that is not a comparison).

@@ -2,7 +2,8 @@
 
 // This file is the GPU build of package cuda's exported API. stub.go is
 // the build without the cuda tag: keep the two in sync (same exported
-// names and signatures, same documentation).
+// names and signatures, same documentation). api.go holds the
+// declarations the two share.
 
 package cuda
 
@@ -23,10 +24,6 @@ import (
 // Built reports whether this binary was built with GPU support (the cuda
 // build tag).
 const Built = true
-
-// ErrNotBuilt is the error of every device request in a binary built
-// without the cuda tag.
-var ErrNotBuilt = errors.New("this binary was built without GPU support (rebuild with -tags cuda on a machine with the NVIDIA driver)")
 
 func init() {
 	tensor.RegisterBackend(tensor.KindCUDA, func(i int) (tensor.Backend, error) {
@@ -100,19 +97,6 @@ func Open(i int) (tensor.Device, error) {
 	return dev, nil
 }
 
-// MemoryStats are the counters of a device's caching allocator, in bytes.
-type MemoryStats struct {
-	// Allocated is the memory held by live storages (rounded up to the
-	// allocator's block sizes), like torch.cuda.memory_allocated.
-	Allocated int64
-	// Reserved is the memory taken from the driver: allocated plus cached
-	// for reuse, like torch.cuda.memory_reserved.
-	Reserved int64
-	// Peak is the largest Allocated since the device was opened or since
-	// ResetPeak.
-	Peak int64
-}
-
 // Memory returns the allocator counters of GPU i.
 func Memory(i int) (MemoryStats, error) {
 	d, err := openDevice(i)
@@ -172,21 +156,6 @@ func SetAllowTF32(on bool) { allowTF32.Store(on) }
 
 // AllowTF32 reports whether matrix products may use TF32.
 func AllowTF32() bool { return allowTF32.Load() }
-
-// Error is the value the CUDA backend panics with when the device fails an
-// operation: a failed kernel launch, out of memory, a failed copy. (Shapes
-// and dtypes are checked by package tensor before any kernel runs; such
-// mistakes panic with a *tensor.Error.)
-type Error struct {
-	Op     string // the operation, such as "MatMul"
-	Device int    // the GPU index
-	Err    error  // what the driver or cuBLAS reported
-}
-
-func (e *Error) Error() string { return fmt.Sprintf("cuda: %s on cuda:%d: %v", e.Op, e.Device, e.Err) }
-
-// Unwrap returns the underlying driver or cuBLAS error.
-func (e *Error) Unwrap() error { return e.Err }
 
 // device is one opened GPU.
 type device struct {

@@ -35,8 +35,9 @@
 //	y := cpuTensor.To(dev)
 //
 // Kernels live in csrc/ (CUDA C, one file per concept); `go generate
-// ./cuda` rebuilds kernels.ptx from them with nvcc (gen.go) and the result
-// is committed, so building needs no CUDA compiler. Device memory comes from
+// ./cuda` writes csrc/unary_ops.cuh from the unary op table of
+// tensor/unary_ops.go and rebuilds kernels.ptx with nvcc (gen.go), and the
+// results are committed, so building needs no CUDA compiler. Device memory comes from
 // a caching allocator (see Memory, EmptyCache); it is given back when a
 // tensor's storage becomes unreachable or when Tensor.Release is called.
 package cuda

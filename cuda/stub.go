@@ -3,12 +3,12 @@
 // This file is package cuda's exported API in a build without the cuda
 // tag: nothing is registered with package tensor and every device request
 // fails with ErrNotBuilt. cuda.go is the GPU build: keep the two in sync
-// (same exported names and signatures, same documentation).
+// (same exported names and signatures, same documentation). api.go
+// holds the declarations the two share.
 
 package cuda
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/wickml/wick/tensor"
@@ -17,10 +17,6 @@ import (
 // Built reports whether this binary was built with GPU support (the cuda
 // build tag).
 const Built = false
-
-// ErrNotBuilt is the error of every device request in a binary built
-// without the cuda tag.
-var ErrNotBuilt = errors.New("this binary was built without GPU support (rebuild with -tags cuda on a machine with the NVIDIA driver)")
 
 func notBuilt(i int) error {
 	return fmt.Errorf("cuda: device %s is not available: %w", tensor.CUDA(i), ErrNotBuilt)
@@ -54,19 +50,6 @@ func DriverVersion() int { return 0 }
 // on first use anyway; Open reports the failure as an error instead.
 func Open(i int) (tensor.Device, error) { return tensor.Device{}, notBuilt(i) }
 
-// MemoryStats are the counters of a device's caching allocator, in bytes.
-type MemoryStats struct {
-	// Allocated is the memory held by live storages (rounded up to the
-	// allocator's block sizes), like torch.cuda.memory_allocated.
-	Allocated int64
-	// Reserved is the memory taken from the driver: allocated plus cached
-	// for reuse, like torch.cuda.memory_reserved.
-	Reserved int64
-	// Peak is the largest Allocated since the device was opened or since
-	// ResetPeak.
-	Peak int64
-}
-
 // Memory returns the allocator counters of GPU i.
 func Memory(i int) (MemoryStats, error) { return MemoryStats{}, notBuilt(i) }
 
@@ -90,21 +73,6 @@ func SetAllowTF32(on bool) {}
 
 // AllowTF32 reports whether matrix products may use TF32.
 func AllowTF32() bool { return false }
-
-// Error is the value the CUDA backend panics with when the device fails an
-// operation: a failed kernel launch, out of memory, a failed copy. (Shapes
-// and dtypes are checked by package tensor before any kernel runs; such
-// mistakes panic with a *tensor.Error.)
-type Error struct {
-	Op     string // the operation, such as "MatMul"
-	Device int    // the GPU index
-	Err    error  // what the driver or cuBLAS reported
-}
-
-func (e *Error) Error() string { return fmt.Sprintf("cuda: %s on cuda:%d: %v", e.Op, e.Device, e.Err) }
-
-// Unwrap returns the underlying driver or cuBLAS error.
-func (e *Error) Unwrap() error { return e.Err }
 
 // RandUniform fills the contiguous float32 tensor t on a GPU in place with
 // numbers uniform in [0, 1), drawn on the device by the counter-based

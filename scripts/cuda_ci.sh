@@ -4,8 +4,9 @@
 #
 #   1. installs Debian's CUDA toolkit if nvcc, ptxas or cuda.h is missing
 #      (non-free component; needs root; see ../shared/gpu/README.md),
-#   2. regenerates the PTX from csrc/ and checks it equals the committed
-#      cuda/kernels.ptx,
+#   2. regenerates csrc/unary_ops.cuh from the unary op table
+#      (tensor/unary_ops.go) and the PTX from csrc/, and checks that they
+#      equal the committed files,
 #   3. go build -tags cuda ./... and go vet -tags cuda ./...,
 #   4. compiles the cuda package's test binary (go test -c -tags cuda) and
 #      checks with ldd that it links libcuda.so.1 and nothing else from CUDA
@@ -58,8 +59,8 @@ if ! command -v nvcc >/dev/null || ! command -v ptxas >/dev/null || [ ! -f /usr/
 fi
 nvcc --version | tail -1
 
-step "cuda/kernels.ptx is current"
-(cd cuda && go run gen.go -check) || die "cuda/kernels.ptx differs from what csrc/ compiles to: run 'go generate ./cuda' and commit it"
+step "csrc/unary_ops.cuh and cuda/kernels.ptx are current"
+(cd cuda && go run gen.go -check) || die "csrc/unary_ops.cuh or cuda/kernels.ptx differs from what tensor/unary_ops.go and csrc/ generate: run 'go generate ./cuda' and commit them"
 
 step "go build -tags cuda ./..."
 go build -tags cuda ./... || die "go build -tags cuda"

@@ -14,45 +14,6 @@ type Storage interface {
 	Len() int
 }
 
-// UnaryOp names an elementwise function of one tensor (and scalar
-// parameters) that every backend implements.
-type UnaryOp int
-
-// The elementwise functions of one argument. Scalar parameters come in
-// UnaryParams: A for AddScalar/MulScalar/DivScalar/PowScalar/comparisons,
-// A and B for Clamp (min, max).
-const (
-	OpNeg UnaryOp = iota
-	OpExp
-	OpLog
-	OpSqrt
-	OpRsqrt
-	OpAbs
-	OpTanh
-	OpSigmoid
-	OpReLU
-	OpGELU     // exact: x·Φ(x)
-	OpGELUTanh // tanh approximation
-	OpSin
-	OpCos
-	OpAddScalar // x + A
-	OpMulScalar // x · A
-	OpDivScalar // x / A
-	OpRSubScalar
-	OpPowScalar // x ^ A
-	OpClamp     // min(max(x, A), B)
-	OpSign
-	OpSquare
-)
-
-var unaryNames = [...]string{"Neg", "Exp", "Log", "Sqrt", "Rsqrt", "Abs", "Tanh", "Sigmoid", "ReLU", "GELU", "GELUTanh", "Sin", "Cos", "AddScalar", "MulScalar", "DivScalar", "RSubScalar", "PowScalar", "Clamp", "Sign", "Square"}
-
-// String returns the op's name, such as "Exp".
-func (op UnaryOp) String() string { return unaryNames[op] }
-
-// UnaryParams are the scalar parameters of a UnaryOp.
-type UnaryParams struct{ A, B float32 }
-
 // BinaryOp names an elementwise function of two tensors.
 type BinaryOp int
 

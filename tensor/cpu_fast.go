@@ -10,9 +10,9 @@ import (
 // a transformer's elementwise time (GELU and its derivative, the
 // exponentials of softmax). They evaluate polynomials in float32 instead of
 // calling the float64 math package per element; the reference float64
-// formulas in cpu_elementwise.go stay as the specification, and
-// cpu_fast_test.go checks these against them (≤ a few ulp for exp32,
-// ~3e-7 relative for the normal CDF).
+// formulas (the ref and refGrad of the unary op table, unary_ops.go) stay
+// as the specification, and cpu_fast_test.go checks these against them
+// (≤ a few ulp for exp32, ~3e-7 relative for the normal CDF).
 
 // exp32 returns e^x in float32 within about 1 ulp (Cephes' expf: x = n·ln2
 // + r with |r| ≤ ln2/2, a degree-6 polynomial for e^r, then a scaling by
@@ -95,39 +95,12 @@ func normCDFPDF(x float32) (cdf, pdf float32) {
 	return math.Float32frombits(math.Float32bits(half)&neg | math.Float32bits(1-half)&^neg), pdf
 }
 
-// geluF32 writes x·Φ(x) (exact GELU) of each element of src into dst.
-func geluF32(dst, src []float32) {
-	src = src[:len(dst)]
-	if n := len(dst) &^ 15; avx512Asm && n > 0 {
-		geluAVX512(&dst[0], &src[0], n)
-		dst, src = dst[n:], src[n:]
-	}
-	if n := len(dst) &^ 7; geluAsm && n > 0 {
-		geluAVX2(&dst[0], &src[0], n)
-		dst, src = dst[n:], src[n:]
-	}
-	for i, x := range src {
-		cdf, _ := normCDFPDF(x)
-		dst[i] = x * cdf
-	}
-}
+// geluF32 writes x·Φ(x) (exact GELU) of each element of src into dst: the
+// GELU row's dense path (unary_ops.go), AVX-512 and AVX2 kernels, then Go.
+func geluF32(dst, src []float32) { unaryOps[OpGELU].dense(dst, src, UnaryParams{}) }
 
-// geluGradF32 writes g·(Φ(x) + x·φ(x)) into dst.
-func geluGradF32(dst, g, x []float32) {
-	g, x = g[:len(dst)], x[:len(dst)]
-	if n := len(dst) &^ 15; avx512Asm && n > 0 {
-		geluGradAVX512(&dst[0], &g[0], &x[0], n)
-		dst, g, x = dst[n:], g[n:], x[n:]
-	}
-	if n := len(dst) &^ 7; geluAsm && n > 0 {
-		geluGradAVX2(&dst[0], &g[0], &x[0], n)
-		dst, g, x = dst[n:], g[n:], x[n:]
-	}
-	for i, v := range x {
-		cdf, pdf := normCDFPDF(v)
-		dst[i] = g[i] * (cdf + v*pdf)
-	}
-}
+// geluGradF32 writes g·(Φ(x) + x·φ(x)) into dst, as geluF32 does.
+func geluGradF32(dst, g, x []float32) { unaryOps[OpGELU].denseGrad(dst, g, x, x, UnaryParams{}) }
 
 // f32GELU is x·Φ(x) for one element.
 func f32GELU(x float32) float32 {
@@ -181,19 +154,11 @@ func f32GELUTanhGrad(g, x float32) float32 {
 
 // geluTanhF32 writes GELU's tanh approximation of each element of src
 // into dst.
-func geluTanhF32(dst, src []float32) {
-	src = src[:len(dst)]
-	for i, x := range src {
-		dst[i] = f32GELUTanh(x)
-	}
-}
+func geluTanhF32(dst, src []float32) { unaryOps[OpGELUTanh].dense(dst, src, UnaryParams{}) }
 
 // geluTanhGradF32 writes g·GELUTanh′(x) into dst.
 func geluTanhGradF32(dst, g, x []float32) {
-	g, x = g[:len(dst)], x[:len(dst)]
-	for i, v := range x {
-		dst[i] = f32GELUTanhGrad(g[i], v)
-	}
+	unaryOps[OpGELUTanh].denseGrad(dst, g, x, x, UnaryParams{})
 }
 
 // expSub replaces x[i] by e^(x[i]−m) (exp32) and returns their sum.

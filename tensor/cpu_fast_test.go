@@ -145,7 +145,7 @@ func testGELUFast(t *testing.T) {
 }
 
 // TestGELUTanhFastMatchesReference checks the float32 tanh-GELU kernels
-// against the float64 formulas of cpu_elementwise.go, over a fine grid,
+// against the float64 formulas of unary_ops.go, over a fine grid,
 // the tails where the logistic factor saturates, and special values.
 func TestGELUTanhFastMatchesReference(t *testing.T) {
 	ref := unaryFunc(OpGELUTanh, UnaryParams{})
