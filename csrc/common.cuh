@@ -30,7 +30,7 @@ typedef long long i64;
 
 #define WICK_MAXD 6
 // The block size of the row kernels (a power of two). Only the emulated
-// driver (scripts/kernel-emu/driver.cpp) builds with another value.
+// driver (scripts/kernel_emu/driver.cpp) builds with another value.
 #ifndef WICK_ROWTHREADS
 #define WICK_ROWTHREADS 256
 #endif

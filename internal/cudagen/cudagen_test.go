@@ -11,7 +11,7 @@ import (
 // TestUnaryHeaderCurrent checks that the committed csrc/unary_ops.cuh is
 // what the table in tensor/unary_ops.go generates, so that a table edit
 // without `go generate ./cuda` fails the pure-Go tests (the PTX built from
-// the header is checked by scripts/cuda-ci.sh, which needs nvcc).
+// the header is checked by scripts/cuda_ci.sh, which needs nvcc).
 func TestUnaryHeaderCurrent(t *testing.T) {
 	src, err := os.ReadFile(filepath.Join("..", "..", TablePath))
 	if err != nil {
