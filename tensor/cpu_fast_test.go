@@ -742,7 +742,9 @@ func TestAVX512MatchesAVX2(t *testing.T) {
 
 // BenchmarkLayerNormRows times the CPU backend's LayerNorm forward (weight
 // and bias) and backward (dx, dw and db) at GPT-like shapes: 64 tokens of
-// GPT-2's width and 256 tokens of a 384-wide model.
+// GPT-2's width and 256 tokens of a 384-wide model. Besides the wall time it
+// reports the process's CPU time per op (cpu-ns/op), which a machine shared
+// with other work disturbs less.
 func BenchmarkLayerNormRows(b *testing.B) {
 	NoPoison(b)
 	for _, s := range []struct{ rows, cols int }{{64, 768}, {256, 384}} {
@@ -761,15 +763,19 @@ func BenchmarkLayerNormRows(b *testing.B) {
 		name := fmt.Sprintf("%dx%d", s.rows, s.cols)
 		b.Run("fwd/"+name, func(b *testing.B) {
 			b.SetBytes(int64(8 * n))
+			c0 := processCPU()
 			for b.Loop() {
 				cpu.LayerNorm(&cpuStorage{f: y}, &cpuStorage{f: mean}, &cpuStorage{f: rstd}, &cpuStorage{f: x}, &cpuStorage{f: w}, &cpuStorage{f: bias}, s.rows, s.cols, 1e-5)
 			}
+			b.ReportMetric(float64(processCPU()-c0)/float64(b.N), "cpu-ns/op")
 		})
 		b.Run("bwd/"+name, func(b *testing.B) {
 			b.SetBytes(int64(12 * n))
+			c0 := processCPU()
 			for b.Loop() {
 				cpu.LayerNormGrad(&cpuStorage{f: dx}, &cpuStorage{f: dw}, &cpuStorage{f: db}, &cpuStorage{f: g}, &cpuStorage{f: x}, &cpuStorage{f: mean}, &cpuStorage{f: rstd}, &cpuStorage{f: w}, s.rows, s.cols)
 			}
+			b.ReportMetric(float64(processCPU()-c0)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }
