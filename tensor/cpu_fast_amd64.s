@@ -421,56 +421,6 @@ bwddone:
 	VZEROUPPER
 	RET
 
-// func adamwAVX2(p, gr, m, v *float32, n int, c *adamwConsts)
-// PyTorch's AdamW update for n (a multiple of 8) elements, with the same
-// float32 operations in the same order as cpuBackend.AdamW's loop (no FMA),
-// so the results are identical to it bit for bit.
-TEXT ·adamwAVX2(SB), NOSPLIT, $0-48
-	MOVQ p+0(FP), DI
-	MOVQ gr+8(FP), SI
-	MOVQ m+16(FP), DX
-	MOVQ v+24(FP), BX
-	MOVQ n+32(FP), CX
-	MOVQ c+40(FP), AX
-	VBROADCASTSS 0(AX), Y8   // b1
-	VBROADCASTSS 4(AX), Y9   // a1 = 1-b1
-	VBROADCASTSS 8(AX), Y10  // b2
-	VBROADCASTSS 12(AX), Y11 // a2 = 1-b2
-	VBROADCASTSS 16(AX), Y12 // √(1-b2^t)
-	VBROADCASTSS 20(AX), Y13 // eps
-	VBROADCASTSS 24(AX), Y14 // lr/(1-b1^t)
-	VBROADCASTSS 28(AX), Y15 // 1 - lr·wd
-	SHRQ $3, CX
-	JZ   adamdone
-adamloop:
-	VMOVUPS (SI), Y0
-	VMULPS (DX), Y8, Y1
-	VMULPS Y0, Y9, Y4
-	VADDPS Y4, Y1, Y1
-	VMOVUPS Y1, (DX)
-	VMULPS (BX), Y10, Y2
-	VMULPS Y0, Y0, Y4
-	VMULPS Y11, Y4, Y4
-	VADDPS Y4, Y2, Y2
-	VMOVUPS Y2, (BX)
-	VSQRTPS Y2, Y5
-	VDIVPS Y12, Y5, Y5
-	VADDPS Y13, Y5, Y5
-	VDIVPS Y5, Y1, Y6
-	VMULPS Y6, Y14, Y6
-	VMULPS (DI), Y15, Y3
-	VSUBPS Y6, Y3, Y3
-	VMOVUPS Y3, (DI)
-	ADDQ $32, SI
-	ADDQ $32, DX
-	ADDQ $32, BX
-	ADDQ $32, DI
-	DECQ CX
-	JNZ  adamloop
-adamdone:
-	VZEROUPPER
-	RET
-
 // func maxAVX2(x *float32, n int) float32
 // The largest of n (a positive multiple of 8) elements, or NaN if one is NaN.
 TEXT ·maxAVX2(SB), NOSPLIT, $0-20
@@ -502,172 +452,6 @@ maxloop:
 maxnan:
 	MOVL $0x7fc00000, AX
 	MOVL AX, ret+16(FP)
-	VZEROUPPER
-	RET
-
-// func scaleAVX2(x *float32, n int, k float32)
-// x[i] *= k for n (a multiple of 8) elements.
-TEXT ·scaleAVX2(SB), NOSPLIT, $0-20
-	MOVQ x+0(FP), SI
-	MOVQ n+8(FP), CX
-	VBROADCASTSS k+16(FP), Y1
-	SHRQ $3, CX
-	JZ   scaledone
-scaleloop:
-	VMULPS (SI), Y1, Y0
-	VMOVUPS Y0, (SI)
-	ADDQ $32, SI
-	DECQ CX
-	JNZ  scaleloop
-scaledone:
-	VZEROUPPER
-	RET
-
-// func addAVX2(d, a, b *float32, n int)
-// d[i] = a[i] + b[i] for n (a multiple of 8) elements, 16 at a time.
-TEXT ·addAVX2(SB), NOSPLIT, $0-32
-	MOVQ d+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DX
-	MOVQ n+24(FP), CX
-	SHRQ $3, CX
-	JZ   adddone
-	TESTQ $1, CX
-	JZ   addpairs
-	VMOVUPS (SI), Y0
-	VADDPS (DX), Y0, Y0
-	VMOVUPS Y0, (DI)
-	ADDQ $32, SI
-	ADDQ $32, DX
-	ADDQ $32, DI
-	DECQ CX
-	JZ   adddone
-addpairs:
-	SHRQ $1, CX
-addloop:
-	VMOVUPS (SI), Y0
-	VMOVUPS 32(SI), Y1
-	VADDPS (DX), Y0, Y0
-	VADDPS 32(DX), Y1, Y1
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, 32(DI)
-	ADDQ $64, SI
-	ADDQ $64, DX
-	ADDQ $64, DI
-	DECQ CX
-	JNZ  addloop
-adddone:
-	VZEROUPPER
-	RET
-
-// func subAVX2(d, a, b *float32, n int)
-// d[i] = a[i] - b[i] for n (a multiple of 8) elements, 16 at a time.
-TEXT ·subAVX2(SB), NOSPLIT, $0-32
-	MOVQ d+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DX
-	MOVQ n+24(FP), CX
-	SHRQ $3, CX
-	JZ   subdone
-	TESTQ $1, CX
-	JZ   subpairs
-	VMOVUPS (SI), Y0
-	VSUBPS (DX), Y0, Y0
-	VMOVUPS Y0, (DI)
-	ADDQ $32, SI
-	ADDQ $32, DX
-	ADDQ $32, DI
-	DECQ CX
-	JZ   subdone
-subpairs:
-	SHRQ $1, CX
-subloop:
-	VMOVUPS (SI), Y0
-	VMOVUPS 32(SI), Y1
-	VSUBPS (DX), Y0, Y0
-	VSUBPS 32(DX), Y1, Y1
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, 32(DI)
-	ADDQ $64, SI
-	ADDQ $64, DX
-	ADDQ $64, DI
-	DECQ CX
-	JNZ  subloop
-subdone:
-	VZEROUPPER
-	RET
-
-// func mulAVX2(d, a, b *float32, n int)
-// d[i] = a[i] * b[i] for n (a multiple of 8) elements, 16 at a time.
-TEXT ·mulAVX2(SB), NOSPLIT, $0-32
-	MOVQ d+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DX
-	MOVQ n+24(FP), CX
-	SHRQ $3, CX
-	JZ   muldone
-	TESTQ $1, CX
-	JZ   mulpairs
-	VMOVUPS (SI), Y0
-	VMULPS (DX), Y0, Y0
-	VMOVUPS Y0, (DI)
-	ADDQ $32, SI
-	ADDQ $32, DX
-	ADDQ $32, DI
-	DECQ CX
-	JZ   muldone
-mulpairs:
-	SHRQ $1, CX
-mulloop:
-	VMOVUPS (SI), Y0
-	VMOVUPS 32(SI), Y1
-	VMULPS (DX), Y0, Y0
-	VMULPS 32(DX), Y1, Y1
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, 32(DI)
-	ADDQ $64, SI
-	ADDQ $64, DX
-	ADDQ $64, DI
-	DECQ CX
-	JNZ  mulloop
-muldone:
-	VZEROUPPER
-	RET
-
-// func divAVX2(d, a, b *float32, n int)
-// d[i] = a[i] / b[i] for n (a multiple of 8) elements, 16 at a time.
-TEXT ·divAVX2(SB), NOSPLIT, $0-32
-	MOVQ d+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DX
-	MOVQ n+24(FP), CX
-	SHRQ $3, CX
-	JZ   divdone
-	TESTQ $1, CX
-	JZ   divpairs
-	VMOVUPS (SI), Y0
-	VDIVPS (DX), Y0, Y0
-	VMOVUPS Y0, (DI)
-	ADDQ $32, SI
-	ADDQ $32, DX
-	ADDQ $32, DI
-	DECQ CX
-	JZ   divdone
-divpairs:
-	SHRQ $1, CX
-divloop:
-	VMOVUPS (SI), Y0
-	VMOVUPS 32(SI), Y1
-	VDIVPS (DX), Y0, Y0
-	VDIVPS 32(DX), Y1, Y1
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, 32(DI)
-	ADDQ $64, SI
-	ADDQ $64, DX
-	ADDQ $64, DI
-	DECQ CX
-	JNZ  divloop
-divdone:
 	VZEROUPPER
 	RET
 
@@ -851,221 +635,6 @@ bwd16done:
 	VZEROUPPER
 	RET
 
-// func adamwAVX512(p, gr, m, v *float32, n int, c *adamwConsts)
-// adamwAVX2 for n (a multiple of 16) elements: the same float32 operations
-// in the same order as cpuBackend.AdamW's loop (no FMA).
-TEXT ·adamwAVX512(SB), NOSPLIT, $0-48
-	MOVQ p+0(FP), DI
-	MOVQ gr+8(FP), SI
-	MOVQ m+16(FP), DX
-	MOVQ v+24(FP), BX
-	MOVQ n+32(FP), CX
-	MOVQ c+40(FP), AX
-	VBROADCASTSS 0(AX), Z8   // b1
-	VBROADCASTSS 4(AX), Z9   // a1 = 1-b1
-	VBROADCASTSS 8(AX), Z10  // b2
-	VBROADCASTSS 12(AX), Z11 // a2 = 1-b2
-	VBROADCASTSS 16(AX), Z12 // √(1-b2^t)
-	VBROADCASTSS 20(AX), Z13 // eps
-	VBROADCASTSS 24(AX), Z14 // lr/(1-b1^t)
-	VBROADCASTSS 28(AX), Z15 // 1 - lr·wd
-	SHRQ $4, CX
-	JZ   adam16done
-adam16loop:
-	VMOVUPS (SI), Z0
-	VMULPS (DX), Z8, Z1
-	VMULPS Z0, Z9, Z4
-	VADDPS Z4, Z1, Z1
-	VMOVUPS Z1, (DX)
-	VMULPS (BX), Z10, Z2
-	VMULPS Z0, Z0, Z4
-	VMULPS Z11, Z4, Z4
-	VADDPS Z4, Z2, Z2
-	VMOVUPS Z2, (BX)
-	VSQRTPS Z2, Z5
-	VDIVPS Z12, Z5, Z5
-	VADDPS Z13, Z5, Z5
-	VDIVPS Z5, Z1, Z6
-	VMULPS Z6, Z14, Z6
-	VMULPS (DI), Z15, Z3
-	VSUBPS Z6, Z3, Z3
-	VMOVUPS Z3, (DI)
-	ADDQ $64, SI
-	ADDQ $64, DX
-	ADDQ $64, BX
-	ADDQ $64, DI
-	DECQ CX
-	JNZ  adam16loop
-adam16done:
-	VZEROUPPER
-	RET
-
-// func scaleAVX512(x *float32, n int, k float32)
-// x[i] *= k for n (a multiple of 16) elements.
-TEXT ·scaleAVX512(SB), NOSPLIT, $0-20
-	MOVQ x+0(FP), SI
-	MOVQ n+8(FP), CX
-	VBROADCASTSS k+16(FP), Z1
-	SHRQ $4, CX
-	JZ   scale16done
-scale16loop:
-	VMULPS (SI), Z1, Z0
-	VMOVUPS Z0, (SI)
-	ADDQ $64, SI
-	DECQ CX
-	JNZ  scale16loop
-scale16done:
-	VZEROUPPER
-	RET
-
-// func addAVX512(d, a, b *float32, n int)
-// d[i] = a[i] + b[i] for n (a multiple of 16) elements, 32 at a time.
-TEXT ·addAVX512(SB), NOSPLIT, $0-32
-	MOVQ d+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DX
-	MOVQ n+24(FP), CX
-	SHRQ $4, CX
-	JZ   add16done
-	TESTQ $1, CX
-	JZ   add16pairs
-	VMOVUPS (SI), Z0
-	VADDPS (DX), Z0, Z0
-	VMOVUPS Z0, (DI)
-	ADDQ $64, SI
-	ADDQ $64, DX
-	ADDQ $64, DI
-	DECQ CX
-	JZ   add16done
-add16pairs:
-	SHRQ $1, CX
-add16loop:
-	VMOVUPS (SI), Z0
-	VMOVUPS 64(SI), Z1
-	VADDPS (DX), Z0, Z0
-	VADDPS 64(DX), Z1, Z1
-	VMOVUPS Z0, (DI)
-	VMOVUPS Z1, 64(DI)
-	ADDQ $128, SI
-	ADDQ $128, DX
-	ADDQ $128, DI
-	DECQ CX
-	JNZ  add16loop
-add16done:
-	VZEROUPPER
-	RET
-
-// func subAVX512(d, a, b *float32, n int)
-// d[i] = a[i] - b[i] for n (a multiple of 16) elements, 32 at a time.
-TEXT ·subAVX512(SB), NOSPLIT, $0-32
-	MOVQ d+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DX
-	MOVQ n+24(FP), CX
-	SHRQ $4, CX
-	JZ   sub16done
-	TESTQ $1, CX
-	JZ   sub16pairs
-	VMOVUPS (SI), Z0
-	VSUBPS (DX), Z0, Z0
-	VMOVUPS Z0, (DI)
-	ADDQ $64, SI
-	ADDQ $64, DX
-	ADDQ $64, DI
-	DECQ CX
-	JZ   sub16done
-sub16pairs:
-	SHRQ $1, CX
-sub16loop:
-	VMOVUPS (SI), Z0
-	VMOVUPS 64(SI), Z1
-	VSUBPS (DX), Z0, Z0
-	VSUBPS 64(DX), Z1, Z1
-	VMOVUPS Z0, (DI)
-	VMOVUPS Z1, 64(DI)
-	ADDQ $128, SI
-	ADDQ $128, DX
-	ADDQ $128, DI
-	DECQ CX
-	JNZ  sub16loop
-sub16done:
-	VZEROUPPER
-	RET
-
-// func mulAVX512(d, a, b *float32, n int)
-// d[i] = a[i] * b[i] for n (a multiple of 16) elements, 32 at a time.
-TEXT ·mulAVX512(SB), NOSPLIT, $0-32
-	MOVQ d+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DX
-	MOVQ n+24(FP), CX
-	SHRQ $4, CX
-	JZ   mul16done
-	TESTQ $1, CX
-	JZ   mul16pairs
-	VMOVUPS (SI), Z0
-	VMULPS (DX), Z0, Z0
-	VMOVUPS Z0, (DI)
-	ADDQ $64, SI
-	ADDQ $64, DX
-	ADDQ $64, DI
-	DECQ CX
-	JZ   mul16done
-mul16pairs:
-	SHRQ $1, CX
-mul16loop:
-	VMOVUPS (SI), Z0
-	VMOVUPS 64(SI), Z1
-	VMULPS (DX), Z0, Z0
-	VMULPS 64(DX), Z1, Z1
-	VMOVUPS Z0, (DI)
-	VMOVUPS Z1, 64(DI)
-	ADDQ $128, SI
-	ADDQ $128, DX
-	ADDQ $128, DI
-	DECQ CX
-	JNZ  mul16loop
-mul16done:
-	VZEROUPPER
-	RET
-
-// func divAVX512(d, a, b *float32, n int)
-// d[i] = a[i] / b[i] for n (a multiple of 16) elements, 32 at a time.
-TEXT ·divAVX512(SB), NOSPLIT, $0-32
-	MOVQ d+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DX
-	MOVQ n+24(FP), CX
-	SHRQ $4, CX
-	JZ   div16done
-	TESTQ $1, CX
-	JZ   div16pairs
-	VMOVUPS (SI), Z0
-	VDIVPS (DX), Z0, Z0
-	VMOVUPS Z0, (DI)
-	ADDQ $64, SI
-	ADDQ $64, DX
-	ADDQ $64, DI
-	DECQ CX
-	JZ   div16done
-div16pairs:
-	SHRQ $1, CX
-div16loop:
-	VMOVUPS (SI), Z0
-	VMOVUPS 64(SI), Z1
-	VDIVPS (DX), Z0, Z0
-	VDIVPS 64(DX), Z1, Z1
-	VMOVUPS Z0, (DI)
-	VMOVUPS Z1, 64(DI)
-	ADDQ $128, SI
-	ADDQ $128, DX
-	ADDQ $128, DI
-	DECQ CX
-	JNZ  div16loop
-div16done:
-	VZEROUPPER
-	RET
-
 // func expSubToAVX512(dst, x *float32, n int, m float32) (sum float32)
 // expSubToAVX2 for n (a multiple of 16) elements: each dst[i] is the AVX2
 // kernel's bit for bit; the sum is taken over 16 lanes, so its rounding
@@ -1156,3 +725,276 @@ max16nan:
 	MOVL AX, ret+16(FP)
 	VZEROUPPER
 	RET
+
+// Kernels with one body for both widths. Each body below is a macro written
+// over width-neutral names: V0-V15 are the vector registers (Y0-Y15 for
+// AVX2, Z0-Z15 for AVX-512), VBYTES is a vector's size in bytes and VSHIFT
+// the log2 of its float32 lanes. The two register banks are #defined in
+// turn before each set of TEXT blocks, and the preprocessor expands a body
+// with the bank in force where it is invoked, so the AVX2 and AVX-512
+// kernels are the same instructions on registers of the two widths (and the
+// AVX-512 lanes give the AVX2 results bit for bit). The arguments are loaded
+// in each TEXT block, outside the bodies, so that go vet checks their frame
+// offsets against the Go declarations.
+
+// ARITH is the loop of the add, sub, mul and div kernels: DI[i] = SI[i] op
+// DX[i] for CX elements (a multiple of the lanes), two vectors at a time
+// after one single vector if the count of vectors is odd.
+#define ARITH(op) \
+	SHRQ $VSHIFT, CX \
+	JZ   done \
+	TESTQ $1, CX \
+	JZ   pairs \
+	VMOVUPS (SI), V0 \
+	op (DX), V0, V0 \
+	VMOVUPS V0, (DI) \
+	ADDQ $VBYTES, SI \
+	ADDQ $VBYTES, DX \
+	ADDQ $VBYTES, DI \
+	DECQ CX \
+	JZ   done \
+pairs: \
+	SHRQ $1, CX \
+loop: \
+	VMOVUPS (SI), V0 \
+	VMOVUPS VBYTES(SI), V1 \
+	op (DX), V0, V0 \
+	op VBYTES(DX), V1, V1 \
+	VMOVUPS V0, (DI) \
+	VMOVUPS V1, VBYTES(DI) \
+	ADDQ $(2*VBYTES), SI \
+	ADDQ $(2*VBYTES), DX \
+	ADDQ $(2*VBYTES), DI \
+	DECQ CX \
+	JNZ  loop \
+done: \
+	VZEROUPPER \
+	RET
+
+// SCALE is the loop of the scale kernels: SI[i] *= V1 (k broadcast) for CX
+// elements, a multiple of the lanes.
+#define SCALE \
+	SHRQ $VSHIFT, CX \
+	JZ   done \
+loop: \
+	VMULPS (SI), V1, V0 \
+	VMOVUPS V0, (SI) \
+	ADDQ $VBYTES, SI \
+	DECQ CX \
+	JNZ  loop \
+done: \
+	VZEROUPPER \
+	RET
+
+// ADAMW is the AdamW kernels' body: PyTorch's update of the parameters at
+// DI with the gradients at SI and the moments at DX and BX, for CX elements
+// (a multiple of the lanes), with the scalars of the adamwConsts at AX. The
+// float32 operations are cpuBackend.AdamW's loop's, in its order and without
+// FMA, so the results are identical to it bit for bit.
+#define ADAMW \
+	VBROADCASTSS 0(AX), V8 \
+	VBROADCASTSS 4(AX), V9 \
+	VBROADCASTSS 8(AX), V10 \
+	VBROADCASTSS 12(AX), V11 \
+	VBROADCASTSS 16(AX), V12 \
+	VBROADCASTSS 20(AX), V13 \
+	VBROADCASTSS 24(AX), V14 \
+	VBROADCASTSS 28(AX), V15 \
+	SHRQ $VSHIFT, CX \
+	JZ   done \
+loop: \
+	VMOVUPS (SI), V0 \
+	VMULPS (DX), V8, V1 \
+	VMULPS V0, V9, V4 \
+	VADDPS V4, V1, V1 \
+	VMOVUPS V1, (DX) \
+	VMULPS (BX), V10, V2 \
+	VMULPS V0, V0, V4 \
+	VMULPS V11, V4, V4 \
+	VADDPS V4, V2, V2 \
+	VMOVUPS V2, (BX) \
+	VSQRTPS V2, V5 \
+	VDIVPS V12, V5, V5 \
+	VADDPS V13, V5, V5 \
+	VDIVPS V5, V1, V6 \
+	VMULPS V6, V14, V6 \
+	VMULPS (DI), V15, V3 \
+	VSUBPS V6, V3, V3 \
+	VMOVUPS V3, (DI) \
+	ADDQ $VBYTES, SI \
+	ADDQ $VBYTES, DX \
+	ADDQ $VBYTES, BX \
+	ADDQ $VBYTES, DI \
+	DECQ CX \
+	JNZ  loop \
+done: \
+	VZEROUPPER \
+	RET
+
+// The AVX2 bank: 8 lanes, Y registers.
+#define VBYTES 32
+#define VSHIFT 3
+#define V0 Y0
+#define V1 Y1
+#define V2 Y2
+#define V3 Y3
+#define V4 Y4
+#define V5 Y5
+#define V6 Y6
+#define V7 Y7
+#define V8 Y8
+#define V9 Y9
+#define V10 Y10
+#define V11 Y11
+#define V12 Y12
+#define V13 Y13
+#define V14 Y14
+#define V15 Y15
+
+// func addAVX2(d, a, b *float32, n int)
+// d[i] = a[i] + b[i] for n (a multiple of 8) elements.
+TEXT ·addAVX2(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	ARITH(VADDPS)
+
+// func subAVX2(d, a, b *float32, n int)
+// d[i] = a[i] - b[i] for n (a multiple of 8) elements.
+TEXT ·subAVX2(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	ARITH(VSUBPS)
+
+// func mulAVX2(d, a, b *float32, n int)
+// d[i] = a[i] * b[i] for n (a multiple of 8) elements.
+TEXT ·mulAVX2(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	ARITH(VMULPS)
+
+// func divAVX2(d, a, b *float32, n int)
+// d[i] = a[i] / b[i] for n (a multiple of 8) elements.
+TEXT ·divAVX2(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	ARITH(VDIVPS)
+
+// func scaleAVX2(x *float32, n int, k float32)
+// x[i] *= k for n (a multiple of 8) elements.
+TEXT ·scaleAVX2(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS k+16(FP), V1
+	SCALE
+
+// func adamwAVX2(p, gr, m, v *float32, n int, c *adamwConsts)
+// AdamW's update for n (a multiple of 8) elements; see ADAMW.
+TEXT ·adamwAVX2(SB), NOSPLIT, $0-48
+	MOVQ p+0(FP), DI
+	MOVQ gr+8(FP), SI
+	MOVQ m+16(FP), DX
+	MOVQ v+24(FP), BX
+	MOVQ n+32(FP), CX
+	MOVQ c+40(FP), AX
+	ADAMW
+
+// The AVX-512 bank: 16 lanes, Z registers.
+#undef VBYTES
+#undef VSHIFT
+#undef V0
+#undef V1
+#undef V2
+#undef V3
+#undef V4
+#undef V5
+#undef V6
+#undef V7
+#undef V8
+#undef V9
+#undef V10
+#undef V11
+#undef V12
+#undef V13
+#undef V14
+#undef V15
+#define VBYTES 64
+#define VSHIFT 4
+#define V0 Z0
+#define V1 Z1
+#define V2 Z2
+#define V3 Z3
+#define V4 Z4
+#define V5 Z5
+#define V6 Z6
+#define V7 Z7
+#define V8 Z8
+#define V9 Z9
+#define V10 Z10
+#define V11 Z11
+#define V12 Z12
+#define V13 Z13
+#define V14 Z14
+#define V15 Z15
+
+// func addAVX512(d, a, b *float32, n int)
+// d[i] = a[i] + b[i] for n (a multiple of 16) elements.
+TEXT ·addAVX512(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	ARITH(VADDPS)
+
+// func subAVX512(d, a, b *float32, n int)
+// d[i] = a[i] - b[i] for n (a multiple of 16) elements.
+TEXT ·subAVX512(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	ARITH(VSUBPS)
+
+// func mulAVX512(d, a, b *float32, n int)
+// d[i] = a[i] * b[i] for n (a multiple of 16) elements.
+TEXT ·mulAVX512(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	ARITH(VMULPS)
+
+// func divAVX512(d, a, b *float32, n int)
+// d[i] = a[i] / b[i] for n (a multiple of 16) elements.
+TEXT ·divAVX512(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	ARITH(VDIVPS)
+
+// func scaleAVX512(x *float32, n int, k float32)
+// x[i] *= k for n (a multiple of 16) elements.
+TEXT ·scaleAVX512(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS k+16(FP), V1
+	SCALE
+
+// func adamwAVX512(p, gr, m, v *float32, n int, c *adamwConsts)
+// AdamW's update for n (a multiple of 16) elements; see ADAMW.
+TEXT ·adamwAVX512(SB), NOSPLIT, $0-48
+	MOVQ p+0(FP), DI
+	MOVQ gr+8(FP), SI
+	MOVQ m+16(FP), DX
+	MOVQ v+24(FP), BX
+	MOVQ n+32(FP), CX
+	MOVQ c+40(FP), AX
+	ADAMW
