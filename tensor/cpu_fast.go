@@ -299,9 +299,12 @@ func layerNormGradFast(dxs, dws, dbs, gs, xs, rs, ws []float32, rows, cols int) 
 		mu       sync.Mutex
 		partials []partial
 	)
+	asm := lnRowAsm(ws) // cpu_fast_layernorm.go
 	parallelFor(rows, max(1, grain/max(cols, 1)), func(lo, hi int) {
-		xh := make([]float64, cols)
-		dh := make([]float64, cols)
+		var xh, dh []float64
+		if !asm {
+			xh, dh = make([]float64, cols), make([]float64, cols)
+		}
 		var accW, accB []float64
 		if wantW {
 			accW, accB = make([]float64, cols), make([]float64, cols)
@@ -309,6 +312,14 @@ func layerNormGradFast(dxs, dws, dbs, gs, xs, rs, ws []float32, rows, cols int) 
 		n := float64(cols)
 		for r := lo; r < hi; r++ {
 			gr, xr := gs[r*cols:(r+1)*cols], xs[r*cols:(r+1)*cols]
+			if asm {
+				mean, rsd := lnSum(xr)/n, float64(rs[r])
+				s1, s2 := lnGradSums(gr, xr, ws, mean, rsd, accW, accB)
+				if dxs != nil {
+					lnGradDx(dxs[r*cols:(r+1)*cols], gr, xr, ws, mean, rsd, s1/n, s2/n)
+				}
+				continue
+			}
 			mean, rsd := sumF64(xr)/n, float64(rs[r])
 			// loops without carried dependencies first; the two row
 			// sums in two chains each (the additions' latency bounds a
@@ -404,11 +415,22 @@ func sumF64(x []float32) float64 {
 // float64 chains and the affine step without per-element branches (same
 // float64 arithmetic, other summation order).
 func layerNormFwdFast(d, ms, rs, xs, ws, bs []float32, rows, cols int, eps float32) {
+	asm := lnRowAsm(ws) // cpu_fast_layernorm.go
 	parallelFor(rows, max(1, grain/max(cols, 1)), func(lo, hi int) {
-		xc := make([]float64, cols)
+		var xc []float64
+		if !asm {
+			xc = make([]float64, cols)
+		}
 		n := float64(cols)
 		for r := lo; r < hi; r++ {
 			xr, dr := xs[r*cols:(r+1)*cols], d[r*cols:(r+1)*cols]
+			if asm {
+				mu := lnSum(xr) / n
+				rstd := 1 / math.Sqrt(lnSqDev(xr, mu)/n+float64(eps))
+				ms[r], rs[r] = float32(mu), float32(rstd)
+				lnNorm(dr, xr, ws, bs, mu, rstd)
+				continue
+			}
 			mu := sumF64(xr) / n
 			for j, v := range xr {
 				xc[j] = float64(v) - mu

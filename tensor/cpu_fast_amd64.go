@@ -109,3 +109,37 @@ func expSubToAVX512(dst, x *float32, n int, m float32) (sum float32)
 // hasAsm is true: this build has the assembly kernels (which run where
 // internal/cpu says the processor supports them).
 const hasAsm = true
+
+// The LayerNorm row kernels, in float64 on float32 data (see LNSUM and its
+// siblings in cpu_fast_amd64.s), n a multiple of 8 for the AVX2 ones and 16
+// for the AVX-512 ones.
+
+//go:noescape
+func lnSumAVX2(x *float32, n int) float64
+
+//go:noescape
+func lnSqDevAVX2(x *float32, n int, mu float64) float64
+
+//go:noescape
+func lnNormAVX2(dst, x, w, b *float32, n int, mu, r float64)
+
+//go:noescape
+func lnGradSumsAVX2(gr, x, w *float32, n int, mu, r float64, accW, accB *float64) (s1, s2 float64)
+
+//go:noescape
+func lnGradDxAVX2(dx, gr, x, w *float32, n int, mu, r, s1, s2 float64)
+
+//go:noescape
+func lnSumAVX512(x *float32, n int) float64
+
+//go:noescape
+func lnSqDevAVX512(x *float32, n int, mu float64) float64
+
+//go:noescape
+func lnNormAVX512(dst, x, w, b *float32, n int, mu, r float64)
+
+//go:noescape
+func lnGradSumsAVX512(gr, x, w *float32, n int, mu, r float64, accW, accB *float64) (s1, s2 float64)
+
+//go:noescape
+func lnGradDxAVX512(dx, gr, x, w *float32, n int, mu, r, s1, s2 float64)

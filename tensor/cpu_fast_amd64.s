@@ -1,6 +1,9 @@
 // AVX2+FMA kernels of cpu_fast.go, 8 lanes at a time: exact GELU and its
 // derivative (the approximations of normCDFPDF and exp32), e^(x−m) with its
-// sum (softmax, cross-entropy) and the AdamW update. Constants are 32-byte
+// sum (softmax, cross-entropy) and the AdamW update; and their AVX-512
+// versions, 16 lanes at a time. The kernels whose two widths have the same
+// shape (arithmetic, scale, AdamW, and LayerNorm's float64 row kernels of
+// cpu_fast_layernorm.go) are one macro body each, at the end of the file. Constants are 32-byte
 // vectors of one repeated float32 (bit patterns of the constants in
 // cpu_fast.go; docs/perf-train.md has the fit that produced them).
 
@@ -729,7 +732,11 @@ max16nan:
 // Kernels with one body for both widths. Each body below is a macro written
 // over width-neutral names: V0-V15 are the vector registers (Y0-Y15 for
 // AVX2, Z0-Z15 for AVX-512), VBYTES is a vector's size in bytes and VSHIFT
-// the log2 of its float32 lanes. The two register banks are #defined in
+// the log2 of its float32 lanes; for the float64 arithmetic of LayerNorm,
+// H0-H15 are the half-width registers that hold the float32 values of one
+// float64 vector (X or Y), HBYTES their size, CVTPD2PS the conversion from a
+// float64 vector to them, and REDUCEPD adds the float64 lanes of V0 into
+// the low lane of X0 (clobbering V1). The two register banks are #defined in
 // turn before each set of TEXT blocks, and the preprocessor expands a body
 // with the bank in force where it is invoked, so the AVX2 and AVX-512
 // kernels are the same instructions on registers of the two widths (and the
@@ -831,6 +838,202 @@ done: \
 	VZEROUPPER \
 	RET
 
+// LNSUM is the body of the lnSum kernels: Σ SI[i] over CX floats (a
+// multiple of the lanes), each converted to float64 (exactly) and added in
+// float64, in two chains; the sum is left in X0.
+#define LNSUM \
+	VXORPD V2, V2, V2 \
+	VXORPD V3, V3, V3 \
+	SHRQ $VSHIFT, CX \
+	JZ   done \
+loop: \
+	VCVTPS2PD (SI), V0 \
+	VCVTPS2PD HBYTES(SI), V1 \
+	VADDPD V0, V2, V2 \
+	VADDPD V1, V3, V3 \
+	ADDQ $VBYTES, SI \
+	DECQ CX \
+	JNZ  loop \
+done: \
+	VADDPD V3, V2, V0 \
+	REDUCEPD \
+	VZEROUPPER
+
+// LNSQDEV is the body of the lnSqDev kernels: Σ (SI[i] − µ)² over CX floats
+// (a multiple of the lanes) in float64, with µ broadcast in V14, in two
+// chains (the square and the addition fused); the sum is left in X0.
+#define LNSQDEV \
+	VXORPD V2, V2, V2 \
+	VXORPD V3, V3, V3 \
+	SHRQ $VSHIFT, CX \
+	JZ   done \
+loop: \
+	VCVTPS2PD (SI), V0 \
+	VCVTPS2PD HBYTES(SI), V1 \
+	VSUBPD V14, V0, V0 \
+	VSUBPD V14, V1, V1 \
+	VFMADD231PD V0, V0, V2 \
+	VFMADD231PD V1, V1, V3 \
+	ADDQ $VBYTES, SI \
+	DECQ CX \
+	JNZ  loop \
+done: \
+	VADDPD V3, V2, V0 \
+	REDUCEPD \
+	VZEROUPPER
+
+// LNNORM is the body of the lnNorm kernels: DI[i] = float32((SI[i] −
+// µ)·r)·DX[i] + BX[i] for CX floats (a multiple of the lanes), with µ and r
+// broadcast in V14 and V15 and the subtraction and the product in float64,
+// the float32 operations of layerNormFwdFast (so the same µ and r give its
+// results bit for bit). BX = 0 means no bias.
+#define LNNORM \
+	SHRQ $VSHIFT, CX \
+	JZ   done \
+	TESTQ BX, BX \
+	JZ   nobias \
+loop: \
+	VCVTPS2PD (SI), V0 \
+	VCVTPS2PD HBYTES(SI), V1 \
+	VSUBPD V14, V0, V0 \
+	VSUBPD V14, V1, V1 \
+	VMULPD V15, V0, V0 \
+	VMULPD V15, V1, V1 \
+	CVTPD2PS V0, H0 \
+	CVTPD2PS V1, H1 \
+	VMULPS (DX), H0, H0 \
+	VMULPS HBYTES(DX), H1, H1 \
+	VADDPS (BX), H0, H0 \
+	VADDPS HBYTES(BX), H1, H1 \
+	VMOVUPS H0, (DI) \
+	VMOVUPS H1, HBYTES(DI) \
+	ADDQ $VBYTES, SI \
+	ADDQ $VBYTES, DX \
+	ADDQ $VBYTES, BX \
+	ADDQ $VBYTES, DI \
+	DECQ CX \
+	JNZ  loop \
+	JMP  done \
+nobias: \
+	VCVTPS2PD (SI), V0 \
+	VCVTPS2PD HBYTES(SI), V1 \
+	VSUBPD V14, V0, V0 \
+	VSUBPD V14, V1, V1 \
+	VMULPD V15, V0, V0 \
+	VMULPD V15, V1, V1 \
+	CVTPD2PS V0, H0 \
+	CVTPD2PS V1, H1 \
+	VMULPS (DX), H0, H0 \
+	VMULPS HBYTES(DX), H1, H1 \
+	VMOVUPS H0, (DI) \
+	VMOVUPS H1, HBYTES(DI) \
+	ADDQ $VBYTES, SI \
+	ADDQ $VBYTES, DX \
+	ADDQ $VBYTES, DI \
+	DECQ CX \
+	JNZ  nobias \
+done: \
+	VZEROUPPER \
+	RET
+
+// LNGRADSUMS is the body of the lnGradSums kernels, the first sweep of
+// LayerNorm's backward over a row: with x̂ = (SI[i] − µ)·r (µ, r broadcast in
+// V14, V15) and ĝ = DX[i]·BX[i], all in float64, it sums ĝ and ĝ·x̂ over CX
+// floats (a multiple of the lanes), each in two chains, leaving them in X13
+// and X0; unless R8 is 0 it also adds DX[i]·x̂ to R8[i] and DX[i] to R9[i]
+// (float64 arrays: the weight's and the bias's gradients).
+#define LNGRADSUMS \
+	VXORPD V8, V8, V8 \
+	VXORPD V9, V9, V9 \
+	VXORPD V10, V10, V10 \
+	VXORPD V11, V11, V11 \
+	SHRQ $VSHIFT, CX \
+	JZ   done \
+loop: \
+	VCVTPS2PD (SI), V0 \
+	VCVTPS2PD HBYTES(SI), V1 \
+	VSUBPD V14, V0, V0 \
+	VSUBPD V14, V1, V1 \
+	VMULPD V15, V0, V0 \
+	VMULPD V15, V1, V1 \
+	VCVTPS2PD (DX), V2 \
+	VCVTPS2PD HBYTES(DX), V3 \
+	VCVTPS2PD (BX), V4 \
+	VCVTPS2PD HBYTES(BX), V5 \
+	VMULPD V2, V4, V4 \
+	VMULPD V3, V5, V5 \
+	VADDPD V4, V8, V8 \
+	VADDPD V5, V10, V10 \
+	VFMADD231PD V4, V0, V9 \
+	VFMADD231PD V5, V1, V11 \
+	TESTQ R8, R8 \
+	JZ   next \
+	VMOVUPD (R8), V6 \
+	VMOVUPD VBYTES(R8), V7 \
+	VFMADD231PD V2, V0, V6 \
+	VFMADD231PD V3, V1, V7 \
+	VMOVUPD V6, (R8) \
+	VMOVUPD V7, VBYTES(R8) \
+	VADDPD (R9), V2, V2 \
+	VADDPD VBYTES(R9), V3, V3 \
+	VMOVUPD V2, (R9) \
+	VMOVUPD V3, VBYTES(R9) \
+	ADDQ $(2*VBYTES), R8 \
+	ADDQ $(2*VBYTES), R9 \
+next: \
+	ADDQ $VBYTES, SI \
+	ADDQ $VBYTES, DX \
+	ADDQ $VBYTES, BX \
+	DECQ CX \
+	JNZ  loop \
+done: \
+	VADDPD V10, V8, V0 \
+	REDUCEPD \
+	VMOVAPD X0, X13 \
+	VADDPD V11, V9, V0 \
+	REDUCEPD \
+	VZEROUPPER
+
+// LNGRADDX is the body of the lnGradDx kernels, the second sweep of
+// LayerNorm's backward: DI[i] = float32(r·(ĝ − s1 − x̂·s2)) for CX floats (a
+// multiple of the lanes), with x̂ and ĝ as in LNGRADSUMS and s1, s2, µ, r
+// broadcast in V12-V15, in float64.
+#define LNGRADDX \
+	SHRQ $VSHIFT, CX \
+	JZ   done \
+loop: \
+	VCVTPS2PD (SI), V0 \
+	VCVTPS2PD HBYTES(SI), V1 \
+	VSUBPD V14, V0, V0 \
+	VSUBPD V14, V1, V1 \
+	VMULPD V15, V0, V0 \
+	VMULPD V15, V1, V1 \
+	VCVTPS2PD (DX), V2 \
+	VCVTPS2PD HBYTES(DX), V3 \
+	VCVTPS2PD (BX), V4 \
+	VCVTPS2PD HBYTES(BX), V5 \
+	VMULPD V2, V4, V4 \
+	VMULPD V3, V5, V5 \
+	VSUBPD V12, V4, V4 \
+	VSUBPD V12, V5, V5 \
+	VFNMADD231PD V0, V13, V4 \
+	VFNMADD231PD V1, V13, V5 \
+	VMULPD V15, V4, V4 \
+	VMULPD V15, V5, V5 \
+	CVTPD2PS V4, H4 \
+	CVTPD2PS V5, H5 \
+	VMOVUPS H4, (DI) \
+	VMOVUPS H5, HBYTES(DI) \
+	ADDQ $VBYTES, SI \
+	ADDQ $VBYTES, DX \
+	ADDQ $VBYTES, BX \
+	ADDQ $VBYTES, DI \
+	DECQ CX \
+	JNZ  loop \
+done: \
+	VZEROUPPER \
+	RET
+
 // The AVX2 bank: 8 lanes, Y registers.
 #define VBYTES 32
 #define VSHIFT 3
@@ -850,6 +1053,29 @@ done: \
 #define V13 Y13
 #define V14 Y14
 #define V15 Y15
+#define H0 X0
+#define H1 X1
+#define H2 X2
+#define H3 X3
+#define H4 X4
+#define H5 X5
+#define H6 X6
+#define H7 X7
+#define H8 X8
+#define H9 X9
+#define H10 X10
+#define H11 X11
+#define H12 X12
+#define H13 X13
+#define H14 X14
+#define H15 X15
+#define HBYTES 16
+#define CVTPD2PS VCVTPD2PSY
+#define REDUCEPD \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPD X1, X0, X0 \
+	VPERMILPD $1, X0, X1 \
+	VADDSD X1, X0, X0
 
 // func addAVX2(d, a, b *float32, n int)
 // d[i] = a[i] + b[i] for n (a multiple of 8) elements.
@@ -906,6 +1132,70 @@ TEXT ·adamwAVX2(SB), NOSPLIT, $0-48
 	MOVQ c+40(FP), AX
 	ADAMW
 
+// func lnSumAVX2(x *float32, n int) float64
+// Σ x[i] in float64 for n (a multiple of 8) elements.
+TEXT ·lnSumAVX2(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	LNSUM
+	MOVSD X0, ret+16(FP)
+	RET
+
+// func lnSqDevAVX2(x *float32, n int, mu float64) float64
+// Σ (x[i] − mu)² in float64 for n (a multiple of 8) elements.
+TEXT ·lnSqDevAVX2(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VBROADCASTSD mu+16(FP), V14
+	LNSQDEV
+	MOVSD X0, ret+24(FP)
+	RET
+
+// func lnNormAVX2(dst, x, w, b *float32, n int, mu, r float64)
+// dst[i] = float32((x[i] − mu)·r)·w[i] + b[i] for n (a multiple of 8)
+// elements; b may be nil.
+TEXT ·lnNormAVX2(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ w+16(FP), DX
+	MOVQ b+24(FP), BX
+	MOVQ n+32(FP), CX
+	VBROADCASTSD mu+40(FP), V14
+	VBROADCASTSD r+48(FP), V15
+	LNNORM
+
+// func lnGradSumsAVX2(gr, x, w *float32, n int, mu, r float64, accW, accB *float64) (s1, s2 float64)
+// LayerNorm's backward row sums for n (a multiple of 8) elements; see
+// LNGRADSUMS. accW and accB are both nil or both not.
+TEXT ·lnGradSumsAVX2(SB), NOSPLIT, $0-80
+	MOVQ gr+0(FP), DX
+	MOVQ x+8(FP), SI
+	MOVQ w+16(FP), BX
+	MOVQ n+24(FP), CX
+	VBROADCASTSD mu+32(FP), V14
+	VBROADCASTSD r+40(FP), V15
+	MOVQ accW+48(FP), R8
+	MOVQ accB+56(FP), R9
+	LNGRADSUMS
+	MOVSD X13, s1+64(FP)
+	MOVSD X0, s2+72(FP)
+	RET
+
+// func lnGradDxAVX2(dx, gr, x, w *float32, n int, mu, r, s1, s2 float64)
+// dx[i] = float32(r·(gr[i]·w[i] − s1 − (x[i] − mu)·r·s2)) for n (a multiple
+// of 8) elements.
+TEXT ·lnGradDxAVX2(SB), NOSPLIT, $0-72
+	MOVQ dx+0(FP), DI
+	MOVQ gr+8(FP), DX
+	MOVQ x+16(FP), SI
+	MOVQ w+24(FP), BX
+	MOVQ n+32(FP), CX
+	VBROADCASTSD mu+40(FP), V14
+	VBROADCASTSD r+48(FP), V15
+	VBROADCASTSD s1+56(FP), V12
+	VBROADCASTSD s2+64(FP), V13
+	LNGRADDX
+
 // The AVX-512 bank: 16 lanes, Z registers.
 #undef VBYTES
 #undef VSHIFT
@@ -925,6 +1215,25 @@ TEXT ·adamwAVX2(SB), NOSPLIT, $0-48
 #undef V13
 #undef V14
 #undef V15
+#undef H0
+#undef H1
+#undef H2
+#undef H3
+#undef H4
+#undef H5
+#undef H6
+#undef H7
+#undef H8
+#undef H9
+#undef H10
+#undef H11
+#undef H12
+#undef H13
+#undef H14
+#undef H15
+#undef HBYTES
+#undef CVTPD2PS
+#undef REDUCEPD
 #define VBYTES 64
 #define VSHIFT 4
 #define V0 Z0
@@ -943,6 +1252,31 @@ TEXT ·adamwAVX2(SB), NOSPLIT, $0-48
 #define V13 Z13
 #define V14 Z14
 #define V15 Z15
+#define H0 Y0
+#define H1 Y1
+#define H2 Y2
+#define H3 Y3
+#define H4 Y4
+#define H5 Y5
+#define H6 Y6
+#define H7 Y7
+#define H8 Y8
+#define H9 Y9
+#define H10 Y10
+#define H11 Y11
+#define H12 Y12
+#define H13 Y13
+#define H14 Y14
+#define H15 Y15
+#define HBYTES 32
+#define CVTPD2PS VCVTPD2PS
+#define REDUCEPD \
+	VEXTRACTF64X4 $1, Z0, Y1 \
+	VADDPD Y1, Y0, Y0 \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPD X1, X0, X0 \
+	VPERMILPD $1, X0, X1 \
+	VADDSD X1, X0, X0
 
 // func addAVX512(d, a, b *float32, n int)
 // d[i] = a[i] + b[i] for n (a multiple of 16) elements.
@@ -998,3 +1332,67 @@ TEXT ·adamwAVX512(SB), NOSPLIT, $0-48
 	MOVQ n+32(FP), CX
 	MOVQ c+40(FP), AX
 	ADAMW
+
+// func lnSumAVX512(x *float32, n int) float64
+// Σ x[i] in float64 for n (a multiple of 16) elements.
+TEXT ·lnSumAVX512(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	LNSUM
+	MOVSD X0, ret+16(FP)
+	RET
+
+// func lnSqDevAVX512(x *float32, n int, mu float64) float64
+// Σ (x[i] − mu)² in float64 for n (a multiple of 16) elements.
+TEXT ·lnSqDevAVX512(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VBROADCASTSD mu+16(FP), V14
+	LNSQDEV
+	MOVSD X0, ret+24(FP)
+	RET
+
+// func lnNormAVX512(dst, x, w, b *float32, n int, mu, r float64)
+// dst[i] = float32((x[i] − mu)·r)·w[i] + b[i] for n (a multiple of 16)
+// elements; b may be nil.
+TEXT ·lnNormAVX512(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ w+16(FP), DX
+	MOVQ b+24(FP), BX
+	MOVQ n+32(FP), CX
+	VBROADCASTSD mu+40(FP), V14
+	VBROADCASTSD r+48(FP), V15
+	LNNORM
+
+// func lnGradSumsAVX512(gr, x, w *float32, n int, mu, r float64, accW, accB *float64) (s1, s2 float64)
+// LayerNorm's backward row sums for n (a multiple of 16) elements; see
+// LNGRADSUMS. accW and accB are both nil or both not.
+TEXT ·lnGradSumsAVX512(SB), NOSPLIT, $0-80
+	MOVQ gr+0(FP), DX
+	MOVQ x+8(FP), SI
+	MOVQ w+16(FP), BX
+	MOVQ n+24(FP), CX
+	VBROADCASTSD mu+32(FP), V14
+	VBROADCASTSD r+40(FP), V15
+	MOVQ accW+48(FP), R8
+	MOVQ accB+56(FP), R9
+	LNGRADSUMS
+	MOVSD X13, s1+64(FP)
+	MOVSD X0, s2+72(FP)
+	RET
+
+// func lnGradDxAVX512(dx, gr, x, w *float32, n int, mu, r, s1, s2 float64)
+// dx[i] = float32(r·(gr[i]·w[i] − s1 − (x[i] − mu)·r·s2)) for n (a multiple
+// of 16) elements.
+TEXT ·lnGradDxAVX512(SB), NOSPLIT, $0-72
+	MOVQ dx+0(FP), DI
+	MOVQ gr+8(FP), DX
+	MOVQ x+16(FP), SI
+	MOVQ w+24(FP), BX
+	MOVQ n+32(FP), CX
+	VBROADCASTSD mu+40(FP), V14
+	VBROADCASTSD r+48(FP), V15
+	VBROADCASTSD s1+56(FP), V12
+	VBROADCASTSD s2+64(FP), V13
+	LNGRADDX

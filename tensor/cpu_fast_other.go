@@ -46,3 +46,39 @@ func expSubToAVX512(dst, x *float32, n int, m float32) float32 {
 
 // hasAsm is false: this build has no assembly kernels.
 const hasAsm = false
+
+func lnSumAVX2(x *float32, n int) float64 { panic("tensor: lnSumAVX2 without assembly") }
+
+func lnSqDevAVX2(x *float32, n int, mu float64) float64 {
+	panic("tensor: lnSqDevAVX2 without assembly")
+}
+
+func lnNormAVX2(dst, x, w, b *float32, n int, mu, r float64) {
+	panic("tensor: lnNormAVX2 without assembly")
+}
+
+func lnGradSumsAVX2(gr, x, w *float32, n int, mu, r float64, accW, accB *float64) (s1, s2 float64) {
+	panic("tensor: lnGradSumsAVX2 without assembly")
+}
+
+func lnGradDxAVX2(dx, gr, x, w *float32, n int, mu, r, s1, s2 float64) {
+	panic("tensor: lnGradDxAVX2 without assembly")
+}
+
+func lnSumAVX512(x *float32, n int) float64 { panic("tensor: lnSumAVX512 without assembly") }
+
+func lnSqDevAVX512(x *float32, n int, mu float64) float64 {
+	panic("tensor: lnSqDevAVX512 without assembly")
+}
+
+func lnNormAVX512(dst, x, w, b *float32, n int, mu, r float64) {
+	panic("tensor: lnNormAVX512 without assembly")
+}
+
+func lnGradSumsAVX512(gr, x, w *float32, n int, mu, r float64, accW, accB *float64) (s1, s2 float64) {
+	panic("tensor: lnGradSumsAVX512 without assembly")
+}
+
+func lnGradDxAVX512(dx, gr, x, w *float32, n int, mu, r, s1, s2 float64) {
+	panic("tensor: lnGradDxAVX512 without assembly")
+}
