@@ -3,9 +3,10 @@
 // sum (softmax, cross-entropy) and the AdamW update; and their AVX-512
 // versions, 16 lanes at a time. The kernels whose two widths have the same
 // shape (arithmetic, scale, AdamW, and LayerNorm's float64 row kernels of
-// cpu_fast_layernorm.go) are one macro body each, at the end of the file. Constants are 32-byte
-// vectors of one repeated float32 (bit patterns of the constants in
-// cpu_fast.go; docs/perf-train.md has the fit that produced them).
+// cpu_fast_layernorm.go) are one macro body each, at the end of the file.
+// Constants are 32-byte vectors of one repeated float32 (bit patterns of the
+// constants in cpu_fast.go; docs/perf-train.md has the fit that produced
+// them).
 
 //go:build amd64 && !purego
 
