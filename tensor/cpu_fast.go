@@ -219,20 +219,11 @@ func expSubTo(dst, x []float32, m float32) float32 {
 	return sum
 }
 
-// rowMax returns the largest element of x (NaN if there is one).
-func rowMax(x []float32) float32 {
-	m := x[0]
-	for _, v := range x[1:] {
-		m = max(m, v)
-	}
-	return m
-}
-
 // logSumExpFast returns log Σ e^x for a non-empty row, using scratch
 // (len(x) elements) for the exponentials. It reports false, leaving the
 // work to the float64 reference, when the row's maximum is not finite.
 func logSumExpFast(x, scratch []float32) (float32, bool) {
-	m := rowMax(x)
+	m := rowMax4(x)
 	if m-m != 0 { // NaN or ±Inf
 		return 0, false
 	}
@@ -243,7 +234,7 @@ func logSumExpFast(x, scratch []float32) (float32, bool) {
 // It reports false, having written nothing useful, when the row's maximum
 // is not finite.
 func softmaxScaledFast(dst, x []float32, scale float32) bool {
-	m := rowMax(x)
+	m := rowMax4(x)
 	if m-m != 0 {
 		return false
 	}
