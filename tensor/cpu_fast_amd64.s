@@ -2,8 +2,9 @@
 // derivative (the approximations of normCDFPDF and exp32), e^(x−m) with its
 // sum (softmax, cross-entropy) and the AdamW update; and their AVX-512
 // versions, 16 lanes at a time. The kernels whose two widths have the same
-// shape (arithmetic, scale, AdamW, and LayerNorm's float64 row kernels of
-// cpu_fast_layernorm.go) are one macro body each, at the end of the file.
+// shape (arithmetic, scale, AdamW, the float64 row sum and dot product,
+// LayerNorm's row kernels of cpu_fast_layernorm.go and softmax's sweeps of
+// cpu_fast_softmax.go) are one macro body each, at the end of the file.
 // Constants are 32-byte vectors of one repeated float32 (bit patterns of the
 // constants in cpu_fast.go; docs/perf-train.md has the fit that produced
 // them).
@@ -839,10 +840,10 @@ done: \
 	VZEROUPPER \
 	RET
 
-// LNSUM is the body of the lnSum kernels: Σ SI[i] over CX floats (a
+// SUMF64 is the body of the sumF64 kernels: Σ SI[i] over CX floats (a
 // multiple of the lanes), each converted to float64 (exactly) and added in
 // float64, in two chains; the sum is left in X0.
-#define LNSUM \
+#define SUMF64 \
 	VXORPD V2, V2, V2 \
 	VXORPD V3, V3, V3 \
 	SHRQ $VSHIFT, CX \
@@ -1035,6 +1036,88 @@ done: \
 	VZEROUPPER \
 	RET
 
+// DOTF64 is the body of the dotF64 kernels: Σ SI[i]·DX[i] over CX floats
+// (a multiple of the lanes) in float64 (each product exact, fused into its
+// addition), in two chains; the sum is left in X0.
+#define DOTF64 \
+	VXORPD V2, V2, V2 \
+	VXORPD V3, V3, V3 \
+	SHRQ $VSHIFT, CX \
+	JZ   done \
+loop: \
+	VCVTPS2PD (SI), V0 \
+	VCVTPS2PD HBYTES(SI), V1 \
+	VCVTPS2PD (DX), V4 \
+	VCVTPS2PD HBYTES(DX), V5 \
+	VFMADD231PD V4, V0, V2 \
+	VFMADD231PD V5, V1, V3 \
+	ADDQ $VBYTES, SI \
+	ADDQ $VBYTES, DX \
+	DECQ CX \
+	JNZ  loop \
+done: \
+	VADDPD V3, V2, V0 \
+	REDUCEPD \
+	VZEROUPPER
+
+// SMGRAD is the body of the softmaxGrad kernels: DI[i] = SI[i]·(DX[i] − a)
+// for CX floats (a multiple of the lanes), a broadcast in V15; the float32
+// operations of softmaxGradRowFast.
+#define SMGRAD \
+	SHRQ $VSHIFT, CX \
+	JZ   done \
+loop: \
+	VMOVUPS (DX), V0 \
+	VSUBPS V15, V0, V0 \
+	VMULPS (SI), V0, V0 \
+	VMOVUPS V0, (DI) \
+	ADDQ $VBYTES, SI \
+	ADDQ $VBYTES, DX \
+	ADDQ $VBYTES, DI \
+	DECQ CX \
+	JNZ  loop \
+done: \
+	VZEROUPPER \
+	RET
+
+// LOGSMGRAD is the body of the logSoftmaxGrad kernels: DI[i] = DX[i] −
+// DI[i]·a for CX floats (a multiple of the lanes), a broadcast in V15; the
+// float32 operations of softmaxGradRowFast for log-softmax.
+#define LOGSMGRAD \
+	SHRQ $VSHIFT, CX \
+	JZ   done \
+loop: \
+	VMULPS (DI), V15, V0 \
+	VMOVUPS (DX), V1 \
+	VSUBPS V0, V1, V1 \
+	VMOVUPS V1, (DI) \
+	ADDQ $VBYTES, DX \
+	ADDQ $VBYTES, DI \
+	DECQ CX \
+	JNZ  loop \
+done: \
+	VZEROUPPER \
+	RET
+
+// LOGSM is the body of the logSoftmax kernels: DI[i] = (SI[i] − m) − c for
+// CX floats (a multiple of the lanes), m and c broadcast in V14 and V15;
+// the float32 operations of softmaxRowFast for log-softmax.
+#define LOGSM \
+	SHRQ $VSHIFT, CX \
+	JZ   done \
+loop: \
+	VMOVUPS (SI), V0 \
+	VSUBPS V14, V0, V0 \
+	VSUBPS V15, V0, V0 \
+	VMOVUPS V0, (DI) \
+	ADDQ $VBYTES, SI \
+	ADDQ $VBYTES, DI \
+	DECQ CX \
+	JNZ  loop \
+done: \
+	VZEROUPPER \
+	RET
+
 // The AVX2 bank: 8 lanes, Y registers.
 #define VBYTES 32
 #define VSHIFT 3
@@ -1133,12 +1216,12 @@ TEXT ·adamwAVX2(SB), NOSPLIT, $0-48
 	MOVQ c+40(FP), AX
 	ADAMW
 
-// func lnSumAVX2(x *float32, n int) float64
+// func sumF64AVX2(x *float32, n int) float64
 // Σ x[i] in float64 for n (a multiple of 8) elements.
-TEXT ·lnSumAVX2(SB), NOSPLIT, $0-24
+TEXT ·sumF64AVX2(SB), NOSPLIT, $0-24
 	MOVQ x+0(FP), SI
 	MOVQ n+8(FP), CX
-	LNSUM
+	SUMF64
 	MOVSD X0, ret+16(FP)
 	RET
 
@@ -1196,6 +1279,45 @@ TEXT ·lnGradDxAVX2(SB), NOSPLIT, $0-72
 	VBROADCASTSD s1+56(FP), V12
 	VBROADCASTSD s2+64(FP), V13
 	LNGRADDX
+
+// func dotF64AVX2(a, b *float32, n int) float64
+// Σ a[i]·b[i] in float64 for n (a multiple of 8) elements.
+TEXT ·dotF64AVX2(SB), NOSPLIT, $0-32
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DX
+	MOVQ n+16(FP), CX
+	DOTF64
+	MOVSD X0, ret+24(FP)
+	RET
+
+// func softmaxGradAVX2(d, y, gr *float32, n int, a float32)
+// d[i] = y[i]·(gr[i] − a) for n (a multiple of 8) elements.
+TEXT ·softmaxGradAVX2(SB), NOSPLIT, $0-36
+	MOVQ d+0(FP), DI
+	MOVQ y+8(FP), SI
+	MOVQ gr+16(FP), DX
+	MOVQ n+24(FP), CX
+	VBROADCASTSS a+32(FP), V15
+	SMGRAD
+
+// func logSoftmaxGradAVX2(d, gr *float32, n int, a float32)
+// d[i] = gr[i] − d[i]·a for n (a multiple of 8) elements.
+TEXT ·logSoftmaxGradAVX2(SB), NOSPLIT, $0-28
+	MOVQ d+0(FP), DI
+	MOVQ gr+8(FP), DX
+	MOVQ n+16(FP), CX
+	VBROADCASTSS a+24(FP), V15
+	LOGSMGRAD
+
+// func logSoftmaxAVX2(y, x *float32, n int, m, c float32)
+// y[i] = (x[i] − m) − c for n (a multiple of 8) elements.
+TEXT ·logSoftmaxAVX2(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS m+24(FP), V14
+	VBROADCASTSS c+28(FP), V15
+	LOGSM
 
 // The AVX-512 bank: 16 lanes, Z registers.
 #undef VBYTES
@@ -1334,12 +1456,12 @@ TEXT ·adamwAVX512(SB), NOSPLIT, $0-48
 	MOVQ c+40(FP), AX
 	ADAMW
 
-// func lnSumAVX512(x *float32, n int) float64
+// func sumF64AVX512(x *float32, n int) float64
 // Σ x[i] in float64 for n (a multiple of 16) elements.
-TEXT ·lnSumAVX512(SB), NOSPLIT, $0-24
+TEXT ·sumF64AVX512(SB), NOSPLIT, $0-24
 	MOVQ x+0(FP), SI
 	MOVQ n+8(FP), CX
-	LNSUM
+	SUMF64
 	MOVSD X0, ret+16(FP)
 	RET
 
@@ -1397,3 +1519,42 @@ TEXT ·lnGradDxAVX512(SB), NOSPLIT, $0-72
 	VBROADCASTSD s1+56(FP), V12
 	VBROADCASTSD s2+64(FP), V13
 	LNGRADDX
+
+// func dotF64AVX512(a, b *float32, n int) float64
+// Σ a[i]·b[i] in float64 for n (a multiple of 16) elements.
+TEXT ·dotF64AVX512(SB), NOSPLIT, $0-32
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DX
+	MOVQ n+16(FP), CX
+	DOTF64
+	MOVSD X0, ret+24(FP)
+	RET
+
+// func softmaxGradAVX512(d, y, gr *float32, n int, a float32)
+// d[i] = y[i]·(gr[i] − a) for n (a multiple of 16) elements.
+TEXT ·softmaxGradAVX512(SB), NOSPLIT, $0-36
+	MOVQ d+0(FP), DI
+	MOVQ y+8(FP), SI
+	MOVQ gr+16(FP), DX
+	MOVQ n+24(FP), CX
+	VBROADCASTSS a+32(FP), V15
+	SMGRAD
+
+// func logSoftmaxGradAVX512(d, gr *float32, n int, a float32)
+// d[i] = gr[i] − d[i]·a for n (a multiple of 16) elements.
+TEXT ·logSoftmaxGradAVX512(SB), NOSPLIT, $0-28
+	MOVQ d+0(FP), DI
+	MOVQ gr+8(FP), DX
+	MOVQ n+16(FP), CX
+	VBROADCASTSS a+24(FP), V15
+	LOGSMGRAD
+
+// func logSoftmaxAVX512(y, x *float32, n int, m, c float32)
+// y[i] = (x[i] − m) − c for n (a multiple of 16) elements.
+TEXT ·logSoftmaxAVX512(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS m+24(FP), V14
+	VBROADCASTSS c+28(FP), V15
+	LOGSM

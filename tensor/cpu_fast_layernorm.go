@@ -1,7 +1,7 @@
 package tensor
 
-// LayerNorm's row kernels: the float64 sums and the elementwise sweeps of
-// layerNormFwdFast and layerNormGradFast, with the AVX-512 kernels of
+// LayerNorm's row kernels: the float64 sums (the row sum is sumF64's) and
+// the elementwise sweeps of layerNormFwdFast and layerNormGradFast, with the AVX-512 kernels of
 // cpu_fast_amd64.s on whole blocks of 16 elements, the AVX2 ones on a block
 // of 8 after them and Go on the rest (the pattern of geluF32 and expSubTo).
 // The arithmetic is float64 on float32 data, like the Go code's: each sum
@@ -14,23 +14,6 @@ package tensor
 // (w != nil; the kernels always scale by w). The other cases stay in the
 // loops of layerNormFwdFast and layerNormGradFast.
 func lnRowAsm(w []float32) bool { return geluAsm && w != nil }
-
-// lnSum returns Σ x[i] in float64.
-func lnSum(x []float32) float64 {
-	var s float64
-	if n := len(x) &^ 15; avx512Asm && n > 0 {
-		s = lnSumAVX512(&x[0], n)
-		x = x[n:]
-	}
-	if n := len(x) &^ 7; geluAsm && n > 0 {
-		s += lnSumAVX2(&x[0], n)
-		x = x[n:]
-	}
-	for _, v := range x {
-		s += float64(v)
-	}
-	return s
-}
 
 // lnSqDev returns Σ (x[i] − mu)² in float64.
 func lnSqDev(x []float32, mu float64) float64 {
