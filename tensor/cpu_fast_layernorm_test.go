@@ -41,17 +41,17 @@ func runLayerNorm(fast bool, x, g, w, b []float32, rows, cols int) lnCase {
 // the Go loops, each path the machine runs) against the float64 reference
 // loops of cpuBackend.LayerNorm and LayerNormGrad on fresh random rows of
 // ragged lengths (the 16- and 8-wide blocks and the Go tail each take part),
-// with and without bias, and with rows whose mean is far larger than their
-// spread. The forward must agree to 1e-6 relative, the backward to 1e-5:
+// with and without bias, with rows whose mean is far larger than their
+// spread, and with rows holding a NaN or an infinity (NaN must meet NaN). The forward must agree to 1e-6 relative, the backward to 1e-5:
 // both compute in float64 and differ only in the order of their additions.
 func TestLayerNormKernels(t *testing.T) {
 	forEachPath(t, func(asm string) {
 		gen := NewGenerator(31)
 		for _, cols := range []int{1, 7, 8, 16, 17, 24, 33, 384, 768, 1023} {
 			for _, s := range []struct {
-				rows      int
-				off, bias bool
-			}{{1, false, true}, {5, false, true}, {3, true, true}, {4, false, false}} {
+				rows                int
+				off, bias, specials bool
+			}{{1, false, true, false}, {5, false, true, false}, {3, true, true, false}, {4, false, false, false}, {3, false, true, true}} {
 				mk := func(k int, off, scale float64) []float32 {
 					v := make([]float32, k)
 					for i := range v {
@@ -69,9 +69,13 @@ func TestLayerNormKernels(t *testing.T) {
 				if s.bias {
 					b = mk(cols, 0, 1)
 				}
+				if s.specials { // a NaN in row 0, an infinity in row 1, row 2 finite
+					x[gen.IntN(cols)] = float32(math.NaN())
+					x[cols+gen.IntN(cols)] = float32(math.Inf(1))
+				}
 				want := runLayerNorm(false, x, g, w, b, s.rows, cols)
 				got := runLayerNorm(true, x, g, w, b, s.rows, cols)
-				name := fmt.Sprintf("%s: %dx%d (offset %v, bias %v)", asm, s.rows, cols, off, s.bias)
+				name := fmt.Sprintf("%s: %dx%d (offset %v, bias %v, NaN and Inf %v)", asm, s.rows, cols, off, s.bias, s.specials)
 				for _, c := range []struct {
 					what      string
 					got, want []float32
@@ -81,7 +85,10 @@ func TestLayerNormKernels(t *testing.T) {
 					{"dx", got.dx, want.dx, 1e-5}, {"dw", got.dw, want.dw, 1e-5}, {"db", got.db, want.db, 1e-5},
 				} {
 					for i := range c.want {
-						if d := math.Abs(float64(c.got[i]) - float64(c.want[i])); d > c.tol*(1+math.Abs(float64(c.want[i]))) {
+						if g, w := c.got[i], c.want[i]; g != g && w != w || math.IsInf(float64(w), 0) && g == w {
+							continue // NaN where the reference has NaN, or the same infinity
+						}
+						if d := math.Abs(float64(c.got[i]) - float64(c.want[i])); !(d <= c.tol*(1+math.Abs(float64(c.want[i])))) {
 							t.Fatalf("%s: %s[%d] = %v, reference %v", name, c.what, i, c.got[i], c.want[i])
 						}
 					}
