@@ -741,10 +741,13 @@ max16nan:
 // the low lane of X0 (clobbering V1). The two register banks are #defined in
 // turn before each set of TEXT blocks, and the preprocessor expands a body
 // with the bank in force where it is invoked, so the AVX2 and AVX-512
-// kernels are the same instructions on registers of the two widths (and the
-// AVX-512 lanes give the AVX2 results bit for bit). The arguments are loaded
-// in each TEXT block, outside the bodies, so that go vet checks their frame
-// offsets against the Go declarations.
+// kernels are the same instructions on registers of the two widths (and,
+// for the float32 kernels, the AVX-512 lanes give the AVX2 results bit for
+// bit; the float64 sums differ in the order of their additions). The labels
+// inside the bodies are fixed names, which the assembler scopes to each
+// TEXT block. The arguments are loaded in each TEXT block, outside the
+// bodies, so that go vet checks their frame offsets against the Go
+// declarations; a body ends in RET only where its kernel has no results.
 
 // ARITH is the loop of the add, sub, mul and div kernels: DI[i] = SI[i] op
 // DX[i] for CX elements (a multiple of the lanes), two vectors at a time
