@@ -41,22 +41,16 @@ func (cpuBackend) Attention(y, p, qkv Storage, b, t, nh, hs int, causal bool) {
 }
 
 // softmaxRowScaled replaces row by softmax(row·scale) (the product rounded
-// to float32 first, as a separate multiply would).
+// to float32 first, as a separate multiply would), with the vector kernels
+// of cpu_fast.go for the scaling, the maximum, the exponentials and the
+// normalisation.
 func softmaxRowScaled(row []float32, scale float32) {
-	m := row[0] * scale
-	for j, v := range row {
-		v *= scale
-		row[j] = v
-		m = max(m, v)
-	}
+	scaleF32(row, scale)
+	m := rowMax4(row)
 	if m != m || m > 3.4e38 || m < -3.4e38 { // NaN or ±Inf: leave it to exp
 		m = 0
 	}
-	sum := expSub(row, m)
-	inv := 1 / sum
-	for j := range row {
-		row[j] *= inv
-	}
+	scaleF32(row, 1/expSub(row, m))
 }
 
 func (cpuBackend) AttentionGrad(dqkv, dy, p, qkv Storage, b, t, nh, hs int, causal bool) {

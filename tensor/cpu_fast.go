@@ -184,20 +184,11 @@ func expSubTo(dst, x []float32, m float32) float32 {
 	return sum
 }
 
-// rowMax returns the largest element of x (NaN if there is one).
-func rowMax(x []float32) float32 {
-	m := x[0]
-	for _, v := range x[1:] {
-		m = max(m, v)
-	}
-	return m
-}
-
 // logSumExpFast returns log Σ e^x for a non-empty row, using scratch
 // (len(x) elements) for the exponentials. It reports false, leaving the
 // work to the float64 reference, when the row's maximum is not finite.
 func logSumExpFast(x, scratch []float32) (float32, bool) {
-	m := rowMax(x)
+	m := rowMax4(x)
 	if m-m != 0 { // NaN or ±Inf
 		return 0, false
 	}
@@ -208,7 +199,7 @@ func logSumExpFast(x, scratch []float32) (float32, bool) {
 // It reports false, having written nothing useful, when the row's maximum
 // is not finite.
 func softmaxScaledFast(dst, x []float32, scale float32) bool {
-	m := rowMax(x)
+	m := rowMax4(x)
 	if m-m != 0 {
 		return false
 	}
@@ -264,9 +255,12 @@ func layerNormGradFast(dxs, dws, dbs, gs, xs, rs, ws []float32, rows, cols int) 
 		mu       sync.Mutex
 		partials []partial
 	)
+	asm := lnRowAsm(ws) // cpu_fast_layernorm.go
 	parallelFor(rows, max(1, grain/max(cols, 1)), func(lo, hi int) {
-		xh := make([]float64, cols)
-		dh := make([]float64, cols)
+		var xh, dh []float64
+		if !asm {
+			xh, dh = make([]float64, cols), make([]float64, cols)
+		}
 		var accW, accB []float64
 		if wantW {
 			accW, accB = make([]float64, cols), make([]float64, cols)
@@ -274,6 +268,14 @@ func layerNormGradFast(dxs, dws, dbs, gs, xs, rs, ws []float32, rows, cols int) 
 		n := float64(cols)
 		for r := lo; r < hi; r++ {
 			gr, xr := gs[r*cols:(r+1)*cols], xs[r*cols:(r+1)*cols]
+			if asm {
+				mean, rsd := sumF64(xr)/n, float64(rs[r])
+				s1, s2 := lnGradSums(gr, xr, ws, mean, rsd, accW, accB)
+				if dxs != nil {
+					lnGradDx(dxs[r*cols:(r+1)*cols], gr, xr, ws, mean, rsd, s1/n, s2/n)
+				}
+				continue
+			}
 			mean, rsd := sumF64(xr)/n, float64(rs[r])
 			// loops without carried dependencies first; the two row
 			// sums in two chains each (the additions' latency bounds a
@@ -347,9 +349,19 @@ func layerNormGradFast(dxs, dws, dbs, gs, xs, rs, ws []float32, rows, cols int) 
 // tests switch it off to compare with the reference.
 var layerNormFast = true
 
-// sumF64 returns the sum of x accumulated in float64, in four independent
+// sumF64 returns the sum of x accumulated in float64: the AVX-512 and AVX2
+// kernels on whole blocks of 16 and 8 where they run, then four independent
 // chains (a single chain is bound by the latency of the additions).
 func sumF64(x []float32) float64 {
+	var s float64
+	if n := len(x) &^ 15; avx512Asm && n > 0 {
+		s = sumF64AVX512(&x[0], n)
+		x = x[n:]
+	}
+	if n := len(x) &^ 7; geluAsm && n > 0 {
+		s += sumF64AVX2(&x[0], n)
+		x = x[n:]
+	}
 	var a0, a1, a2, a3 float64
 	i := 0
 	for ; i+4 <= len(x); i += 4 {
@@ -362,18 +374,29 @@ func sumF64(x []float32) float64 {
 	for ; i < len(x); i++ {
 		a0 += float64(x[i])
 	}
-	return (a0 + a1) + (a2 + a3)
+	return s + ((a0 + a1) + (a2 + a3))
 }
 
 // layerNormFwdFast is cpuBackend.LayerNorm with the row sums in several
 // float64 chains and the affine step without per-element branches (same
 // float64 arithmetic, other summation order).
 func layerNormFwdFast(d, ms, rs, xs, ws, bs []float32, rows, cols int, eps float32) {
+	asm := lnRowAsm(ws) // cpu_fast_layernorm.go
 	parallelFor(rows, max(1, grain/max(cols, 1)), func(lo, hi int) {
-		xc := make([]float64, cols)
+		var xc []float64
+		if !asm {
+			xc = make([]float64, cols)
+		}
 		n := float64(cols)
 		for r := lo; r < hi; r++ {
 			xr, dr := xs[r*cols:(r+1)*cols], d[r*cols:(r+1)*cols]
+			if asm {
+				mu := sumF64(xr) / n
+				rstd := 1 / math.Sqrt(lnSqDev(xr, mu)/n+float64(eps))
+				ms[r], rs[r] = float32(mu), float32(rstd)
+				lnNorm(dr, xr, ws, bs, mu, rstd)
+				continue
+			}
 			mu := sumF64(xr) / n
 			for j, v := range xr {
 				xc[j] = float64(v) - mu
@@ -455,10 +478,7 @@ func softmaxRowFast(y, x []float32, log bool) bool {
 	y = y[:len(x)]
 	sum := expSubTo(y, x, m)
 	if log {
-		ls := float32(math.Log(float64(sum)))
-		for j, v := range x {
-			y[j] = v - m - ls
-		}
+		logSoftmaxOut(y, x, m, float32(math.Log(float64(sum)))) // cpu_fast_softmax.go
 		return true
 	}
 	scaleF32(y, 1/sum)
@@ -542,9 +562,19 @@ func arithF32(op BinaryOp, d, a, b []float32) bool {
 	return true
 }
 
-// dotF64 returns Σ a[i]·b[i] accumulated in float64, in four chains.
+// dotF64 returns Σ a[i]·b[i] accumulated in float64: the AVX-512 and AVX2
+// kernels on whole blocks of 16 and 8 where they run, then four chains.
 func dotF64(a, b []float32) float64 {
 	b = b[:len(a)]
+	var s float64
+	if n := len(a) &^ 15; avx512Asm && n > 0 {
+		s = dotF64AVX512(&a[0], &b[0], n)
+		a, b = a[n:], b[n:]
+	}
+	if n := len(a) &^ 7; geluAsm && n > 0 {
+		s += dotF64AVX2(&a[0], &b[0], n)
+		a, b = a[n:], b[n:]
+	}
 	var a0, a1, a2, a3 float64
 	i := 0
 	for ; i+4 <= len(a); i += 4 {
@@ -557,7 +587,7 @@ func dotF64(a, b []float32) float64 {
 	for ; i < len(a); i++ {
 		a0 += float64(a[i]) * float64(b[i])
 	}
-	return (a0 + a1) + (a2 + a3)
+	return s + ((a0 + a1) + (a2 + a3))
 }
 
 // softmaxGradRowFast is one row of cpuBackend.SoftmaxGrad: the sums in
@@ -565,15 +595,9 @@ func dotF64(a, b []float32) float64 {
 func softmaxGradRowFast(d, g, y []float32, log bool) {
 	g, y = g[:len(d)], y[:len(d)]
 	if log {
-		a := float32(sumF64(g))
 		expSubTo(d, y, 0)
-		for j, e := range d {
-			d[j] = g[j] - e*a
-		}
+		logSoftmaxGradOut(d, g, float32(sumF64(g))) // cpu_fast_softmax.go
 		return
 	}
-	a := float32(dotF64(g, y))
-	for j, v := range y {
-		d[j] = v * (g[j] - a)
-	}
+	softmaxGradOut(d, y, g, float32(dotF64(g, y)))
 }

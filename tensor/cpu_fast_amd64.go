@@ -109,3 +109,62 @@ func expSubToAVX512(dst, x *float32, n int, m float32) (sum float32)
 // hasAsm is true: this build has the assembly kernels (which run where
 // internal/cpu says the processor supports them).
 const hasAsm = true
+
+// The row kernels of LayerNorm and softmax (see SUMF64 and the macros
+// after it in cpu_fast_amd64.s), n a multiple of 8 for the AVX2 ones and 16
+// for the AVX-512 ones: the sums and LayerNorm's sweeps in float64 on
+// float32 data, softmax's sweeps in float32.
+
+//go:noescape
+func sumF64AVX2(x *float32, n int) float64
+
+//go:noescape
+func lnSqDevAVX2(x *float32, n int, mu float64) float64
+
+//go:noescape
+func lnNormAVX2(dst, x, w, b *float32, n int, mu, r float64)
+
+//go:noescape
+func lnGradSumsAVX2(gr, x, w *float32, n int, mu, r float64, accW, accB *float64) (s1, s2 float64)
+
+//go:noescape
+func lnGradDxAVX2(dx, gr, x, w *float32, n int, mu, r, s1, s2 float64)
+
+//go:noescape
+func sumF64AVX512(x *float32, n int) float64
+
+//go:noescape
+func lnSqDevAVX512(x *float32, n int, mu float64) float64
+
+//go:noescape
+func lnNormAVX512(dst, x, w, b *float32, n int, mu, r float64)
+
+//go:noescape
+func lnGradSumsAVX512(gr, x, w *float32, n int, mu, r float64, accW, accB *float64) (s1, s2 float64)
+
+//go:noescape
+func lnGradDxAVX512(dx, gr, x, w *float32, n int, mu, r, s1, s2 float64)
+
+//go:noescape
+func dotF64AVX2(a, b *float32, n int) float64
+
+//go:noescape
+func dotF64AVX512(a, b *float32, n int) float64
+
+//go:noescape
+func softmaxGradAVX2(d, y, gr *float32, n int, a float32)
+
+//go:noescape
+func softmaxGradAVX512(d, y, gr *float32, n int, a float32)
+
+//go:noescape
+func logSoftmaxGradAVX2(d, gr *float32, n int, a float32)
+
+//go:noescape
+func logSoftmaxGradAVX512(d, gr *float32, n int, a float32)
+
+//go:noescape
+func logSoftmaxAVX2(y, x *float32, n int, m, c float32)
+
+//go:noescape
+func logSoftmaxAVX512(y, x *float32, n int, m, c float32)

@@ -1,8 +1,13 @@
 // AVX2+FMA kernels of cpu_fast.go, 8 lanes at a time: exact GELU and its
 // derivative (the approximations of normCDFPDF and exp32), e^(x−m) with its
-// sum (softmax, cross-entropy) and the AdamW update. Constants are 32-byte
-// vectors of one repeated float32 (bit patterns of the constants in
-// cpu_fast.go; docs/perf-train.md has the fit that produced them).
+// sum (softmax, cross-entropy) and the AdamW update; and their AVX-512
+// versions, 16 lanes at a time. The kernels whose two widths have the same
+// shape (arithmetic, scale, AdamW, the float64 row sum and dot product,
+// LayerNorm's row kernels of cpu_fast_layernorm.go and softmax's sweeps of
+// cpu_fast_softmax.go) are one macro body each, at the end of the file.
+// Constants are 32-byte vectors of one repeated float32 (bit patterns of the
+// constants in cpu_fast.go; docs/perf-train.md has the fit that produced
+// them).
 
 //go:build amd64 && !purego
 
@@ -421,56 +426,6 @@ bwddone:
 	VZEROUPPER
 	RET
 
-// func adamwAVX2(p, gr, m, v *float32, n int, c *adamwConsts)
-// PyTorch's AdamW update for n (a multiple of 8) elements, with the same
-// float32 operations in the same order as cpuBackend.AdamW's loop (no FMA),
-// so the results are identical to it bit for bit.
-TEXT ·adamwAVX2(SB), NOSPLIT, $0-48
-	MOVQ p+0(FP), DI
-	MOVQ gr+8(FP), SI
-	MOVQ m+16(FP), DX
-	MOVQ v+24(FP), BX
-	MOVQ n+32(FP), CX
-	MOVQ c+40(FP), AX
-	VBROADCASTSS 0(AX), Y8   // b1
-	VBROADCASTSS 4(AX), Y9   // a1 = 1-b1
-	VBROADCASTSS 8(AX), Y10  // b2
-	VBROADCASTSS 12(AX), Y11 // a2 = 1-b2
-	VBROADCASTSS 16(AX), Y12 // √(1-b2^t)
-	VBROADCASTSS 20(AX), Y13 // eps
-	VBROADCASTSS 24(AX), Y14 // lr/(1-b1^t)
-	VBROADCASTSS 28(AX), Y15 // 1 - lr·wd
-	SHRQ $3, CX
-	JZ   adamdone
-adamloop:
-	VMOVUPS (SI), Y0
-	VMULPS (DX), Y8, Y1
-	VMULPS Y0, Y9, Y4
-	VADDPS Y4, Y1, Y1
-	VMOVUPS Y1, (DX)
-	VMULPS (BX), Y10, Y2
-	VMULPS Y0, Y0, Y4
-	VMULPS Y11, Y4, Y4
-	VADDPS Y4, Y2, Y2
-	VMOVUPS Y2, (BX)
-	VSQRTPS Y2, Y5
-	VDIVPS Y12, Y5, Y5
-	VADDPS Y13, Y5, Y5
-	VDIVPS Y5, Y1, Y6
-	VMULPS Y6, Y14, Y6
-	VMULPS (DI), Y15, Y3
-	VSUBPS Y6, Y3, Y3
-	VMOVUPS Y3, (DI)
-	ADDQ $32, SI
-	ADDQ $32, DX
-	ADDQ $32, BX
-	ADDQ $32, DI
-	DECQ CX
-	JNZ  adamloop
-adamdone:
-	VZEROUPPER
-	RET
-
 // func maxAVX2(x *float32, n int) float32
 // The largest of n (a positive multiple of 8) elements, or NaN if one is NaN.
 TEXT ·maxAVX2(SB), NOSPLIT, $0-20
@@ -502,172 +457,6 @@ maxloop:
 maxnan:
 	MOVL $0x7fc00000, AX
 	MOVL AX, ret+16(FP)
-	VZEROUPPER
-	RET
-
-// func scaleAVX2(x *float32, n int, k float32)
-// x[i] *= k for n (a multiple of 8) elements.
-TEXT ·scaleAVX2(SB), NOSPLIT, $0-20
-	MOVQ x+0(FP), SI
-	MOVQ n+8(FP), CX
-	VBROADCASTSS k+16(FP), Y1
-	SHRQ $3, CX
-	JZ   scaledone
-scaleloop:
-	VMULPS (SI), Y1, Y0
-	VMOVUPS Y0, (SI)
-	ADDQ $32, SI
-	DECQ CX
-	JNZ  scaleloop
-scaledone:
-	VZEROUPPER
-	RET
-
-// func addAVX2(d, a, b *float32, n int)
-// d[i] = a[i] + b[i] for n (a multiple of 8) elements, 16 at a time.
-TEXT ·addAVX2(SB), NOSPLIT, $0-32
-	MOVQ d+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DX
-	MOVQ n+24(FP), CX
-	SHRQ $3, CX
-	JZ   adddone
-	TESTQ $1, CX
-	JZ   addpairs
-	VMOVUPS (SI), Y0
-	VADDPS (DX), Y0, Y0
-	VMOVUPS Y0, (DI)
-	ADDQ $32, SI
-	ADDQ $32, DX
-	ADDQ $32, DI
-	DECQ CX
-	JZ   adddone
-addpairs:
-	SHRQ $1, CX
-addloop:
-	VMOVUPS (SI), Y0
-	VMOVUPS 32(SI), Y1
-	VADDPS (DX), Y0, Y0
-	VADDPS 32(DX), Y1, Y1
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, 32(DI)
-	ADDQ $64, SI
-	ADDQ $64, DX
-	ADDQ $64, DI
-	DECQ CX
-	JNZ  addloop
-adddone:
-	VZEROUPPER
-	RET
-
-// func subAVX2(d, a, b *float32, n int)
-// d[i] = a[i] - b[i] for n (a multiple of 8) elements, 16 at a time.
-TEXT ·subAVX2(SB), NOSPLIT, $0-32
-	MOVQ d+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DX
-	MOVQ n+24(FP), CX
-	SHRQ $3, CX
-	JZ   subdone
-	TESTQ $1, CX
-	JZ   subpairs
-	VMOVUPS (SI), Y0
-	VSUBPS (DX), Y0, Y0
-	VMOVUPS Y0, (DI)
-	ADDQ $32, SI
-	ADDQ $32, DX
-	ADDQ $32, DI
-	DECQ CX
-	JZ   subdone
-subpairs:
-	SHRQ $1, CX
-subloop:
-	VMOVUPS (SI), Y0
-	VMOVUPS 32(SI), Y1
-	VSUBPS (DX), Y0, Y0
-	VSUBPS 32(DX), Y1, Y1
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, 32(DI)
-	ADDQ $64, SI
-	ADDQ $64, DX
-	ADDQ $64, DI
-	DECQ CX
-	JNZ  subloop
-subdone:
-	VZEROUPPER
-	RET
-
-// func mulAVX2(d, a, b *float32, n int)
-// d[i] = a[i] * b[i] for n (a multiple of 8) elements, 16 at a time.
-TEXT ·mulAVX2(SB), NOSPLIT, $0-32
-	MOVQ d+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DX
-	MOVQ n+24(FP), CX
-	SHRQ $3, CX
-	JZ   muldone
-	TESTQ $1, CX
-	JZ   mulpairs
-	VMOVUPS (SI), Y0
-	VMULPS (DX), Y0, Y0
-	VMOVUPS Y0, (DI)
-	ADDQ $32, SI
-	ADDQ $32, DX
-	ADDQ $32, DI
-	DECQ CX
-	JZ   muldone
-mulpairs:
-	SHRQ $1, CX
-mulloop:
-	VMOVUPS (SI), Y0
-	VMOVUPS 32(SI), Y1
-	VMULPS (DX), Y0, Y0
-	VMULPS 32(DX), Y1, Y1
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, 32(DI)
-	ADDQ $64, SI
-	ADDQ $64, DX
-	ADDQ $64, DI
-	DECQ CX
-	JNZ  mulloop
-muldone:
-	VZEROUPPER
-	RET
-
-// func divAVX2(d, a, b *float32, n int)
-// d[i] = a[i] / b[i] for n (a multiple of 8) elements, 16 at a time.
-TEXT ·divAVX2(SB), NOSPLIT, $0-32
-	MOVQ d+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DX
-	MOVQ n+24(FP), CX
-	SHRQ $3, CX
-	JZ   divdone
-	TESTQ $1, CX
-	JZ   divpairs
-	VMOVUPS (SI), Y0
-	VDIVPS (DX), Y0, Y0
-	VMOVUPS Y0, (DI)
-	ADDQ $32, SI
-	ADDQ $32, DX
-	ADDQ $32, DI
-	DECQ CX
-	JZ   divdone
-divpairs:
-	SHRQ $1, CX
-divloop:
-	VMOVUPS (SI), Y0
-	VMOVUPS 32(SI), Y1
-	VDIVPS (DX), Y0, Y0
-	VDIVPS 32(DX), Y1, Y1
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, 32(DI)
-	ADDQ $64, SI
-	ADDQ $64, DX
-	ADDQ $64, DI
-	DECQ CX
-	JNZ  divloop
-divdone:
 	VZEROUPPER
 	RET
 
@@ -851,221 +640,6 @@ bwd16done:
 	VZEROUPPER
 	RET
 
-// func adamwAVX512(p, gr, m, v *float32, n int, c *adamwConsts)
-// adamwAVX2 for n (a multiple of 16) elements: the same float32 operations
-// in the same order as cpuBackend.AdamW's loop (no FMA).
-TEXT ·adamwAVX512(SB), NOSPLIT, $0-48
-	MOVQ p+0(FP), DI
-	MOVQ gr+8(FP), SI
-	MOVQ m+16(FP), DX
-	MOVQ v+24(FP), BX
-	MOVQ n+32(FP), CX
-	MOVQ c+40(FP), AX
-	VBROADCASTSS 0(AX), Z8   // b1
-	VBROADCASTSS 4(AX), Z9   // a1 = 1-b1
-	VBROADCASTSS 8(AX), Z10  // b2
-	VBROADCASTSS 12(AX), Z11 // a2 = 1-b2
-	VBROADCASTSS 16(AX), Z12 // √(1-b2^t)
-	VBROADCASTSS 20(AX), Z13 // eps
-	VBROADCASTSS 24(AX), Z14 // lr/(1-b1^t)
-	VBROADCASTSS 28(AX), Z15 // 1 - lr·wd
-	SHRQ $4, CX
-	JZ   adam16done
-adam16loop:
-	VMOVUPS (SI), Z0
-	VMULPS (DX), Z8, Z1
-	VMULPS Z0, Z9, Z4
-	VADDPS Z4, Z1, Z1
-	VMOVUPS Z1, (DX)
-	VMULPS (BX), Z10, Z2
-	VMULPS Z0, Z0, Z4
-	VMULPS Z11, Z4, Z4
-	VADDPS Z4, Z2, Z2
-	VMOVUPS Z2, (BX)
-	VSQRTPS Z2, Z5
-	VDIVPS Z12, Z5, Z5
-	VADDPS Z13, Z5, Z5
-	VDIVPS Z5, Z1, Z6
-	VMULPS Z6, Z14, Z6
-	VMULPS (DI), Z15, Z3
-	VSUBPS Z6, Z3, Z3
-	VMOVUPS Z3, (DI)
-	ADDQ $64, SI
-	ADDQ $64, DX
-	ADDQ $64, BX
-	ADDQ $64, DI
-	DECQ CX
-	JNZ  adam16loop
-adam16done:
-	VZEROUPPER
-	RET
-
-// func scaleAVX512(x *float32, n int, k float32)
-// x[i] *= k for n (a multiple of 16) elements.
-TEXT ·scaleAVX512(SB), NOSPLIT, $0-20
-	MOVQ x+0(FP), SI
-	MOVQ n+8(FP), CX
-	VBROADCASTSS k+16(FP), Z1
-	SHRQ $4, CX
-	JZ   scale16done
-scale16loop:
-	VMULPS (SI), Z1, Z0
-	VMOVUPS Z0, (SI)
-	ADDQ $64, SI
-	DECQ CX
-	JNZ  scale16loop
-scale16done:
-	VZEROUPPER
-	RET
-
-// func addAVX512(d, a, b *float32, n int)
-// d[i] = a[i] + b[i] for n (a multiple of 16) elements, 32 at a time.
-TEXT ·addAVX512(SB), NOSPLIT, $0-32
-	MOVQ d+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DX
-	MOVQ n+24(FP), CX
-	SHRQ $4, CX
-	JZ   add16done
-	TESTQ $1, CX
-	JZ   add16pairs
-	VMOVUPS (SI), Z0
-	VADDPS (DX), Z0, Z0
-	VMOVUPS Z0, (DI)
-	ADDQ $64, SI
-	ADDQ $64, DX
-	ADDQ $64, DI
-	DECQ CX
-	JZ   add16done
-add16pairs:
-	SHRQ $1, CX
-add16loop:
-	VMOVUPS (SI), Z0
-	VMOVUPS 64(SI), Z1
-	VADDPS (DX), Z0, Z0
-	VADDPS 64(DX), Z1, Z1
-	VMOVUPS Z0, (DI)
-	VMOVUPS Z1, 64(DI)
-	ADDQ $128, SI
-	ADDQ $128, DX
-	ADDQ $128, DI
-	DECQ CX
-	JNZ  add16loop
-add16done:
-	VZEROUPPER
-	RET
-
-// func subAVX512(d, a, b *float32, n int)
-// d[i] = a[i] - b[i] for n (a multiple of 16) elements, 32 at a time.
-TEXT ·subAVX512(SB), NOSPLIT, $0-32
-	MOVQ d+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DX
-	MOVQ n+24(FP), CX
-	SHRQ $4, CX
-	JZ   sub16done
-	TESTQ $1, CX
-	JZ   sub16pairs
-	VMOVUPS (SI), Z0
-	VSUBPS (DX), Z0, Z0
-	VMOVUPS Z0, (DI)
-	ADDQ $64, SI
-	ADDQ $64, DX
-	ADDQ $64, DI
-	DECQ CX
-	JZ   sub16done
-sub16pairs:
-	SHRQ $1, CX
-sub16loop:
-	VMOVUPS (SI), Z0
-	VMOVUPS 64(SI), Z1
-	VSUBPS (DX), Z0, Z0
-	VSUBPS 64(DX), Z1, Z1
-	VMOVUPS Z0, (DI)
-	VMOVUPS Z1, 64(DI)
-	ADDQ $128, SI
-	ADDQ $128, DX
-	ADDQ $128, DI
-	DECQ CX
-	JNZ  sub16loop
-sub16done:
-	VZEROUPPER
-	RET
-
-// func mulAVX512(d, a, b *float32, n int)
-// d[i] = a[i] * b[i] for n (a multiple of 16) elements, 32 at a time.
-TEXT ·mulAVX512(SB), NOSPLIT, $0-32
-	MOVQ d+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DX
-	MOVQ n+24(FP), CX
-	SHRQ $4, CX
-	JZ   mul16done
-	TESTQ $1, CX
-	JZ   mul16pairs
-	VMOVUPS (SI), Z0
-	VMULPS (DX), Z0, Z0
-	VMOVUPS Z0, (DI)
-	ADDQ $64, SI
-	ADDQ $64, DX
-	ADDQ $64, DI
-	DECQ CX
-	JZ   mul16done
-mul16pairs:
-	SHRQ $1, CX
-mul16loop:
-	VMOVUPS (SI), Z0
-	VMOVUPS 64(SI), Z1
-	VMULPS (DX), Z0, Z0
-	VMULPS 64(DX), Z1, Z1
-	VMOVUPS Z0, (DI)
-	VMOVUPS Z1, 64(DI)
-	ADDQ $128, SI
-	ADDQ $128, DX
-	ADDQ $128, DI
-	DECQ CX
-	JNZ  mul16loop
-mul16done:
-	VZEROUPPER
-	RET
-
-// func divAVX512(d, a, b *float32, n int)
-// d[i] = a[i] / b[i] for n (a multiple of 16) elements, 32 at a time.
-TEXT ·divAVX512(SB), NOSPLIT, $0-32
-	MOVQ d+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DX
-	MOVQ n+24(FP), CX
-	SHRQ $4, CX
-	JZ   div16done
-	TESTQ $1, CX
-	JZ   div16pairs
-	VMOVUPS (SI), Z0
-	VDIVPS (DX), Z0, Z0
-	VMOVUPS Z0, (DI)
-	ADDQ $64, SI
-	ADDQ $64, DX
-	ADDQ $64, DI
-	DECQ CX
-	JZ   div16done
-div16pairs:
-	SHRQ $1, CX
-div16loop:
-	VMOVUPS (SI), Z0
-	VMOVUPS 64(SI), Z1
-	VDIVPS (DX), Z0, Z0
-	VDIVPS 64(DX), Z1, Z1
-	VMOVUPS Z0, (DI)
-	VMOVUPS Z1, 64(DI)
-	ADDQ $128, SI
-	ADDQ $128, DX
-	ADDQ $128, DI
-	DECQ CX
-	JNZ  div16loop
-div16done:
-	VZEROUPPER
-	RET
-
 // func expSubToAVX512(dst, x *float32, n int, m float32) (sum float32)
 // expSubToAVX2 for n (a multiple of 16) elements: each dst[i] is the AVX2
 // kernel's bit for bit; the sum is taken over 16 lanes, so its rounding
@@ -1156,3 +730,834 @@ max16nan:
 	MOVL AX, ret+16(FP)
 	VZEROUPPER
 	RET
+
+// Kernels with one body for both widths. Each body below is a macro written
+// over width-neutral names: V0-V15 are the vector registers (Y0-Y15 for
+// AVX2, Z0-Z15 for AVX-512), VBYTES is a vector's size in bytes and VSHIFT
+// the log2 of its float32 lanes; for the float64 arithmetic of LayerNorm,
+// H0-H15 are the half-width registers that hold the float32 values of one
+// float64 vector (X or Y), HBYTES their size, CVTPD2PS the conversion from a
+// float64 vector to them, and REDUCEPD adds the float64 lanes of V0 into
+// the low lane of X0 (clobbering V1). The two register banks are #defined in
+// turn before each set of TEXT blocks, and the preprocessor expands a body
+// with the bank in force where it is invoked, so the AVX2 and AVX-512
+// kernels are the same instructions on registers of the two widths (and,
+// for the float32 kernels, the AVX-512 lanes give the AVX2 results bit for
+// bit; the float64 sums differ in the order of their additions). The labels
+// inside the bodies are fixed names, which the assembler scopes to each
+// TEXT block. The arguments are loaded in each TEXT block, outside the
+// bodies, so that go vet checks their frame offsets against the Go
+// declarations; a body ends in RET only where its kernel has no results.
+
+// ARITH is the loop of the add, sub, mul and div kernels: DI[i] = SI[i] op
+// DX[i] for CX elements (a multiple of the lanes), two vectors at a time
+// after one single vector if the count of vectors is odd.
+#define ARITH(op) \
+	SHRQ $VSHIFT, CX \
+	JZ   done \
+	TESTQ $1, CX \
+	JZ   pairs \
+	VMOVUPS (SI), V0 \
+	op (DX), V0, V0 \
+	VMOVUPS V0, (DI) \
+	ADDQ $VBYTES, SI \
+	ADDQ $VBYTES, DX \
+	ADDQ $VBYTES, DI \
+	DECQ CX \
+	JZ   done \
+pairs: \
+	SHRQ $1, CX \
+loop: \
+	VMOVUPS (SI), V0 \
+	VMOVUPS VBYTES(SI), V1 \
+	op (DX), V0, V0 \
+	op VBYTES(DX), V1, V1 \
+	VMOVUPS V0, (DI) \
+	VMOVUPS V1, VBYTES(DI) \
+	ADDQ $(2*VBYTES), SI \
+	ADDQ $(2*VBYTES), DX \
+	ADDQ $(2*VBYTES), DI \
+	DECQ CX \
+	JNZ  loop \
+done: \
+	VZEROUPPER \
+	RET
+
+// SCALE is the loop of the scale kernels: SI[i] *= V1 (k broadcast) for CX
+// elements, a multiple of the lanes.
+#define SCALE \
+	SHRQ $VSHIFT, CX \
+	JZ   done \
+loop: \
+	VMULPS (SI), V1, V0 \
+	VMOVUPS V0, (SI) \
+	ADDQ $VBYTES, SI \
+	DECQ CX \
+	JNZ  loop \
+done: \
+	VZEROUPPER \
+	RET
+
+// ADAMW is the AdamW kernels' body: PyTorch's update of the parameters at
+// DI with the gradients at SI and the moments at DX and BX, for CX elements
+// (a multiple of the lanes), with the scalars of the adamwConsts at AX. The
+// float32 operations are cpuBackend.AdamW's loop's, in its order and without
+// FMA, so the results are identical to it bit for bit.
+#define ADAMW \
+	VBROADCASTSS 0(AX), V8 \
+	VBROADCASTSS 4(AX), V9 \
+	VBROADCASTSS 8(AX), V10 \
+	VBROADCASTSS 12(AX), V11 \
+	VBROADCASTSS 16(AX), V12 \
+	VBROADCASTSS 20(AX), V13 \
+	VBROADCASTSS 24(AX), V14 \
+	VBROADCASTSS 28(AX), V15 \
+	SHRQ $VSHIFT, CX \
+	JZ   done \
+loop: \
+	VMOVUPS (SI), V0 \
+	VMULPS (DX), V8, V1 \
+	VMULPS V0, V9, V4 \
+	VADDPS V4, V1, V1 \
+	VMOVUPS V1, (DX) \
+	VMULPS (BX), V10, V2 \
+	VMULPS V0, V0, V4 \
+	VMULPS V11, V4, V4 \
+	VADDPS V4, V2, V2 \
+	VMOVUPS V2, (BX) \
+	VSQRTPS V2, V5 \
+	VDIVPS V12, V5, V5 \
+	VADDPS V13, V5, V5 \
+	VDIVPS V5, V1, V6 \
+	VMULPS V6, V14, V6 \
+	VMULPS (DI), V15, V3 \
+	VSUBPS V6, V3, V3 \
+	VMOVUPS V3, (DI) \
+	ADDQ $VBYTES, SI \
+	ADDQ $VBYTES, DX \
+	ADDQ $VBYTES, BX \
+	ADDQ $VBYTES, DI \
+	DECQ CX \
+	JNZ  loop \
+done: \
+	VZEROUPPER \
+	RET
+
+// SUMF64 is the body of the sumF64 kernels: Σ SI[i] over CX floats (a
+// multiple of the lanes), each converted to float64 (exactly) and added in
+// float64, in two chains; the sum is left in X0.
+#define SUMF64 \
+	VXORPD V2, V2, V2 \
+	VXORPD V3, V3, V3 \
+	SHRQ $VSHIFT, CX \
+	JZ   done \
+loop: \
+	VCVTPS2PD (SI), V0 \
+	VCVTPS2PD HBYTES(SI), V1 \
+	VADDPD V0, V2, V2 \
+	VADDPD V1, V3, V3 \
+	ADDQ $VBYTES, SI \
+	DECQ CX \
+	JNZ  loop \
+done: \
+	VADDPD V3, V2, V0 \
+	REDUCEPD \
+	VZEROUPPER
+
+// LNSQDEV is the body of the lnSqDev kernels: Σ (SI[i] − µ)² over CX floats
+// (a multiple of the lanes) in float64, with µ broadcast in V14, in two
+// chains (the square and the addition fused); the sum is left in X0.
+#define LNSQDEV \
+	VXORPD V2, V2, V2 \
+	VXORPD V3, V3, V3 \
+	SHRQ $VSHIFT, CX \
+	JZ   done \
+loop: \
+	VCVTPS2PD (SI), V0 \
+	VCVTPS2PD HBYTES(SI), V1 \
+	VSUBPD V14, V0, V0 \
+	VSUBPD V14, V1, V1 \
+	VFMADD231PD V0, V0, V2 \
+	VFMADD231PD V1, V1, V3 \
+	ADDQ $VBYTES, SI \
+	DECQ CX \
+	JNZ  loop \
+done: \
+	VADDPD V3, V2, V0 \
+	REDUCEPD \
+	VZEROUPPER
+
+// LNNORM is the body of the lnNorm kernels: DI[i] = float32((SI[i] −
+// µ)·r)·DX[i] + BX[i] for CX floats (a multiple of the lanes), with µ and r
+// broadcast in V14 and V15 and the subtraction and the product in float64,
+// the float32 operations of layerNormFwdFast (so the same µ and r give its
+// results bit for bit). BX = 0 means no bias.
+#define LNNORM \
+	SHRQ $VSHIFT, CX \
+	JZ   done \
+	TESTQ BX, BX \
+	JZ   nobias \
+loop: \
+	VCVTPS2PD (SI), V0 \
+	VCVTPS2PD HBYTES(SI), V1 \
+	VSUBPD V14, V0, V0 \
+	VSUBPD V14, V1, V1 \
+	VMULPD V15, V0, V0 \
+	VMULPD V15, V1, V1 \
+	CVTPD2PS V0, H0 \
+	CVTPD2PS V1, H1 \
+	VMULPS (DX), H0, H0 \
+	VMULPS HBYTES(DX), H1, H1 \
+	VADDPS (BX), H0, H0 \
+	VADDPS HBYTES(BX), H1, H1 \
+	VMOVUPS H0, (DI) \
+	VMOVUPS H1, HBYTES(DI) \
+	ADDQ $VBYTES, SI \
+	ADDQ $VBYTES, DX \
+	ADDQ $VBYTES, BX \
+	ADDQ $VBYTES, DI \
+	DECQ CX \
+	JNZ  loop \
+	JMP  done \
+nobias: \
+	VCVTPS2PD (SI), V0 \
+	VCVTPS2PD HBYTES(SI), V1 \
+	VSUBPD V14, V0, V0 \
+	VSUBPD V14, V1, V1 \
+	VMULPD V15, V0, V0 \
+	VMULPD V15, V1, V1 \
+	CVTPD2PS V0, H0 \
+	CVTPD2PS V1, H1 \
+	VMULPS (DX), H0, H0 \
+	VMULPS HBYTES(DX), H1, H1 \
+	VMOVUPS H0, (DI) \
+	VMOVUPS H1, HBYTES(DI) \
+	ADDQ $VBYTES, SI \
+	ADDQ $VBYTES, DX \
+	ADDQ $VBYTES, DI \
+	DECQ CX \
+	JNZ  nobias \
+done: \
+	VZEROUPPER \
+	RET
+
+// LNGRADSUMS is the body of the lnGradSums kernels, the first sweep of
+// LayerNorm's backward over a row: with x̂ = (SI[i] − µ)·r (µ, r broadcast in
+// V14, V15) and ĝ = DX[i]·BX[i], all in float64, it sums ĝ and ĝ·x̂ over CX
+// floats (a multiple of the lanes), each in two chains, leaving them in X13
+// and X0; unless R8 is 0 it also adds DX[i]·x̂ to R8[i] and DX[i] to R9[i]
+// (float64 arrays: the weight's and the bias's gradients).
+#define LNGRADSUMS \
+	VXORPD V8, V8, V8 \
+	VXORPD V9, V9, V9 \
+	VXORPD V10, V10, V10 \
+	VXORPD V11, V11, V11 \
+	SHRQ $VSHIFT, CX \
+	JZ   done \
+loop: \
+	VCVTPS2PD (SI), V0 \
+	VCVTPS2PD HBYTES(SI), V1 \
+	VSUBPD V14, V0, V0 \
+	VSUBPD V14, V1, V1 \
+	VMULPD V15, V0, V0 \
+	VMULPD V15, V1, V1 \
+	VCVTPS2PD (DX), V2 \
+	VCVTPS2PD HBYTES(DX), V3 \
+	VCVTPS2PD (BX), V4 \
+	VCVTPS2PD HBYTES(BX), V5 \
+	VMULPD V2, V4, V4 \
+	VMULPD V3, V5, V5 \
+	VADDPD V4, V8, V8 \
+	VADDPD V5, V10, V10 \
+	VFMADD231PD V4, V0, V9 \
+	VFMADD231PD V5, V1, V11 \
+	TESTQ R8, R8 \
+	JZ   next \
+	VMOVUPD (R8), V6 \
+	VMOVUPD VBYTES(R8), V7 \
+	VFMADD231PD V2, V0, V6 \
+	VFMADD231PD V3, V1, V7 \
+	VMOVUPD V6, (R8) \
+	VMOVUPD V7, VBYTES(R8) \
+	VADDPD (R9), V2, V2 \
+	VADDPD VBYTES(R9), V3, V3 \
+	VMOVUPD V2, (R9) \
+	VMOVUPD V3, VBYTES(R9) \
+	ADDQ $(2*VBYTES), R8 \
+	ADDQ $(2*VBYTES), R9 \
+next: \
+	ADDQ $VBYTES, SI \
+	ADDQ $VBYTES, DX \
+	ADDQ $VBYTES, BX \
+	DECQ CX \
+	JNZ  loop \
+done: \
+	VADDPD V10, V8, V0 \
+	REDUCEPD \
+	VMOVAPD X0, X13 \
+	VADDPD V11, V9, V0 \
+	REDUCEPD \
+	VZEROUPPER
+
+// LNGRADDX is the body of the lnGradDx kernels, the second sweep of
+// LayerNorm's backward: DI[i] = float32(r·(ĝ − s1 − x̂·s2)) for CX floats (a
+// multiple of the lanes), with x̂ and ĝ as in LNGRADSUMS and s1, s2, µ, r
+// broadcast in V12-V15, in float64.
+#define LNGRADDX \
+	SHRQ $VSHIFT, CX \
+	JZ   done \
+loop: \
+	VCVTPS2PD (SI), V0 \
+	VCVTPS2PD HBYTES(SI), V1 \
+	VSUBPD V14, V0, V0 \
+	VSUBPD V14, V1, V1 \
+	VMULPD V15, V0, V0 \
+	VMULPD V15, V1, V1 \
+	VCVTPS2PD (DX), V2 \
+	VCVTPS2PD HBYTES(DX), V3 \
+	VCVTPS2PD (BX), V4 \
+	VCVTPS2PD HBYTES(BX), V5 \
+	VMULPD V2, V4, V4 \
+	VMULPD V3, V5, V5 \
+	VSUBPD V12, V4, V4 \
+	VSUBPD V12, V5, V5 \
+	VFNMADD231PD V0, V13, V4 \
+	VFNMADD231PD V1, V13, V5 \
+	VMULPD V15, V4, V4 \
+	VMULPD V15, V5, V5 \
+	CVTPD2PS V4, H4 \
+	CVTPD2PS V5, H5 \
+	VMOVUPS H4, (DI) \
+	VMOVUPS H5, HBYTES(DI) \
+	ADDQ $VBYTES, SI \
+	ADDQ $VBYTES, DX \
+	ADDQ $VBYTES, BX \
+	ADDQ $VBYTES, DI \
+	DECQ CX \
+	JNZ  loop \
+done: \
+	VZEROUPPER \
+	RET
+
+// DOTF64 is the body of the dotF64 kernels: Σ SI[i]·DX[i] over CX floats
+// (a multiple of the lanes) in float64 (each product exact, fused into its
+// addition), in two chains; the sum is left in X0.
+#define DOTF64 \
+	VXORPD V2, V2, V2 \
+	VXORPD V3, V3, V3 \
+	SHRQ $VSHIFT, CX \
+	JZ   done \
+loop: \
+	VCVTPS2PD (SI), V0 \
+	VCVTPS2PD HBYTES(SI), V1 \
+	VCVTPS2PD (DX), V4 \
+	VCVTPS2PD HBYTES(DX), V5 \
+	VFMADD231PD V4, V0, V2 \
+	VFMADD231PD V5, V1, V3 \
+	ADDQ $VBYTES, SI \
+	ADDQ $VBYTES, DX \
+	DECQ CX \
+	JNZ  loop \
+done: \
+	VADDPD V3, V2, V0 \
+	REDUCEPD \
+	VZEROUPPER
+
+// SMGRAD is the body of the softmaxGrad kernels: DI[i] = SI[i]·(DX[i] − a)
+// for CX floats (a multiple of the lanes), a broadcast in V15; the float32
+// operations of softmaxGradRowFast.
+#define SMGRAD \
+	SHRQ $VSHIFT, CX \
+	JZ   done \
+loop: \
+	VMOVUPS (DX), V0 \
+	VSUBPS V15, V0, V0 \
+	VMULPS (SI), V0, V0 \
+	VMOVUPS V0, (DI) \
+	ADDQ $VBYTES, SI \
+	ADDQ $VBYTES, DX \
+	ADDQ $VBYTES, DI \
+	DECQ CX \
+	JNZ  loop \
+done: \
+	VZEROUPPER \
+	RET
+
+// LOGSMGRAD is the body of the logSoftmaxGrad kernels: DI[i] = DX[i] −
+// DI[i]·a for CX floats (a multiple of the lanes), a broadcast in V15; the
+// float32 operations of softmaxGradRowFast for log-softmax.
+#define LOGSMGRAD \
+	SHRQ $VSHIFT, CX \
+	JZ   done \
+loop: \
+	VMULPS (DI), V15, V0 \
+	VMOVUPS (DX), V1 \
+	VSUBPS V0, V1, V1 \
+	VMOVUPS V1, (DI) \
+	ADDQ $VBYTES, DX \
+	ADDQ $VBYTES, DI \
+	DECQ CX \
+	JNZ  loop \
+done: \
+	VZEROUPPER \
+	RET
+
+// LOGSM is the body of the logSoftmax kernels: DI[i] = (SI[i] − m) − c for
+// CX floats (a multiple of the lanes), m and c broadcast in V14 and V15;
+// the float32 operations of softmaxRowFast for log-softmax.
+#define LOGSM \
+	SHRQ $VSHIFT, CX \
+	JZ   done \
+loop: \
+	VMOVUPS (SI), V0 \
+	VSUBPS V14, V0, V0 \
+	VSUBPS V15, V0, V0 \
+	VMOVUPS V0, (DI) \
+	ADDQ $VBYTES, SI \
+	ADDQ $VBYTES, DI \
+	DECQ CX \
+	JNZ  loop \
+done: \
+	VZEROUPPER \
+	RET
+
+// The AVX2 bank: 8 lanes, Y registers.
+#define VBYTES 32
+#define VSHIFT 3
+#define V0 Y0
+#define V1 Y1
+#define V2 Y2
+#define V3 Y3
+#define V4 Y4
+#define V5 Y5
+#define V6 Y6
+#define V7 Y7
+#define V8 Y8
+#define V9 Y9
+#define V10 Y10
+#define V11 Y11
+#define V12 Y12
+#define V13 Y13
+#define V14 Y14
+#define V15 Y15
+#define H0 X0
+#define H1 X1
+#define H2 X2
+#define H3 X3
+#define H4 X4
+#define H5 X5
+#define H6 X6
+#define H7 X7
+#define H8 X8
+#define H9 X9
+#define H10 X10
+#define H11 X11
+#define H12 X12
+#define H13 X13
+#define H14 X14
+#define H15 X15
+#define HBYTES 16
+#define CVTPD2PS VCVTPD2PSY
+#define REDUCEPD \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPD X1, X0, X0 \
+	VPERMILPD $1, X0, X1 \
+	VADDSD X1, X0, X0
+
+// func addAVX2(d, a, b *float32, n int)
+// d[i] = a[i] + b[i] for n (a multiple of 8) elements.
+TEXT ·addAVX2(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	ARITH(VADDPS)
+
+// func subAVX2(d, a, b *float32, n int)
+// d[i] = a[i] - b[i] for n (a multiple of 8) elements.
+TEXT ·subAVX2(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	ARITH(VSUBPS)
+
+// func mulAVX2(d, a, b *float32, n int)
+// d[i] = a[i] * b[i] for n (a multiple of 8) elements.
+TEXT ·mulAVX2(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	ARITH(VMULPS)
+
+// func divAVX2(d, a, b *float32, n int)
+// d[i] = a[i] / b[i] for n (a multiple of 8) elements.
+TEXT ·divAVX2(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	ARITH(VDIVPS)
+
+// func scaleAVX2(x *float32, n int, k float32)
+// x[i] *= k for n (a multiple of 8) elements.
+TEXT ·scaleAVX2(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS k+16(FP), V1
+	SCALE
+
+// func adamwAVX2(p, gr, m, v *float32, n int, c *adamwConsts)
+// AdamW's update for n (a multiple of 8) elements; see ADAMW.
+TEXT ·adamwAVX2(SB), NOSPLIT, $0-48
+	MOVQ p+0(FP), DI
+	MOVQ gr+8(FP), SI
+	MOVQ m+16(FP), DX
+	MOVQ v+24(FP), BX
+	MOVQ n+32(FP), CX
+	MOVQ c+40(FP), AX
+	ADAMW
+
+// func sumF64AVX2(x *float32, n int) float64
+// Σ x[i] in float64 for n (a multiple of 8) elements.
+TEXT ·sumF64AVX2(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	SUMF64
+	MOVSD X0, ret+16(FP)
+	RET
+
+// func lnSqDevAVX2(x *float32, n int, mu float64) float64
+// Σ (x[i] − mu)² in float64 for n (a multiple of 8) elements.
+TEXT ·lnSqDevAVX2(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VBROADCASTSD mu+16(FP), V14
+	LNSQDEV
+	MOVSD X0, ret+24(FP)
+	RET
+
+// func lnNormAVX2(dst, x, w, b *float32, n int, mu, r float64)
+// dst[i] = float32((x[i] − mu)·r)·w[i] + b[i] for n (a multiple of 8)
+// elements; b may be nil.
+TEXT ·lnNormAVX2(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ w+16(FP), DX
+	MOVQ b+24(FP), BX
+	MOVQ n+32(FP), CX
+	VBROADCASTSD mu+40(FP), V14
+	VBROADCASTSD r+48(FP), V15
+	LNNORM
+
+// func lnGradSumsAVX2(gr, x, w *float32, n int, mu, r float64, accW, accB *float64) (s1, s2 float64)
+// LayerNorm's backward row sums for n (a multiple of 8) elements; see
+// LNGRADSUMS. accW and accB are both nil or both not.
+TEXT ·lnGradSumsAVX2(SB), NOSPLIT, $0-80
+	MOVQ gr+0(FP), DX
+	MOVQ x+8(FP), SI
+	MOVQ w+16(FP), BX
+	MOVQ n+24(FP), CX
+	VBROADCASTSD mu+32(FP), V14
+	VBROADCASTSD r+40(FP), V15
+	MOVQ accW+48(FP), R8
+	MOVQ accB+56(FP), R9
+	LNGRADSUMS
+	MOVSD X13, s1+64(FP)
+	MOVSD X0, s2+72(FP)
+	RET
+
+// func lnGradDxAVX2(dx, gr, x, w *float32, n int, mu, r, s1, s2 float64)
+// dx[i] = float32(r·(gr[i]·w[i] − s1 − (x[i] − mu)·r·s2)) for n (a multiple
+// of 8) elements.
+TEXT ·lnGradDxAVX2(SB), NOSPLIT, $0-72
+	MOVQ dx+0(FP), DI
+	MOVQ gr+8(FP), DX
+	MOVQ x+16(FP), SI
+	MOVQ w+24(FP), BX
+	MOVQ n+32(FP), CX
+	VBROADCASTSD mu+40(FP), V14
+	VBROADCASTSD r+48(FP), V15
+	VBROADCASTSD s1+56(FP), V12
+	VBROADCASTSD s2+64(FP), V13
+	LNGRADDX
+
+// func dotF64AVX2(a, b *float32, n int) float64
+// Σ a[i]·b[i] in float64 for n (a multiple of 8) elements.
+TEXT ·dotF64AVX2(SB), NOSPLIT, $0-32
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DX
+	MOVQ n+16(FP), CX
+	DOTF64
+	MOVSD X0, ret+24(FP)
+	RET
+
+// func softmaxGradAVX2(d, y, gr *float32, n int, a float32)
+// d[i] = y[i]·(gr[i] − a) for n (a multiple of 8) elements.
+TEXT ·softmaxGradAVX2(SB), NOSPLIT, $0-36
+	MOVQ d+0(FP), DI
+	MOVQ y+8(FP), SI
+	MOVQ gr+16(FP), DX
+	MOVQ n+24(FP), CX
+	VBROADCASTSS a+32(FP), V15
+	SMGRAD
+
+// func logSoftmaxGradAVX2(d, gr *float32, n int, a float32)
+// d[i] = gr[i] − d[i]·a for n (a multiple of 8) elements.
+TEXT ·logSoftmaxGradAVX2(SB), NOSPLIT, $0-28
+	MOVQ d+0(FP), DI
+	MOVQ gr+8(FP), DX
+	MOVQ n+16(FP), CX
+	VBROADCASTSS a+24(FP), V15
+	LOGSMGRAD
+
+// func logSoftmaxAVX2(y, x *float32, n int, m, c float32)
+// y[i] = (x[i] − m) − c for n (a multiple of 8) elements.
+TEXT ·logSoftmaxAVX2(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS m+24(FP), V14
+	VBROADCASTSS c+28(FP), V15
+	LOGSM
+
+// The AVX-512 bank: 16 lanes, Z registers.
+#undef VBYTES
+#undef VSHIFT
+#undef V0
+#undef V1
+#undef V2
+#undef V3
+#undef V4
+#undef V5
+#undef V6
+#undef V7
+#undef V8
+#undef V9
+#undef V10
+#undef V11
+#undef V12
+#undef V13
+#undef V14
+#undef V15
+#undef H0
+#undef H1
+#undef H2
+#undef H3
+#undef H4
+#undef H5
+#undef H6
+#undef H7
+#undef H8
+#undef H9
+#undef H10
+#undef H11
+#undef H12
+#undef H13
+#undef H14
+#undef H15
+#undef HBYTES
+#undef CVTPD2PS
+#undef REDUCEPD
+#define VBYTES 64
+#define VSHIFT 4
+#define V0 Z0
+#define V1 Z1
+#define V2 Z2
+#define V3 Z3
+#define V4 Z4
+#define V5 Z5
+#define V6 Z6
+#define V7 Z7
+#define V8 Z8
+#define V9 Z9
+#define V10 Z10
+#define V11 Z11
+#define V12 Z12
+#define V13 Z13
+#define V14 Z14
+#define V15 Z15
+#define H0 Y0
+#define H1 Y1
+#define H2 Y2
+#define H3 Y3
+#define H4 Y4
+#define H5 Y5
+#define H6 Y6
+#define H7 Y7
+#define H8 Y8
+#define H9 Y9
+#define H10 Y10
+#define H11 Y11
+#define H12 Y12
+#define H13 Y13
+#define H14 Y14
+#define H15 Y15
+#define HBYTES 32
+#define CVTPD2PS VCVTPD2PS
+#define REDUCEPD \
+	VEXTRACTF64X4 $1, Z0, Y1 \
+	VADDPD Y1, Y0, Y0 \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPD X1, X0, X0 \
+	VPERMILPD $1, X0, X1 \
+	VADDSD X1, X0, X0
+
+// func addAVX512(d, a, b *float32, n int)
+// d[i] = a[i] + b[i] for n (a multiple of 16) elements.
+TEXT ·addAVX512(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	ARITH(VADDPS)
+
+// func subAVX512(d, a, b *float32, n int)
+// d[i] = a[i] - b[i] for n (a multiple of 16) elements.
+TEXT ·subAVX512(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	ARITH(VSUBPS)
+
+// func mulAVX512(d, a, b *float32, n int)
+// d[i] = a[i] * b[i] for n (a multiple of 16) elements.
+TEXT ·mulAVX512(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	ARITH(VMULPS)
+
+// func divAVX512(d, a, b *float32, n int)
+// d[i] = a[i] / b[i] for n (a multiple of 16) elements.
+TEXT ·divAVX512(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	ARITH(VDIVPS)
+
+// func scaleAVX512(x *float32, n int, k float32)
+// x[i] *= k for n (a multiple of 16) elements.
+TEXT ·scaleAVX512(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS k+16(FP), V1
+	SCALE
+
+// func adamwAVX512(p, gr, m, v *float32, n int, c *adamwConsts)
+// AdamW's update for n (a multiple of 16) elements; see ADAMW.
+TEXT ·adamwAVX512(SB), NOSPLIT, $0-48
+	MOVQ p+0(FP), DI
+	MOVQ gr+8(FP), SI
+	MOVQ m+16(FP), DX
+	MOVQ v+24(FP), BX
+	MOVQ n+32(FP), CX
+	MOVQ c+40(FP), AX
+	ADAMW
+
+// func sumF64AVX512(x *float32, n int) float64
+// Σ x[i] in float64 for n (a multiple of 16) elements.
+TEXT ·sumF64AVX512(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	SUMF64
+	MOVSD X0, ret+16(FP)
+	RET
+
+// func lnSqDevAVX512(x *float32, n int, mu float64) float64
+// Σ (x[i] − mu)² in float64 for n (a multiple of 16) elements.
+TEXT ·lnSqDevAVX512(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VBROADCASTSD mu+16(FP), V14
+	LNSQDEV
+	MOVSD X0, ret+24(FP)
+	RET
+
+// func lnNormAVX512(dst, x, w, b *float32, n int, mu, r float64)
+// dst[i] = float32((x[i] − mu)·r)·w[i] + b[i] for n (a multiple of 16)
+// elements; b may be nil.
+TEXT ·lnNormAVX512(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ w+16(FP), DX
+	MOVQ b+24(FP), BX
+	MOVQ n+32(FP), CX
+	VBROADCASTSD mu+40(FP), V14
+	VBROADCASTSD r+48(FP), V15
+	LNNORM
+
+// func lnGradSumsAVX512(gr, x, w *float32, n int, mu, r float64, accW, accB *float64) (s1, s2 float64)
+// LayerNorm's backward row sums for n (a multiple of 16) elements; see
+// LNGRADSUMS. accW and accB are both nil or both not.
+TEXT ·lnGradSumsAVX512(SB), NOSPLIT, $0-80
+	MOVQ gr+0(FP), DX
+	MOVQ x+8(FP), SI
+	MOVQ w+16(FP), BX
+	MOVQ n+24(FP), CX
+	VBROADCASTSD mu+32(FP), V14
+	VBROADCASTSD r+40(FP), V15
+	MOVQ accW+48(FP), R8
+	MOVQ accB+56(FP), R9
+	LNGRADSUMS
+	MOVSD X13, s1+64(FP)
+	MOVSD X0, s2+72(FP)
+	RET
+
+// func lnGradDxAVX512(dx, gr, x, w *float32, n int, mu, r, s1, s2 float64)
+// dx[i] = float32(r·(gr[i]·w[i] − s1 − (x[i] − mu)·r·s2)) for n (a multiple
+// of 16) elements.
+TEXT ·lnGradDxAVX512(SB), NOSPLIT, $0-72
+	MOVQ dx+0(FP), DI
+	MOVQ gr+8(FP), DX
+	MOVQ x+16(FP), SI
+	MOVQ w+24(FP), BX
+	MOVQ n+32(FP), CX
+	VBROADCASTSD mu+40(FP), V14
+	VBROADCASTSD r+48(FP), V15
+	VBROADCASTSD s1+56(FP), V12
+	VBROADCASTSD s2+64(FP), V13
+	LNGRADDX
+
+// func dotF64AVX512(a, b *float32, n int) float64
+// Σ a[i]·b[i] in float64 for n (a multiple of 16) elements.
+TEXT ·dotF64AVX512(SB), NOSPLIT, $0-32
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DX
+	MOVQ n+16(FP), CX
+	DOTF64
+	MOVSD X0, ret+24(FP)
+	RET
+
+// func softmaxGradAVX512(d, y, gr *float32, n int, a float32)
+// d[i] = y[i]·(gr[i] − a) for n (a multiple of 16) elements.
+TEXT ·softmaxGradAVX512(SB), NOSPLIT, $0-36
+	MOVQ d+0(FP), DI
+	MOVQ y+8(FP), SI
+	MOVQ gr+16(FP), DX
+	MOVQ n+24(FP), CX
+	VBROADCASTSS a+32(FP), V15
+	SMGRAD
+
+// func logSoftmaxGradAVX512(d, gr *float32, n int, a float32)
+// d[i] = gr[i] − d[i]·a for n (a multiple of 16) elements.
+TEXT ·logSoftmaxGradAVX512(SB), NOSPLIT, $0-28
+	MOVQ d+0(FP), DI
+	MOVQ gr+8(FP), DX
+	MOVQ n+16(FP), CX
+	VBROADCASTSS a+24(FP), V15
+	LOGSMGRAD
+
+// func logSoftmaxAVX512(y, x *float32, n int, m, c float32)
+// y[i] = (x[i] − m) − c for n (a multiple of 16) elements.
+TEXT ·logSoftmaxAVX512(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS m+24(FP), V14
+	VBROADCASTSS c+28(FP), V15
+	LOGSM

@@ -46,3 +46,66 @@ func expSubToAVX512(dst, x *float32, n int, m float32) float32 {
 
 // hasAsm is false: this build has no assembly kernels.
 const hasAsm = false
+
+func sumF64AVX2(x *float32, n int) float64 { panic("tensor: sumF64AVX2 without assembly") }
+
+func lnSqDevAVX2(x *float32, n int, mu float64) float64 {
+	panic("tensor: lnSqDevAVX2 without assembly")
+}
+
+func lnNormAVX2(dst, x, w, b *float32, n int, mu, r float64) {
+	panic("tensor: lnNormAVX2 without assembly")
+}
+
+func lnGradSumsAVX2(gr, x, w *float32, n int, mu, r float64, accW, accB *float64) (s1, s2 float64) {
+	panic("tensor: lnGradSumsAVX2 without assembly")
+}
+
+func lnGradDxAVX2(dx, gr, x, w *float32, n int, mu, r, s1, s2 float64) {
+	panic("tensor: lnGradDxAVX2 without assembly")
+}
+
+func sumF64AVX512(x *float32, n int) float64 { panic("tensor: sumF64AVX512 without assembly") }
+
+func lnSqDevAVX512(x *float32, n int, mu float64) float64 {
+	panic("tensor: lnSqDevAVX512 without assembly")
+}
+
+func lnNormAVX512(dst, x, w, b *float32, n int, mu, r float64) {
+	panic("tensor: lnNormAVX512 without assembly")
+}
+
+func lnGradSumsAVX512(gr, x, w *float32, n int, mu, r float64, accW, accB *float64) (s1, s2 float64) {
+	panic("tensor: lnGradSumsAVX512 without assembly")
+}
+
+func lnGradDxAVX512(dx, gr, x, w *float32, n int, mu, r, s1, s2 float64) {
+	panic("tensor: lnGradDxAVX512 without assembly")
+}
+
+func dotF64AVX2(a, b *float32, n int) float64   { panic("tensor: dotF64AVX2 without assembly") }
+func dotF64AVX512(a, b *float32, n int) float64 { panic("tensor: dotF64AVX512 without assembly") }
+
+func softmaxGradAVX2(d, y, gr *float32, n int, a float32) {
+	panic("tensor: softmaxGradAVX2 without assembly")
+}
+
+func softmaxGradAVX512(d, y, gr *float32, n int, a float32) {
+	panic("tensor: softmaxGradAVX512 without assembly")
+}
+
+func logSoftmaxGradAVX2(d, gr *float32, n int, a float32) {
+	panic("tensor: logSoftmaxGradAVX2 without assembly")
+}
+
+func logSoftmaxGradAVX512(d, gr *float32, n int, a float32) {
+	panic("tensor: logSoftmaxGradAVX512 without assembly")
+}
+
+func logSoftmaxAVX2(y, x *float32, n int, m, c float32) {
+	panic("tensor: logSoftmaxAVX2 without assembly")
+}
+
+func logSoftmaxAVX512(y, x *float32, n int, m, c float32) {
+	panic("tensor: logSoftmaxAVX512 without assembly")
+}

@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -736,5 +737,45 @@ func TestAVX512MatchesAVX2(t *testing.T) {
 		if !(s2 != s2 && s5 != s5) && math.Abs(float64(s5-s2)) > 1e-5*math.Abs(float64(s2)) {
 			t.Fatalf("n=%d: exp sum avx512 %v, avx2 %v", n, s5, s2)
 		}
+	}
+}
+
+// BenchmarkLayerNormRows times the CPU backend's LayerNorm forward (weight
+// and bias) and backward (dx, dw and db) at GPT-like shapes: 64 tokens of
+// GPT-2's width and 256 tokens of a 384-wide model. Besides the wall time it
+// reports the process's CPU time per op (cpu-ns/op), which a machine shared
+// with other work disturbs less.
+func BenchmarkLayerNormRows(b *testing.B) {
+	NoPoison(b)
+	for _, s := range []struct{ rows, cols int }{{64, 768}, {256, 384}} {
+		gen := NewGenerator(1)
+		n := s.rows * s.cols
+		mk := func(k int, off float64) []float32 {
+			v := make([]float32, k)
+			for i := range v {
+				v[i] = float32(gen.NormFloat64() + off)
+			}
+			return v
+		}
+		x, g, w, bias := mk(n, 0.5), mk(n, 0), mk(s.cols, 1), mk(s.cols, 0)
+		y, mean, rstd := make([]float32, n), make([]float32, s.rows), make([]float32, s.rows)
+		dx, dw, db := make([]float32, n), make([]float32, s.cols), make([]float32, s.cols)
+		name := fmt.Sprintf("%dx%d", s.rows, s.cols)
+		b.Run("fwd/"+name, func(b *testing.B) {
+			b.SetBytes(int64(8 * n))
+			c0 := processCPU()
+			for b.Loop() {
+				cpu.LayerNorm(&cpuStorage{f: y}, &cpuStorage{f: mean}, &cpuStorage{f: rstd}, &cpuStorage{f: x}, &cpuStorage{f: w}, &cpuStorage{f: bias}, s.rows, s.cols, 1e-5)
+			}
+			b.ReportMetric(float64(processCPU()-c0)/float64(b.N), "cpu-ns/op")
+		})
+		b.Run("bwd/"+name, func(b *testing.B) {
+			b.SetBytes(int64(12 * n))
+			c0 := processCPU()
+			for b.Loop() {
+				cpu.LayerNormGrad(&cpuStorage{f: dx}, &cpuStorage{f: dw}, &cpuStorage{f: db}, &cpuStorage{f: g}, &cpuStorage{f: x}, &cpuStorage{f: mean}, &cpuStorage{f: rstd}, &cpuStorage{f: w}, s.rows, s.cols)
+			}
+			b.ReportMetric(float64(processCPU()-c0)/float64(b.N), "cpu-ns/op")
+		})
 	}
 }

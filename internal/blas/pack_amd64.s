@@ -2,6 +2,24 @@
 
 #include "textflag.h"
 
+// PACKBROWS is the body of packBRows16AVX2 and packBRows32AVX512, one for
+// both widths: it copies CX rows of two vectors (v0 and v1, vb bytes each)
+// from SI, DX floats apart, to consecutive rows at DI. The arguments are
+// loaded in each TEXT block, so that go vet checks them.
+#define PACKBROWS(v0, v1, vb) \
+	SHLQ $2, DX \
+rows: \
+	VMOVUPS (SI), v0 \
+	VMOVUPS vb(SI), v1 \
+	VMOVUPS v0, (DI) \
+	VMOVUPS v1, vb(DI) \
+	ADDQ DX, SI \
+	ADDQ $(2*vb), DI \
+	DECQ CX \
+	JNZ  rows \
+	VZEROUPPER \
+	RET
+
 // func packBRows16AVX2(dst, src *float32, ldb, kb int)
 //
 // dst[p*16+j] = src[p*ldb+j] for p < kb, j < 16: a B panel of an untransposed
@@ -11,19 +29,7 @@ TEXT ·packBRows16AVX2(SB), NOSPLIT, $0-32
 	MOVQ src+8(FP), SI
 	MOVQ ldb+16(FP), DX
 	MOVQ kb+24(FP), CX
-	SHLQ $2, DX
-
-rows:
-	VMOVUPS (SI), Y0
-	VMOVUPS 32(SI), Y1
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, 32(DI)
-	ADDQ DX, SI
-	ADDQ $64, DI
-	DECQ CX
-	JNZ  rows
-	VZEROUPPER
-	RET
+	PACKBROWS(Y0, Y1, 32)
 
 // TRANSPOSE8 transposes the 8×8 block whose rows are in Y0..Y7; the
 // columns end up in Y8..Y15 (column c in Y(8+c)). Y0..Y7 are clobbered.
@@ -201,16 +207,4 @@ TEXT ·packBRows32AVX512(SB), NOSPLIT, $0-32
 	MOVQ src+8(FP), SI
 	MOVQ ldb+16(FP), DX
 	MOVQ kb+24(FP), CX
-	SHLQ $2, DX
-
-rows32:
-	VMOVUPS (SI), Z0
-	VMOVUPS 64(SI), Z1
-	VMOVUPS Z0, (DI)
-	VMOVUPS Z1, 64(DI)
-	ADDQ DX, SI
-	ADDQ $128, DI
-	DECQ CX
-	JNZ  rows32
-	VZEROUPPER
-	RET
+	PACKBROWS(Z0, Z1, 64)
