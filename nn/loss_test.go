@@ -8,6 +8,8 @@ import (
 
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/tensor"
+
+	"github.com/wickml/wick/internal/approx"
 )
 
 // TestLossesMatchPyTorch replays gen_losses of scripts/gen_golden_nn.py:
@@ -35,14 +37,14 @@ func testLossesOn(t *testing.T, dev tensor.Device) {
 				target.RequiresGrad()
 			}
 			y := loss(x, target, r)
-			assertClose(t, key+" y", y, get(t, sd, key+".y"), 1e-5)
+			approx.EqualTensor(t, key+" y", y, get(t, sd, key+".y"), 1e-5, 1e-8)
 			if y.Device() != dev || x.Device() != dev {
 				t.Fatalf("%s: computed on %s, want %s", key, y.Device(), dev)
 			}
 			y.Mul(get(t, sd, key+".g").To(dev)).Sum().Backward()
-			assertClose(t, key+" grad_x", x.Grad(), get(t, sd, key+".grad_x"), 1e-5)
+			approx.EqualTensor(t, key+" grad_x", x.Grad(), get(t, sd, key+".grad_x"), 1e-5, 1e-8)
 			if floatTarget {
-				assertClose(t, key+" grad_target", target.Grad(), get(t, sd, key+".grad_target"), 1e-5)
+				approx.EqualTensor(t, key+" grad_target", target.Grad(), get(t, sd, key+".grad_target"), 1e-5, 1e-8)
 			}
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	cpufeat "github.com/wickml/wick/internal/cpu"
+
+	"github.com/wickml/wick/internal/approx"
 )
 
 // ulps returns how many float32 steps apart got and want are.
@@ -466,24 +468,12 @@ func TestCrossEntropyFast(t *testing.T) {
 				if int64(j) == tg[r] {
 					w -= 0.5
 				}
-				if !closeF(float64(grad[r*cols+j]), w, 2e-6) {
+				if !approx.Scalar(float64(grad[r*cols+j]), w, 2e-6, 2e-9) {
 					t.Fatalf("cols %d row %d: grad[%d] = %v, want %v", cols, r, j, grad[r*cols+j], w)
 				}
 			}
 		}
 	}
-}
-
-// closeF reports whether got is within rtol of want (relative, with an
-// absolute floor of rtol·1e-3), NaNs and infinities matching exactly.
-func closeF(got, want, rtol float64) bool {
-	if math.IsNaN(want) || math.IsNaN(got) {
-		return math.IsNaN(want) && math.IsNaN(got)
-	}
-	if math.IsInf(want, 0) || math.IsInf(got, 0) {
-		return got == want
-	}
-	return math.Abs(got-want) <= rtol*(math.Abs(want)+1e-3)
 }
 
 // softmaxRows returns rows×cols inputs for the softmax tests: random rows,
@@ -520,18 +510,6 @@ func softmaxRows(rows, cols int) []float32 {
 	return x
 }
 
-// closeOrBothNaN reports whether got is within tol (relative to max(1,
-// |want|)) of want, or both are NaN.
-func closeOrBothNaN(got, want, tol float32) bool {
-	if want != want || got != got {
-		return want != want && got != got
-	}
-	if math.IsInf(float64(want), 0) {
-		return got == want
-	}
-	return math.Abs(float64(got-want)) <= float64(tol*max(1, float32(math.Abs(float64(want)))))
-}
-
 // TestSoftmaxFast compares the exp32 softmax, log-softmax and their
 // gradients (assembly and Go loops) with the float64 reference kernels.
 func TestSoftmaxFast(t *testing.T) {
@@ -557,10 +535,10 @@ func TestSoftmaxFast(t *testing.T) {
 				wy, wdx := run(false)
 				gy, gdx := run(true)
 				for i := range wy {
-					if !closeOrBothNaN(gy[i], wy[i], 2e-6) {
+					if !approx.Scalar(float64(gy[i]), float64(wy[i]), 2e-6, 2e-6) {
 						t.Fatalf("asm=%v cols=%d log=%v: y[%d] (x %v) = %v, want %v", asm, cols, log, i, x[i], gy[i], wy[i])
 					}
-					if !closeOrBothNaN(gdx[i], wdx[i], 1e-5) {
+					if !approx.Scalar(float64(gdx[i]), float64(wdx[i]), 1e-5, 1e-5) {
 						t.Fatalf("asm=%v cols=%d log=%v: dx[%d] = %v, want %v", asm, cols, log, i, gdx[i], wdx[i])
 					}
 				}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/wickml/wick/autograd"
 	"github.com/wickml/wick/tensor"
+
+	"github.com/wickml/wick/internal/approx"
 )
 
 // cube is x³ computed on raw float32 slices, with the gradient 3x²·g
@@ -99,24 +101,10 @@ func testFunctionOn(t *testing.T, dev tensor.Device) {
 	}
 	outs[0].Add(outs[1]).Sum().Backward()
 	want := y.AddScalar(1).Float32s()
-	if got := xl.Grad().Float32s(); !closeAll(got, want, 1e-6) {
-		t.Errorf("dx = %v, want %v", got, want)
-	}
+	approx.Equal(t, "dx", xl.Grad().Float32s(), want, 1e-6, 1e-6)
 	if outs[0].Device() != dev || xl.Grad().Device() != dev {
 		t.Errorf("output on %s and gradient on %s, want %s", outs[0].Device(), xl.Grad().Device(), dev)
 	}
-}
-
-func closeAll(a, b []float32, tol float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Abs(float64(a[i]-b[i])) > tol*(1+math.Abs(float64(b[i]))) {
-			return false
-		}
-	}
-	return true
 }
 
 func TestFunctionNoRecording(t *testing.T) {
