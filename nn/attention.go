@@ -33,7 +33,7 @@ func NewCausalSelfAttention(cfg GPTConfig) *CausalSelfAttention {
 // initialised from gen.
 func newCausalSelfAttention(cfg GPTConfig, gen *tensor.Generator) *CausalSelfAttention {
 	if cfg.NHead <= 0 || cfg.NEmbd%cfg.NHead != 0 {
-		panic(fmt.Sprintf("nn: NewCausalSelfAttention: n_embd %d is not a multiple of n_head %d", cfg.NEmbd, cfg.NHead))
+		panic(&tensor.Error{Pkg: "nn", Op: "NewCausalSelfAttention", Msg: fmt.Sprintf("n_embd %d is not a multiple of n_head %d", cfg.NEmbd, cfg.NHead)})
 	}
 	return &CausalSelfAttention{
 		CAttn:       NewLinearWith(cfg.NEmbd, 3*cfg.NEmbd, cfg.Bias, gen),
@@ -45,10 +45,11 @@ func newCausalSelfAttention(cfg GPTConfig, gen *tensor.Generator) *CausalSelfAtt
 	}
 }
 
-// Forward applies attention to x [B, T, C] and returns [B, T, C].
+// Forward applies attention to x [B, T, C] and returns [B, T, C]. It panics
+// if x is not 3-D with C = NEmbd.
 func (a *CausalSelfAttention) Forward(x *tensor.Tensor) *tensor.Tensor {
 	if x.Dim() != 3 || x.Size(2) != a.NEmbd {
-		panic(&tensor.Error{Op: "CausalSelfAttention", Msg: fmt.Sprintf("expected input [B, T, %d], got %v", a.NEmbd, x.Shape())})
+		panic(&tensor.Error{Pkg: "nn", Op: "CausalSelfAttention", Msg: fmt.Sprintf("expected input [B, T, %d], got %v", a.NEmbd, x.Shape())})
 	}
 	b, t, c := x.Size(0), x.Size(1), x.Size(2)
 	hs := c / a.NHead

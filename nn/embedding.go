@@ -22,10 +22,11 @@ var _ Module = (*Embedding)(nil)
 func NewEmbedding(num, dim int) *Embedding { return NewEmbeddingWith(num, dim, nil) }
 
 // NewEmbeddingWith is NewEmbedding with the initial table drawn from gen
-// (the global generator if gen is nil).
+// (the global generator if gen is nil). It panics if num or dim is not
+// positive.
 func NewEmbeddingWith(num, dim int, gen *tensor.Generator) *Embedding {
 	if num <= 0 || dim <= 0 {
-		panic(fmt.Sprintf("nn: NewEmbedding: sizes must be positive, got num=%d dim=%d", num, dim))
+		panic(&tensor.Error{Pkg: "nn", Op: "NewEmbedding", Msg: fmt.Sprintf("sizes must be positive, got num=%d dim=%d", num, dim)})
 	}
 	return &Embedding{Weight: tensor.Zeros(num, dim).NormalInitWith(0, 1, gen).RequiresGrad(), Num: num, Dim: dim}
 }
