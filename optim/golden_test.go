@@ -3,7 +3,6 @@ package optim_test
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -116,7 +115,7 @@ func TestClipGradNormGolden(t *testing.T) {
 	}
 	norm := optim.ClipGradNorm(params, 1.0)
 	want := get(t, sd, "clip.norm").Item()
-	if math.Abs(float64(norm-want)) > 1e-6*float64(want) {
+	if !approx.Scalar(float64(norm), float64(want), 1e-6, 0) {
 		t.Errorf("norm = %v, want %v", norm, want)
 	}
 	for i, p := range params {
@@ -143,7 +142,7 @@ func TestCosineLRGolden(t *testing.T) {
 	for _, s := range scheds {
 		sch := optim.CosineLR{MaxLR: s.MaxLR, MinLR: s.MinLR, WarmupIters: s.Warmup, DecayIters: s.Decay}
 		for j, it := range s.Its {
-			if got := sch.At(it); math.Abs(got-s.LRs[j]) > 1e-15*math.Max(1, s.LRs[j]) {
+			if got := sch.At(it); !approx.Scalar(got, s.LRs[j], 1e-15, 1e-15) {
 				t.Errorf("%+v.At(%d) = %.17g, want %.17g", sch, it, got, s.LRs[j])
 			}
 		}

@@ -10,6 +10,8 @@ import (
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/optim"
 	"github.com/wickml/wick/tensor"
+
+	"github.com/wickml/wick/internal/approx"
 )
 
 func bitsOf(ps []*tensor.Tensor) [][]uint32 {
@@ -170,7 +172,7 @@ func TestClipGradNorm(t *testing.T) {
 	if n := optim.ClipGradNorm([]*tensor.Tensor{p, q}, 1); n != 5 {
 		t.Errorf("norm = %v, want 5", n)
 	}
-	if g := p.Grad().Float32s()[0]; math.Abs(float64(g)-0.6) > 1e-6 {
+	if g := p.Grad().Float32s()[0]; !approx.Scalar(float64(g), 0.6, 0, 1e-6) {
 		t.Errorf("clipped gradient %v, want 0.6", g)
 	}
 	if n := optim.ClipGradNorm([]*tensor.Tensor{r}, 1); n != 0 {
@@ -251,7 +253,7 @@ func TestCosineLRShape(t *testing.T) {
 	if got := s.At(10); got != 1 {
 		t.Errorf("At(warmup) = %v, want the peak", got)
 	}
-	if got := s.At(60); math.Abs(got-0.55) > 1e-12 {
+	if got := s.At(60); !approx.Scalar(got, 0.55, 0, 1e-12) {
 		t.Errorf("At(middle) = %v, want 0.55", got)
 	}
 	if got := s.At(1000); got != 0.1 {

@@ -127,15 +127,7 @@ func testGELUFast(t *testing.T) {
 	dx := make([]float32, len(xs))
 	geluF32(y, xs)
 	geluGradF32(dx, gs, xs)
-	close := func(got, want float32) bool {
-		if want != want || got != got {
-			return (want != want) == (got != got)
-		}
-		if math.IsInf(float64(want), 0) {
-			return got == want
-		}
-		return math.Abs(float64(got-want)) <= 1e-7+1e-6*math.Abs(float64(want))
-	}
+	close := func(got, want float32) bool { return approx.Scalar(float64(got), float64(want), 1e-6, 1e-7) }
 	for i, x := range xs {
 		if w := ref(x); !close(y[i], w) || !close(f32GELU(x), w) {
 			t.Fatalf("GELU(%v) = %v, want %v", x, y[i], w)
@@ -157,15 +149,7 @@ func TestGELUTanhFastMatchesReference(t *testing.T) {
 	for x := float32(-12); x < 12; x += 0.00377 {
 		xs = append(xs, x)
 	}
-	close := func(got, want float32) bool {
-		if want != want || got != got {
-			return (want != want) == (got != got)
-		}
-		if math.IsInf(float64(want), 0) {
-			return got == want
-		}
-		return math.Abs(float64(got-want)) <= 1e-7+1e-6*math.Abs(float64(want))
-	}
+	close := func(got, want float32) bool { return approx.Scalar(float64(got), float64(want), 1e-6, 1e-7) }
 	y := make([]float32, len(xs))
 	geluTanhF32(y, xs)
 	gs := make([]float32, len(xs))
@@ -242,7 +226,7 @@ func TestExpSub(t *testing.T) {
 					}
 					continue
 				}
-				if d := math.Abs(float64(x[i] - want[i])); d > 2e-7*float64(want[i])+1e-37 {
+				if !approx.Scalar(float64(x[i]), float64(want[i]), 2e-7, 1e-37) {
 					t.Fatalf("asm=%v n=%d: element %d (arg %v) = %v, want %v", asm, n, i, -2.5+float64(i%17)*5.5-90, x[i], want[i])
 				}
 			}
@@ -258,7 +242,7 @@ func TestExpSub(t *testing.T) {
 			for _, v := range y {
 				ysum += math.Exp(float64(v - 2.5))
 			}
-			if got := expSub(y, 2.5); math.Abs(float64(got)-ysum) > 1e-6*ysum {
+			if got := expSub(y, 2.5); !approx.Scalar(float64(got), ysum, 1e-6, 0) {
 				t.Errorf("asm=%v n=%d: sum %v, want %v", asm, n, got, ysum)
 			}
 		}
@@ -335,7 +319,7 @@ func TestLayerNormGradFast(t *testing.T) {
 			gy, gm, gr := forward(true, affine[0], affine[1])
 			for k, pair := range [][2][]float32{{gy, wy}, {gm, wm}, {gr, wr}} {
 				for i := range pair[1] {
-					if got, want := float64(pair[0][i]), float64(pair[1][i]); math.Abs(got-want) > 1e-6*math.Abs(want)+1e-6 {
+					if got, want := float64(pair[0][i]), float64(pair[1][i]); !approx.Scalar(got, want, 1e-6, 1e-6) {
 						t.Fatalf("%dx%d forward output %d element %d = %v, reference %v", s.rows, s.cols, k, i, got, want)
 					}
 				}
@@ -361,7 +345,7 @@ func TestLayerNormGradFast(t *testing.T) {
 			for k, pair := range [][2][]float32{{gdx, wdx}, {gdw, wdw}, {gdb, wdb}} {
 				for i := range pair[1] {
 					got, want := float64(pair[0][i]), float64(pair[1][i])
-					if math.Abs(got-want) > 1e-5+1e-5*math.Abs(want) {
+					if !approx.Scalar(got, want, 1e-5, 1e-5) {
 						t.Fatalf("%dx%d weight=%v: output %d element %d = %v, reference %v", s.rows, s.cols, withW, k, i, got, want)
 					}
 				}
@@ -460,7 +444,7 @@ func TestCrossEntropyFast(t *testing.T) {
 			lse := m + math.Log(s)
 			want := lse - float64(row[tg[r]])
 			// loss = lse − x[t] in float32: error relative to |lse|
-			if math.Abs(float64(loss[r])-want) > 2e-6*(math.Abs(want)+math.Abs(lse)) {
+			if !approx.Scalar(float64(loss[r]), want, 0, 2e-6*(math.Abs(want)+math.Abs(lse))) {
 				t.Errorf("cols %d row %d: loss %v, want %v", cols, r, loss[r], want)
 			}
 			for j, v := range row {
@@ -711,7 +695,7 @@ func TestAVX512MatchesAVX2(t *testing.T) {
 			}
 		}
 		// the sums differ only in the order of the additions
-		if !(s2 != s2 && s5 != s5) && math.Abs(float64(s5-s2)) > 1e-5*math.Abs(float64(s2)) {
+		if !approx.Scalar(float64(s5), float64(s2), 1e-5, 0) {
 			t.Fatalf("n=%d: exp sum avx512 %v, avx2 %v", n, s5, s2)
 		}
 	}

@@ -2,7 +2,6 @@ package tensor_test
 
 import (
 	"errors"
-	"math"
 	"strings"
 	"testing"
 
@@ -206,7 +205,7 @@ func TestRetainGrad(t *testing.T) {
 	rv := r.Float32s()
 	got := r.Grad().Float32s()
 	for i := range rv {
-		if math.Abs(float64(got[i]-2*rv[i])) > 1e-6 {
+		if !approx.Scalar(float64(got[i]), float64(2*rv[i]), 0, 1e-6) {
 			t.Errorf("r.Grad()[%d] = %v, want %v", i, got[i], 2*rv[i])
 		}
 	}

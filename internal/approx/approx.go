@@ -41,6 +41,9 @@ type Tensor interface {
 	Float32s() []float32
 }
 
+// Float is the element type of the slices Index and Equal compare.
+type Float interface{ ~float32 | ~float64 }
+
 // Options returns the go-cmp options that make two float32s or float64s
 // equal within rtol and atol, NaN equal to NaN. It panics if a tolerance
 // is negative or NaN.
@@ -50,25 +53,27 @@ func Options(rtol, atol float64) cmp.Option {
 
 // Index returns the first index at which got and want differ by more than
 // the tolerances, len(want) if got is shorter than want, len(want) too if
-// got is longer, or -1 if they are equal.
+// got is longer, or -1 if they are equal. Each element is compared as a
+// float64, so a float64 reference is not rounded to float32 first.
 //
 // go-cmp spends microseconds on each comparison, too long for goldens and
 // property tests of many thousand elements, so Index first asks within,
 // which computes EquateApprox's formula (TestWithinIsEquateApprox keeps the
 // two the same), and lets go-cmp decide every element within rejects.
-func Index(got, want []float32, rtol, atol float64) int {
+func Index[G, W Float](got []G, want []W, rtol, atol float64) int {
 	var opt cmp.Option
 	for i := range want {
 		if i >= len(got) {
 			return i
 		}
-		if within(got[i], want[i], rtol, atol) {
+		g, w := float64(got[i]), float64(want[i])
+		if within(g, w, rtol, atol) {
 			continue
 		}
 		if opt == nil {
 			opt = Options(rtol, atol)
 		}
-		if !cmp.Equal(got[i], want[i], opt) {
+		if !cmp.Equal(g, w, opt) {
 			return i
 		}
 	}
@@ -78,9 +83,8 @@ func Index(got, want []float32, rtol, atol float64) int {
 	return -1
 }
 
-// within is Options(rtol, atol) for two float32s, computed directly.
-func within(x, y float32, rtol, atol float64) bool {
-	a, b := float64(x), float64(y)
+// within is Options(rtol, atol) for two numbers, computed directly.
+func within(a, b, rtol, atol float64) bool {
 	switch {
 	case a == b:
 		return true
@@ -94,13 +98,13 @@ func within(x, y float32, rtol, atol float64) bool {
 
 // Scalar reports whether got equals want within rtol and atol.
 func Scalar(got, want, rtol, atol float64) bool {
-	return cmp.Equal(got, want, Options(rtol, atol))
+	return Index([]float64{got}, []float64{want}, rtol, atol) < 0
 }
 
 // Equal reports whether got equals want element by element within rtol and
 // atol. If not, it fails tb with the first differing index, both values,
 // their difference, both tolerances and how many elements differ.
-func Equal(tb testing.TB, what string, got, want []float32, rtol, atol float64) bool {
+func Equal[G, W Float](tb testing.TB, what string, got []G, want []W, rtol, atol float64) bool {
 	tb.Helper()
 	if len(got) != len(want) {
 		tb.Errorf("%s: %d elements, want %d", what, len(got), len(want))

@@ -50,6 +50,10 @@ func TestIndex(t *testing.T) {
 			t.Errorf("Index(%v, %v, %g, %g) = %d, want %d", c.got, c.want, c.rtol, c.atol, i, c.idx)
 		}
 	}
+	// A float64 reference is not rounded to float32: 0.1 is not float32(0.1).
+	if i := Index([]float32{0.1}, []float64{0.1}, 0, 1e-10); i != 0 {
+		t.Errorf("Index(float32 0.1, float64 0.1, atol 1e-10) = %d, want 0", i)
+	}
 }
 
 func TestEqualReports(t *testing.T) {
@@ -114,7 +118,7 @@ func TestWithinIsEquateApprox(t *testing.T) {
 	for _, tol := range tols {
 		opt := Options(tol[0], tol[1])
 		check := func(x, y float32) {
-			if w, c := within(x, y, tol[0], tol[1]), cmp.Equal(x, y, opt); w != c {
+			if w, c := within(float64(x), float64(y), tol[0], tol[1]), cmp.Equal(x, y, opt); w != c {
 				t.Fatalf("within(%g, %g, %g, %g) = %v, go-cmp says %v", x, y, tol[0], tol[1], w, c)
 			}
 		}
