@@ -3,6 +3,7 @@ module github.com/wickml/wick
 go 1.26
 
 require (
+	github.com/chewxy/math32 v1.11.1
 	github.com/google/go-cmp v0.7.0
 	gorgonia.org/cu v0.9.6
 )

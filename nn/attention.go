@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/chewxy/math32"
 	"github.com/wickml/wick/tensor"
 )
 
@@ -67,7 +68,7 @@ func (a *CausalSelfAttention) Forward(x *tensor.Tensor) *tensor.Tensor {
 	// the explicit form, so that dropout can act on the weights
 	att := q.MatMul(k.Transpose(-2, -1)).MulScalar(float32(1 / math.Sqrt(float64(hs))))
 	mask := tensor.Ones(t, t).Triu(1)
-	att = att.MaskedFill(mask, float32(math.Inf(-1))).Softmax(-1)
+	att = att.MaskedFill(mask, math32.Inf(-1)).Softmax(-1)
 	y := a.AttnDropout.Forward(att).MatMul(v).Transpose(1, 2).Reshape(b, t, c)
 	return a.ResidDrop.Forward(a.CProj.Forward(y))
 }

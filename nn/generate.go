@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/chewxy/math32"
 	"github.com/wickml/wick/autograd"
 	"github.com/wickml/wick/tensor"
 )
@@ -95,7 +96,7 @@ func (a *CausalSelfAttention) forwardCached(x, k, v *tensor.Tensor, pos int) *te
 		if t > 1 {
 			// query i (position pos+i) sees keys j ≤ pos+i
 			mask := tensor.Ones(t, pos+t).Triu(pos + 1).To(x.Device())
-			att = att.MaskedFill(mask, float32(math.Inf(-1)))
+			att = att.MaskedFill(mask, math32.Inf(-1))
 		}
 		y = att.Softmax(-1).MatMul(vals).Transpose(1, 2).Reshape(b, t, c)
 	}
@@ -231,7 +232,7 @@ func keepTopK(logits *tensor.Tensor, k int) *tensor.Tensor {
 		kth := sorted[k-1]
 		for j, v := range row {
 			if v < kth {
-				row[j] = float32(math.Inf(-1))
+				row[j] = math32.Inf(-1)
 			}
 		}
 	}
