@@ -119,7 +119,8 @@ func newMLP(cfg GPTConfig, gen *tensor.Generator) *MLP {
 	}
 }
 
-// Forward applies the layer to x [..., NEmbd].
+// Forward applies the layer to x [..., NEmbd]. It panics if x's last
+// dimension is not NEmbd.
 func (m *MLP) Forward(x *tensor.Tensor) *tensor.Tensor {
 	return m.Drop.Forward(m.CProj.Forward(m.Gelu.Forward(m.CFc.Forward(x))))
 }
@@ -167,7 +168,8 @@ func newBlock(cfg GPTConfig, gen *tensor.Generator) *Block {
 	}
 }
 
-// Forward applies the block to x [B, T, C].
+// Forward applies the block to x [B, T, C]. It panics if x is not 3-D with
+// C = NEmbd.
 func (bl *Block) Forward(x *tensor.Tensor) *tensor.Tensor {
 	x = x.Add(bl.Attn.Forward(bl.Ln1.Forward(x)))
 	return x.Add(bl.MLP.Forward(bl.Ln2.Forward(x)))

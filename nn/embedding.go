@@ -32,7 +32,8 @@ func NewEmbeddingWith(num, dim int, gen *tensor.Generator) *Embedding {
 }
 
 // Forward looks up the rows at the Int64 indices idx (any shape) and
-// returns idx.shape + [Dim].
+// returns idx.shape + [Dim]. It panics if idx is not Int64 or holds an
+// index outside [0, Num).
 func (e *Embedding) Forward(idx *tensor.Tensor) *tensor.Tensor {
 	return tensor.Embedding(e.Weight, idx)
 }

@@ -73,3 +73,26 @@ func TestMisuseIsCaught(t *testing.T) {
 		})
 	}
 }
+
+// TestLayerMisuseIsCaught checks the panics that nn's layers leave to the
+// tensor ops they call (their doc comments name them): tensor.Catch returns
+// each as a *tensor.Error.
+func TestLayerMisuseIsCaught(t *testing.T) {
+	cfg := nn.GPTConfig{VocabSize: 9, BlockSize: 4, NLayer: 1, NHead: 1, NEmbd: 4}
+	for name, f := range map[string]func(){
+		"Embedding index": func() { nn.NewEmbedding(3, 2).Forward(tensor.FromInts([]int{0, 3}, 2)) },
+		"Embedding float": func() { nn.NewEmbedding(3, 2).Forward(tensor.Zeros(2)) },
+		"LayerNorm size":  func() { nn.NewLayerNorm(4, true).Forward(tensor.Zeros(2, 3)) },
+		"MLP size":        func() { nn.NewGPT(cfg).H[0].MLP.Forward(tensor.Zeros(2, 3)) },
+		"Block shape":     func() { nn.NewGPT(cfg).H[0].Forward(tensor.Zeros(2, 4)) },
+		"ForwardLoss shape": func() {
+			nn.NewGPT(cfg).ForwardLoss(tensor.FromInts([]int{1, 2}, 1, 2), tensor.FromInts([]int{1}, 1, 1))
+		},
+	} {
+		err := tensor.Catch(f)
+		var e *tensor.Error
+		if !errors.As(err, &e) {
+			t.Errorf("%s: Catch returned %v (%T), want a *tensor.Error", name, err, err)
+		}
+	}
+}

@@ -31,7 +31,7 @@ func NewLayerNorm(n int, bias bool) *LayerNorm {
 	return ln
 }
 
-// Forward normalises x [..., N].
+// Forward normalises x [..., N]. It panics if x's last dimension is not N.
 func (ln *LayerNorm) Forward(x *tensor.Tensor) *tensor.Tensor {
 	return x.LayerNorm(ln.Weight, ln.Bias, ln.Eps)
 }

@@ -15,6 +15,8 @@
 // of ulp past it); slower for Log (1 ulp) and Sqrt (exact, but an assembly
 // call where the compiler turns float32(math.Sqrt(float64(x))) into one
 // SQRTSS instruction); Erf is the float64 function rounded, as today. So
-// Wick uses math32 only where it is exact and at least as fast: Inf, IsNaN,
-// IsInf and Abs on float32 values, which need no conversion to float64.
+// Wick uses math32 only where it is exact and at least as fast: Inf, IsNaN
+// and IsInf on float32 values, which need no conversion to float64 (Abs
+// too would fit, 2.3 → 1.0 ns, but Wick's code has no float32 Abs outside
+// the elementwise kernels).
 package math32cmp
