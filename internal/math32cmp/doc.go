@@ -9,14 +9,18 @@
 // the share of 2²⁰ inputs where the two differ; BenchmarkSpeed* report ns
 // per element for both.
 //
-// What they found (Intel Xeon with AVX-512, Go 1.26, math32 v1.11.1): math32
-// is faster for Exp, Tanh, Sin and Cos but less accurate (Exp up to 118 ulp
-// on 61% of inputs, Tanh 2 ulp, Sin and Cos 1–2 ulp on [−π, π] and millions
-// of ulp past it); slower for Log (1 ulp) and Sqrt (exact, but an assembly
-// call where the compiler turns float32(math.Sqrt(float64(x))) into one
-// SQRTSS instruction); Erf is the float64 function rounded, as today. So
-// Wick uses math32 only where it is exact and at least as fast: Inf, IsNaN
-// and IsInf on float32 values, which need no conversion to float64 (Abs
-// too would fit, 2.3 → 1.0 ns, but Wick's code has no float32 Abs outside
-// the elementwise kernels).
+// What they found (Intel Xeon with AVX-512, 2 cores shared with other
+// jobs, Go 1.26, math32 v1.11.1). Accuracy, which does not depend on the
+// load: math32's Sqrt, Abs and Erf (the float64 function rounded, as today)
+// agree everywhere; Log differs by 1 ulp on 0.8% of inputs, Tanh by up to
+// 2 ulp on 3%, Sin and Cos by 1–2 ulp on 20–27% of [−π, π] and by millions
+// of ulp past it (Sin on [−100, 100]), Exp by up to 118 ulp on 61%. Speed,
+// which the load made noisy (±10–60%): math32 is faster for Exp (about
+// 18 against 24 ns), Tanh, Sin and Cos (about half the time) and Abs (1.0
+// against 1.5 ns), slower for Sqrt (4.3 against 1.7 ns: an assembly call,
+// where the compiler turns float32(math.Sqrt(float64(x))) into one SQRTSS),
+// and neither clearly for Log. So Wick uses math32 only where it is exact
+// and at least as fast: Inf, IsNaN and IsInf on float32 values, which need
+// no conversion to float64 (Abs would fit too, but Wick has no float32 Abs
+// outside the elementwise kernels).
 package math32cmp
