@@ -52,8 +52,8 @@ func Options(rtol, atol float64) cmp.Option {
 }
 
 // Index returns the first index at which got and want differ by more than
-// the tolerances, len(want) if got is shorter than want, len(want) too if
-// got is longer, or -1 if they are equal. Each element is compared as a
+// the tolerances (len(got) if got is shorter than want, len(want) if it is
+// longer), or -1 if they are equal. Each element is compared as a
 // float64, so a float64 reference is not rounded to float32 first.
 //
 // go-cmp spends microseconds on each comparison, too long for goldens and

@@ -228,3 +228,32 @@ func BenchmarkSpeedAbs(b *testing.B) {
 		})
 	})
 }
+
+// TestExactWhereWickUsesIt checks the claim behind Wick's use of math32:
+// its Inf, IsNaN and IsInf give what the float64 functions give, on the
+// special values and on every 4099th float32 bit pattern.
+func TestExactWhereWickUsesIt(t *testing.T) {
+	for _, s := range []int{-1, 0, 1} {
+		if got, want := math32.Inf(s), float32(math.Inf(s)); math.Float32bits(got) != math.Float32bits(want) {
+			t.Errorf("Inf(%d) = %v, want %v", s, got, want)
+		}
+	}
+	check := func(x float32) {
+		f := float64(x)
+		if math32.IsNaN(x) != math.IsNaN(f) {
+			t.Fatalf("IsNaN(%v) = %v", x, math32.IsNaN(x))
+		}
+		for _, s := range []int{-1, 0, 1} {
+			if math32.IsInf(x, s) != math.IsInf(f, s) {
+				t.Fatalf("IsInf(%v, %d) = %v", x, s, math32.IsInf(x, s))
+			}
+		}
+	}
+	for _, x := range []float32{0, float32(math.Copysign(0, -1)), 1, -1, math.MaxFloat32, -math.MaxFloat32,
+		math.SmallestNonzeroFloat32, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())} {
+		check(x)
+	}
+	for b := uint64(0); b < 1<<32; b += 4099 {
+		check(math.Float32frombits(uint32(b)))
+	}
+}
