@@ -1,9 +1,6 @@
 package autograd
 
-import (
-	"fmt"
-	"sync/atomic"
-)
+import "sync/atomic"
 
 // Node is one recorded operation on the tape.
 //
@@ -87,8 +84,9 @@ func Order(root *Node) []*Node {
 // non-leaf nodes are dropped.
 //
 // Run may be called on many goroutines at once for disjoint graphs. Run
-// panics if the graph has already been released by an earlier Run, or if
-// another goroutine is running the backward pass through one of its nodes.
+// panics with an *Error if the graph has already been released by an
+// earlier Run, or if another goroutine is running the backward pass through
+// one of its nodes.
 func Run(root *Node) {
 	order := Order(root)
 	for i, n := range order {
@@ -99,9 +97,9 @@ func Run(root *Node) {
 			m.state.CompareAndSwap(running, idle) // hand back this Run's claims
 		}
 		if n.state.Load() == released {
-			panic(fmt.Sprintf("autograd: Backward: trying to backward through the graph a second time (node %s %s was already released); keep the graph by recomputing the forward pass", n.Op, n.Label))
+			panicf("Backward", "trying to backward through the graph a second time (node %s %s was already released); keep the graph by recomputing the forward pass", n.Op, n.Label)
 		}
-		panic(fmt.Sprintf("autograd: Backward: node %s %s is being backpropagated on another goroutine at the same time; a graph can be run by one goroutine at a time", n.Op, n.Label))
+		panicf("Backward", "node %s %s is being backpropagated on another goroutine at the same time; a graph can be run by one goroutine at a time", n.Op, n.Label)
 	}
 	// Released also when a closure panics: its partial gradients must not
 	// be run again.

@@ -96,7 +96,7 @@ func TestRunRecordsNothing(t *testing.T) {
 
 // TestConcurrentRunSameGraphDetected: a second goroutine that runs the
 // backward pass through a graph that another goroutine is running panics
-// with a message that says so; the first Run completes.
+// with an *Error that says so; the first Run completes.
 func TestConcurrentRunSameGraphDetected(t *testing.T) {
 	leaf := NewLeaf("x")
 	var root *Node
@@ -111,9 +111,9 @@ func TestConcurrentRunSameGraphDetected(t *testing.T) {
 		second = <-done
 	})
 	Run(root)
-	msg, _ := second.(string)
-	if !strings.Contains(msg, "another goroutine") {
-		t.Fatalf("second Run through a running graph: recovered %v, want a panic naming another goroutine", second)
+	e, _ := second.(*Error)
+	if e == nil || e.Op != "Backward" || !strings.Contains(e.Error(), "another goroutine") {
+		t.Fatalf("second Run through a running graph: recovered %#v, want an *Error naming another goroutine", second)
 	}
 	if !root.Released() || !mid.Released() {
 		t.Error("the first Run did not release its graph")

@@ -9,6 +9,8 @@ import (
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/optim"
 	"github.com/wickml/wick/tensor"
+
+	"github.com/wickml/wick/internal/approx"
 )
 
 // The test bodies below run on every rank of a group: on goroutines of one
@@ -67,7 +69,7 @@ func testAllReduce(t testing.TB, c *Comm) {
 			}
 			want /= float64(n)
 			mag /= float64(n)
-			if math.Abs(float64(got[i])-want) > 1e-6*mag {
+			if !approx.Scalar(float64(got[i]), want, 0, 1e-6*mag) {
 				t.Fatalf("rank %d: AllReduce(Mean) of %d reals: element %d = %v, want %v (1e-6 relative)", r, size, i, got[i], want)
 			}
 		}
@@ -164,8 +166,6 @@ func ddpBatch(step, rows int) (x, y []int) {
 	return x, y
 }
 
-func relClose(a, b, tol float64) bool { return math.Abs(a-b) <= tol*math.Max(math.Abs(b), 1e-3) }
-
 // testDataParallel trains 20 steps with DataParallel, each rank on its
 // rowsPerRank rows of a full batch, and on rank 0 a reference model alone
 // on the full batch: the loss of every step (mean over the ranks) and the
@@ -216,7 +216,7 @@ func testDataParallel(t testing.TB, c *Comm) {
 		rl.Backward()
 		refOpt.Step()
 		refOpt.ZeroGrad()
-		if !relClose(float64(loss[0]), float64(rl.Item()), 1e-5) {
+		if !approx.Scalar(float64(loss[0]), float64(rl.Item()), 1e-5, 1e-8) {
 			t.Errorf("step %d: mean loss of %d ranks %v, one process on the doubled batch %v (1e-5 relative)", step, n, loss[0], rl.Item())
 		}
 	}
@@ -243,7 +243,7 @@ func testDataParallel(t testing.TB, c *Comm) {
 				scale = math.Max(scale, math.Abs(float64(v)))
 			}
 			for j := range w {
-				if math.Abs(float64(w[j])-float64(rw[j])) > 1e-5*scale {
+				if !approx.Scalar(float64(w[j]), float64(rw[j]), 0, 1e-5*scale) {
 					t.Fatalf("parameter %d element %d: %v after data-parallel training, %v alone (1e-5 relative to the largest, %v)", i, j, w[j], rw[j], scale)
 				}
 			}

@@ -24,7 +24,7 @@ var _ Module = (*Dropout)(nil)
 // 0 ≤ p ≤ 1.
 func NewDropout(p float32) *Dropout {
 	if p < 0 || p > 1 {
-		panic(fmt.Sprintf("nn: NewDropout: probability has to be between 0 and 1, got %v", p))
+		panic(&tensor.Error{Pkg: "nn", Op: "NewDropout", Msg: fmt.Sprintf("probability has to be between 0 and 1, got %v", p)})
 	}
 	return &Dropout{P: p, Training: true}
 }
@@ -70,7 +70,7 @@ func (g GELU) Forward(x *tensor.Tensor) *tensor.Tensor {
 	case "tanh":
 		return x.GELUTanh()
 	}
-	panic(&tensor.Error{Op: "GELU", Msg: fmt.Sprintf("approximate must be \"none\" or \"tanh\", got %q", g.Approximate)})
+	panic(&tensor.Error{Pkg: "nn", Op: "GELU", Msg: fmt.Sprintf("approximate must be \"none\" or \"tanh\", got %q", g.Approximate)})
 }
 
 // NamedParameters returns nothing: GELU has no parameters.

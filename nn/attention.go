@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/chewxy/math32"
 	"github.com/wickml/wick/tensor"
 )
 
@@ -33,7 +34,7 @@ func NewCausalSelfAttention(cfg GPTConfig) *CausalSelfAttention {
 // initialised from gen.
 func newCausalSelfAttention(cfg GPTConfig, gen *tensor.Generator) *CausalSelfAttention {
 	if cfg.NHead <= 0 || cfg.NEmbd%cfg.NHead != 0 {
-		panic(fmt.Sprintf("nn: NewCausalSelfAttention: n_embd %d is not a multiple of n_head %d", cfg.NEmbd, cfg.NHead))
+		panic(&tensor.Error{Pkg: "nn", Op: "NewCausalSelfAttention", Msg: fmt.Sprintf("n_embd %d is not a multiple of n_head %d", cfg.NEmbd, cfg.NHead)})
 	}
 	return &CausalSelfAttention{
 		CAttn:       NewLinearWith(cfg.NEmbd, 3*cfg.NEmbd, cfg.Bias, gen),
@@ -45,10 +46,11 @@ func newCausalSelfAttention(cfg GPTConfig, gen *tensor.Generator) *CausalSelfAtt
 	}
 }
 
-// Forward applies attention to x [B, T, C] and returns [B, T, C].
+// Forward applies attention to x [B, T, C] and returns [B, T, C]. It panics
+// if x is not 3-D with C = NEmbd.
 func (a *CausalSelfAttention) Forward(x *tensor.Tensor) *tensor.Tensor {
 	if x.Dim() != 3 || x.Size(2) != a.NEmbd {
-		panic(&tensor.Error{Op: "CausalSelfAttention", Msg: fmt.Sprintf("expected input [B, T, %d], got %v", a.NEmbd, x.Shape())})
+		panic(&tensor.Error{Pkg: "nn", Op: "CausalSelfAttention", Msg: fmt.Sprintf("expected input [B, T, %d], got %v", a.NEmbd, x.Shape())})
 	}
 	b, t, c := x.Size(0), x.Size(1), x.Size(2)
 	hs := c / a.NHead
@@ -66,7 +68,7 @@ func (a *CausalSelfAttention) Forward(x *tensor.Tensor) *tensor.Tensor {
 	// the explicit form, so that dropout can act on the weights
 	att := q.MatMul(k.Transpose(-2, -1)).MulScalar(float32(1 / math.Sqrt(float64(hs))))
 	mask := tensor.Ones(t, t).Triu(1)
-	att = att.MaskedFill(mask, float32(math.Inf(-1))).Softmax(-1)
+	att = att.MaskedFill(mask, math32.Inf(-1)).Softmax(-1)
 	y := a.AttnDropout.Forward(att).MatMul(v).Transpose(1, 2).Reshape(b, t, c)
 	return a.ResidDrop.Forward(a.CProj.Forward(y))
 }
@@ -117,7 +119,8 @@ func newMLP(cfg GPTConfig, gen *tensor.Generator) *MLP {
 	}
 }
 
-// Forward applies the layer to x [..., NEmbd].
+// Forward applies the layer to x [..., NEmbd]. It panics if x's last
+// dimension is not NEmbd.
 func (m *MLP) Forward(x *tensor.Tensor) *tensor.Tensor {
 	return m.Drop.Forward(m.CProj.Forward(m.Gelu.Forward(m.CFc.Forward(x))))
 }
@@ -165,7 +168,8 @@ func newBlock(cfg GPTConfig, gen *tensor.Generator) *Block {
 	}
 }
 
-// Forward applies the block to x [B, T, C].
+// Forward applies the block to x [B, T, C]. It panics if x is not 3-D with
+// C = NEmbd.
 func (bl *Block) Forward(x *tensor.Tensor) *tensor.Tensor {
 	x = x.Add(bl.Attn.Forward(bl.Ln1.Forward(x)))
 	return x.Add(bl.MLP.Forward(bl.Ln2.Forward(x)))

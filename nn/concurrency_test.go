@@ -1,7 +1,6 @@
 package nn_test
 
 import (
-	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -11,6 +10,8 @@ import (
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/optim"
 	"github.com/wickml/wick/tensor"
+
+	"github.com/wickml/wick/internal/approx"
 )
 
 var concCfg = nn.GPTConfig{VocabSize: 11, BlockSize: 8, NLayer: 1, NHead: 2, NEmbd: 16, Bias: true}
@@ -161,7 +162,7 @@ func TestConcurrentBackwardIntoSharedModelDetected(t *testing.T) {
 			// The two passes may interleave their accumulations into the
 			// tied wte/lm_head weight, so the sum may be associated
 			// differently: equal up to rounding, nothing lost.
-			if d := math.Abs(float64(got[j] - wantGrad[j])); d > 1e-5*math.Abs(float64(wantGrad[j]))+1e-7 {
+			if !approx.Scalar(float64(got[j]), float64(wantGrad[j]), 1e-5, 1e-7) {
 				t.Fatalf("two Backwards into one model that did not collide: grad[%d] = %v, want %v (the sum of both)", j, got[j], wantGrad[j])
 			}
 		}

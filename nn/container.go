@@ -35,7 +35,7 @@ var _ Layer = Sequential(nil)
 func (s Sequential) Forward(x *tensor.Tensor) *tensor.Tensor {
 	for i, l := range s {
 		if l == nil {
-			panic(&tensor.Error{Op: "Sequential", Msg: fmt.Sprintf("layer %d of %d is nil", i, len(s))})
+			panic(&tensor.Error{Pkg: "nn", Op: "Sequential", Msg: fmt.Sprintf("layer %d of %d is nil", i, len(s))})
 		}
 		x = l.Forward(x)
 	}
@@ -175,16 +175,16 @@ func namedChildren(op string, children []NamedModule) []NamedParam {
 	for i, c := range children {
 		switch {
 		case c.Module == nil:
-			panic(&tensor.Error{Op: op, Msg: fmt.Sprintf("child %d (%q) is nil", i, c.Name)})
+			panic(&tensor.Error{Pkg: "nn", Op: op, Msg: fmt.Sprintf("child %d (%q) is nil", i, c.Name)})
 		case c.Name == "" || strings.Contains(c.Name, "."):
-			panic(&tensor.Error{Op: op, Msg: fmt.Sprintf("child %d has the name %q; want a non-empty name without dots", i, c.Name)})
+			panic(&tensor.Error{Pkg: "nn", Op: op, Msg: fmt.Sprintf("child %d has the name %q; want a non-empty name without dots", i, c.Name)})
 		case names[c.Name]:
-			panic(&tensor.Error{Op: op, Msg: fmt.Sprintf("two children are named %q", c.Name)})
+			panic(&tensor.Error{Pkg: "nn", Op: op, Msg: fmt.Sprintf("two children are named %q", c.Name)})
 		}
 		names[c.Name] = true
 		for _, p := range c.Module.NamedParameters() {
 			if p.Param == nil {
-				panic(&tensor.Error{Op: op, Msg: fmt.Sprintf("child %q has a nil parameter %q", c.Name, p.Name)})
+				panic(&tensor.Error{Pkg: "nn", Op: op, Msg: fmt.Sprintf("child %q has a nil parameter %q", c.Name, p.Name)})
 			}
 			if seen[p.Param] {
 				continue

@@ -13,6 +13,8 @@ import (
 
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/tensor"
+
+	"github.com/wickml/wick/internal/approx"
 )
 
 // The PyTorch side of these tests is gen_containers in
@@ -61,7 +63,7 @@ func TestWickFileLoadsInPyTorch(t *testing.T) {
 		t.Fatalf("SaveFile no longer writes %s byte for byte; rewrite it with -update-wick-file and rerun gen_golden_nn.py", committed)
 	}
 	sd := readGolden(t, "sequential_wick_golden.safetensors")
-	assertClose(t, "PyTorch's output of Wick's file", s.Forward(get(t, sd, "x")), get(t, sd, "y"), 1e-4)
+	approx.EqualTensor(t, "PyTorch's output of Wick's file", s.Forward(get(t, sd, "x")), get(t, sd, "y"), 1e-4, 1e-8)
 }
 
 // net is the golden Net: a user module whose Module methods come from an
@@ -119,11 +121,11 @@ func checkContainerGolden(t *testing.T, name string, m nn.Module, forward func(*
 	}
 	x := get(t, gsd, "x").Clone().RequiresGrad()
 	y := forward(x)
-	assertClose(t, name+" y", y, get(t, gsd, "y"), 1e-4)
+	approx.EqualTensor(t, name+" y", y, get(t, gsd, "y"), 1e-4, 1e-8)
 	y.Mul(get(t, gsd, "g")).Sum().Backward()
-	assertClose(t, name+" grad_x", x.Grad(), get(t, gsd, "grad_x"), 1e-4)
+	approx.EqualTensor(t, name+" grad_x", x.Grad(), get(t, gsd, "grad_x"), 1e-4, 1e-8)
 	for _, p := range m.NamedParameters() {
-		assertClose(t, name+" grad."+p.Name, p.Param.Grad(), get(t, gsd, "grad."+p.Name), 1e-4)
+		approx.EqualTensor(t, name+" grad."+p.Name, p.Param.Grad(), get(t, gsd, "grad."+p.Name), 1e-4, 1e-8)
 	}
 }
 

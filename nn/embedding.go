@@ -22,16 +22,18 @@ var _ Module = (*Embedding)(nil)
 func NewEmbedding(num, dim int) *Embedding { return NewEmbeddingWith(num, dim, nil) }
 
 // NewEmbeddingWith is NewEmbedding with the initial table drawn from gen
-// (the global generator if gen is nil).
+// (the global generator if gen is nil). It panics if num or dim is not
+// positive.
 func NewEmbeddingWith(num, dim int, gen *tensor.Generator) *Embedding {
 	if num <= 0 || dim <= 0 {
-		panic(fmt.Sprintf("nn: NewEmbedding: sizes must be positive, got num=%d dim=%d", num, dim))
+		panic(&tensor.Error{Pkg: "nn", Op: "NewEmbedding", Msg: fmt.Sprintf("sizes must be positive, got num=%d dim=%d", num, dim)})
 	}
 	return &Embedding{Weight: tensor.Zeros(num, dim).NormalInitWith(0, 1, gen).RequiresGrad(), Num: num, Dim: dim}
 }
 
 // Forward looks up the rows at the Int64 indices idx (any shape) and
-// returns idx.shape + [Dim].
+// returns idx.shape + [Dim]. It panics if idx is not Int64 or holds an
+// index outside [0, Num).
 func (e *Embedding) Forward(idx *tensor.Tensor) *tensor.Tensor {
 	return tensor.Embedding(e.Weight, idx)
 }

@@ -17,7 +17,7 @@ import (
 // CropBlockSize panics if blockSize is not in [1, Config.BlockSize].
 func (g *GPT) CropBlockSize(blockSize int) {
 	if blockSize < 1 || blockSize > g.Config.BlockSize {
-		panic(&tensor.Error{Op: "GPT.CropBlockSize", Msg: fmt.Sprintf("block size %d is out of range (want 1 to the model's %d)", blockSize, g.Config.BlockSize)})
+		panic(&tensor.Error{Pkg: "nn", Op: "GPT.CropBlockSize", Msg: fmt.Sprintf("block size %d is out of range (want 1 to the model's %d)", blockSize, g.Config.BlockSize)})
 	}
 	if blockSize == g.Config.BlockSize {
 		return
@@ -38,7 +38,7 @@ func (g *GPT) CropBlockSize(blockSize int) {
 // if p is not in [0, 1).
 func (g *GPT) SetDropout(p float32) {
 	if !(p >= 0 && p < 1) {
-		panic(&tensor.Error{Op: "GPT.SetDropout", Msg: fmt.Sprintf("dropout probability %v is out of range [0, 1)", p)})
+		panic(&tensor.Error{Pkg: "nn", Op: "GPT.SetDropout", Msg: fmt.Sprintf("dropout probability %v is out of range [0, 1)", p)})
 	}
 	g.Drop.P = p
 	for _, b := range g.H {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/chewxy/math32"
 	"github.com/wickml/wick/autograd"
 	"github.com/wickml/wick/tensor"
 )
@@ -52,7 +53,7 @@ func (g *GPT) newKVCache(b, capacity int) *kvCache {
 func (g *GPT) forwardCached(idx *tensor.Tensor, c *kvCache) *tensor.Tensor {
 	t := idx.Size(1)
 	if c.n+t > c.k[0].Size(1) {
-		panic(&tensor.Error{Op: "GPT.Generate", Msg: fmt.Sprintf("key/value cache of %d positions cannot take %d more after %d", c.k[0].Size(1), t, c.n)})
+		panic(&tensor.Error{Pkg: "nn", Op: "GPT.Generate", Msg: fmt.Sprintf("key/value cache of %d positions cannot take %d more after %d", c.k[0].Size(1), t, c.n)})
 	}
 	pos := tensor.ArangeInt(c.n+t).Slice(0, c.n, c.n+t).To(idx.Device())
 	x := g.Drop.Forward(g.Wte.Forward(idx).Add(g.Wpe.Forward(pos)))
@@ -95,7 +96,7 @@ func (a *CausalSelfAttention) forwardCached(x, k, v *tensor.Tensor, pos int) *te
 		if t > 1 {
 			// query i (position pos+i) sees keys j ≤ pos+i
 			mask := tensor.Ones(t, pos+t).Triu(pos + 1).To(x.Device())
-			att = att.MaskedFill(mask, float32(math.Inf(-1)))
+			att = att.MaskedFill(mask, math32.Inf(-1))
 		}
 		y = att.Softmax(-1).MatMul(vals).Transpose(1, 2).Reshape(b, t, c)
 	}
@@ -148,7 +149,7 @@ func (g *GPT) Generate(idx *tensor.Tensor, maxNew int, temperature float32, topK
 // generator of its own, each call returns the tokens it would return
 // alone; calls that share a generator (nil: the global one) interleave
 // their draws. In training mode the Dropout layers also draw, from their
-// own Gen rather than from gen.
+// own Gen rather than from gen. GenerateWith panics like Generate.
 func (g *GPT) GenerateWith(idx *tensor.Tensor, maxNew int, temperature float32, topK int, gen *tensor.Generator) *tensor.Tensor {
 	return g.generate(idx, maxNew, temperature, topK, gen, g.dropoutActive(), nil, nil)
 }
@@ -156,7 +157,7 @@ func (g *GPT) GenerateWith(idx *tensor.Tensor, maxNew int, temperature float32, 
 // GenerateContext is GenerateWith that stops between two tokens once ctx
 // is done (a signal handler, a client that went away, a deadline). It
 // returns the rows as far as they got and ctx.Err(), or every token and
-// nil.
+// nil. GenerateContext panics like Generate.
 func (g *GPT) GenerateContext(ctx context.Context, idx *tensor.Tensor, maxNew int, temperature float32, topK int, gen *tensor.Generator) (*tensor.Tensor, error) {
 	stop := func() bool { return ctx.Err() != nil }
 	out := g.generate(idx, maxNew, temperature, topK, gen, g.dropoutActive(), nil, stop)
@@ -173,10 +174,10 @@ func (g *GPT) GenerateContext(ctx context.Context, idx *tensor.Tensor, maxNew in
 // the generation before a token when it returns true.
 func (g *GPT) generate(idx *tensor.Tensor, maxNew int, temperature float32, topK int, gen *tensor.Generator, recompute bool, observe func(*tensor.Tensor), stop func() bool) *tensor.Tensor {
 	if temperature <= 0 {
-		panic(&tensor.Error{Op: "GPT.Generate", Msg: fmt.Sprintf("temperature must be positive, got %v", temperature)})
+		panic(&tensor.Error{Pkg: "nn", Op: "GPT.Generate", Msg: fmt.Sprintf("temperature must be positive, got %v", temperature)})
 	}
 	if idx.Dim() != 2 || idx.DType() != tensor.Int64 || idx.Size(1) == 0 {
-		panic(&tensor.Error{Op: "GPT.Generate", Msg: fmt.Sprintf("expected int64 token indices [B, T] with T ≥ 1, got %s tensor of shape %v", idx.DType(), idx.Shape())})
+		panic(&tensor.Error{Pkg: "nn", Op: "GPT.Generate", Msg: fmt.Sprintf("expected int64 token indices [B, T] with T ≥ 1, got %s tensor of shape %v", idx.DType(), idx.Shape())})
 	}
 	autograd.NoGrad(func() {
 		var cache *kvCache
@@ -231,7 +232,7 @@ func keepTopK(logits *tensor.Tensor, k int) *tensor.Tensor {
 		kth := sorted[k-1]
 		for j, v := range row {
 			if v < kth {
-				row[j] = float32(math.Inf(-1))
+				row[j] = math32.Inf(-1)
 			}
 		}
 	}

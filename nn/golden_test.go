@@ -8,6 +8,8 @@ import (
 
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/tensor"
+
+	"github.com/wickml/wick/internal/approx"
 )
 
 // The goldens come from scripts/gen_golden_nn.py (PyTorch 1.13).
@@ -28,34 +30,6 @@ func get(t *testing.T, sd nn.StateDict, name string) *tensor.Tensor {
 		t.Fatalf("golden tensor %q missing", name)
 	}
 	return v
-}
-
-// assertClose checks got against want with relative tolerance rtol, plus an
-// absolute slack of rtol/10 of want's largest magnitude for elements near
-// zero.
-func assertClose(t *testing.T, what string, got, want *tensor.Tensor, rtol float64) {
-	t.Helper()
-	if !slices.Equal(got.Shape(), want.Shape()) {
-		t.Fatalf("%s: shape %v, want %v", what, got.Shape(), want.Shape())
-	}
-	g, w := got.Float32s(), want.Float32s()
-	scale := 0.0
-	for _, v := range w {
-		scale = math.Max(scale, math.Abs(float64(v)))
-	}
-	bad := 0
-	for i := range w {
-		d := math.Abs(float64(g[i]) - float64(w[i]))
-		if !(d <= rtol*math.Abs(float64(w[i]))+rtol/10*scale) {
-			if bad < 3 {
-				t.Errorf("%s[%d] = %g, want %g (diff %g)", what, i, g[i], w[i], d)
-			}
-			bad++
-		}
-	}
-	if bad > 0 {
-		t.Errorf("%s: %d of %d elements differ", what, bad, len(w))
-	}
 }
 
 type forwarder interface {
@@ -87,13 +61,13 @@ func TestModuleGoldens(t *testing.T) {
 				x = x.Clone().RequiresGrad()
 			}
 			y := c.m.Forward(x)
-			assertClose(t, "y", y, get(t, sd, c.name+".y"), 1e-4)
+			approx.EqualTensor(t, "y", y, get(t, sd, c.name+".y"), 1e-4, 1e-6)
 			y.Mul(get(t, sd, c.name+".g")).Sum().Backward()
 			for _, p := range c.m.NamedParameters() {
-				assertClose(t, "grad "+p.Name, p.Param.Grad(), get(t, sd, c.name+".grad."+p.Name), 1e-4)
+				approx.EqualTensor(t, "grad "+p.Name, p.Param.Grad(), get(t, sd, c.name+".grad."+p.Name), 1e-4, 1e-5)
 			}
 			if x.DType() == tensor.Float32 {
-				assertClose(t, "grad x", x.Grad(), get(t, sd, c.name+".grad_x"), 1e-4)
+				approx.EqualTensor(t, "grad x", x.Grad(), get(t, sd, c.name+".grad_x"), 1e-4, 1e-8)
 			}
 		})
 	}
@@ -110,12 +84,15 @@ func TestGPTGoldens(t *testing.T) {
 			}
 			g := readGolden(t, "gpt_"+tag+"_golden.safetensors")
 			logits, loss := m.ForwardLoss(get(t, g, "idx"), get(t, g, "targets"))
-			assertClose(t, "logits", logits, get(t, g, "logits"), 1e-4)
-			assertClose(t, "loss", loss, get(t, g, "loss"), 1e-4)
+			approx.EqualTensor(t, "logits", logits, get(t, g, "logits"), 1e-4, 1e-6)
+			approx.EqualTensor(t, "loss", loss, get(t, g, "loss"), 1e-4, 1e-8)
 			loss.Backward()
 			n := 0
 			for _, p := range m.NamedParameters() {
-				assertClose(t, "grad "+p.Name, p.Param.Grad(), get(t, g, "grad."+p.Name), 1e-4)
+				// The parameters' gradients span four orders of magnitude, so
+				// the absolute tolerance follows each one's largest element.
+				want := get(t, g, "grad."+p.Name)
+				approx.EqualTensor(t, "grad "+p.Name, p.Param.Grad(), want, 1e-4, 1e-5*maxAbs(want))
 				n++
 			}
 			if want := len(g.WithPrefix("grad.")); n != want {
@@ -140,4 +117,13 @@ func TestGPTLossMatchesForward(t *testing.T) {
 	if got := m.Loss(idx, tgt).Item(); got != want {
 		t.Errorf("Loss = %v, want %v", got, want)
 	}
+}
+
+// maxAbs returns the largest magnitude among x's elements.
+func maxAbs(x *tensor.Tensor) float64 {
+	m := 0.0
+	for _, v := range x.Float32s() {
+		m = math.Max(m, math.Abs(float64(v)))
+	}
+	return m
 }

@@ -106,10 +106,11 @@ func NewGPT(cfg GPTConfig) *GPT { return NewGPTWith(cfg, nil) }
 // SetDropoutGenerator). NewGPTWith(cfg, tensor.NewGenerator(s)) builds the
 // same weights as tensor.ManualSeed(s) followed by NewGPT(cfg), without
 // touching the global generator, so goroutines can build models at once
-// and each get the weights it would get alone.
+// and each get the weights it would get alone. NewGPTWith panics if cfg is
+// invalid (see Validate).
 func NewGPTWith(cfg GPTConfig, gen *tensor.Generator) *GPT {
 	if err := cfg.Validate(); err != nil {
-		panic(err.Error())
+		panic(&tensor.Error{Pkg: "nn", Op: "NewGPT", Msg: strings.TrimPrefix(err.Error(), "nn: ")})
 	}
 	g := &GPT{
 		Config: cfg,
@@ -158,11 +159,11 @@ func (g *GPT) SetDropoutGenerator(gen *tensor.Generator) {
 // hidden returns the final-LayerNorm output [B, T, C] for idx [B, T].
 func (g *GPT) hidden(idx *tensor.Tensor) *tensor.Tensor {
 	if idx.Dim() != 2 || idx.DType() != tensor.Int64 {
-		panic(&tensor.Error{Op: "GPT.Forward", Msg: fmt.Sprintf("expected int64 token indices [B, T], got %s tensor of shape %v", idx.DType(), idx.Shape())})
+		panic(&tensor.Error{Pkg: "nn", Op: "GPT.Forward", Msg: fmt.Sprintf("expected int64 token indices [B, T], got %s tensor of shape %v", idx.DType(), idx.Shape())})
 	}
 	t := idx.Size(1)
 	if t > g.Config.BlockSize {
-		panic(&tensor.Error{Op: "GPT.Forward", Msg: fmt.Sprintf("cannot forward sequence of length %d, block size is only %d", t, g.Config.BlockSize)})
+		panic(&tensor.Error{Pkg: "nn", Op: "GPT.Forward", Msg: fmt.Sprintf("cannot forward sequence of length %d, block size is only %d", t, g.Config.BlockSize)})
 	}
 	pos := tensor.ArangeInt(t).To(idx.Device())
 	x := g.Drop.Forward(g.Wte.Forward(idx).Add(g.Wpe.Forward(pos)))
@@ -174,14 +175,18 @@ func (g *GPT) hidden(idx *tensor.Tensor) *tensor.Tensor {
 
 // Forward returns the logits [B, T, VocabSize] for the Int64 tokens idx
 // [B, T] (T ≤ BlockSize). Unlike nanoGPT's forward without targets, it
-// returns the logits of every position.
+// returns the logits of every position. Forward panics if idx is not an
+// Int64 tensor [B, T] with T ≤ BlockSize, or holds a token outside
+// [0, VocabSize).
 func (g *GPT) Forward(idx *tensor.Tensor) *tensor.Tensor {
 	return g.LmHead.Forward(g.hidden(idx))
 }
 
 // ForwardLoss returns the logits [B, T, VocabSize] and the mean
 // cross-entropy against targets [B, T] (positions with target -1 are
-// ignored), like nanoGPT's forward(idx, targets).
+// ignored), like nanoGPT's forward(idx, targets). ForwardLoss panics like
+// Forward, or if targets is not an Int64 tensor of idx's shape with values
+// in [0, VocabSize) or -1.
 func (g *GPT) ForwardLoss(idx, targets *tensor.Tensor) (logits, loss *tensor.Tensor) {
 	logits = g.Forward(idx)
 	v := logits.Size(-1)
@@ -190,7 +195,8 @@ func (g *GPT) ForwardLoss(idx, targets *tensor.Tensor) (logits, loss *tensor.Ten
 }
 
 // Loss returns the mean cross-entropy of the next-token predictions for idx
-// [B, T] against targets [B, T], ignoring targets equal to -1.
+// [B, T] against targets [B, T], ignoring targets equal to -1. Loss panics
+// like ForwardLoss.
 func (g *GPT) Loss(idx, targets *tensor.Tensor) *tensor.Tensor {
 	_, loss := g.ForwardLoss(idx, targets)
 	return loss

@@ -22,7 +22,7 @@ var _ Module = (*LayerNorm)(nil)
 // if n is not positive.
 func NewLayerNorm(n int, bias bool) *LayerNorm {
 	if n <= 0 {
-		panic(fmt.Sprintf("nn: NewLayerNorm: size must be positive, got %d", n))
+		panic(&tensor.Error{Pkg: "nn", Op: "NewLayerNorm", Msg: fmt.Sprintf("size must be positive, got %d", n)})
 	}
 	ln := &LayerNorm{Weight: tensor.Ones(n).RequiresGrad(), N: n, Eps: 1e-5}
 	if bias {
@@ -31,7 +31,7 @@ func NewLayerNorm(n int, bias bool) *LayerNorm {
 	return ln
 }
 
-// Forward normalises x [..., N].
+// Forward normalises x [..., N]. It panics if x's last dimension is not N.
 func (ln *LayerNorm) Forward(x *tensor.Tensor) *tensor.Tensor {
 	return x.LayerNorm(ln.Weight, ln.Bias, ln.Eps)
 }

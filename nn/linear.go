@@ -24,10 +24,11 @@ var _ Module = (*Linear)(nil)
 func NewLinear(in, out int, bias bool) *Linear { return NewLinearWith(in, out, bias, nil) }
 
 // NewLinearWith is NewLinear with the initial weights drawn from gen (the
-// global generator if gen is nil).
+// global generator if gen is nil). NewLinearWith panics if in or out is
+// not positive.
 func NewLinearWith(in, out int, bias bool, gen *tensor.Generator) *Linear {
 	if in <= 0 || out <= 0 {
-		panic(fmt.Sprintf("nn: NewLinear: in and out features must be positive, got in=%d out=%d", in, out))
+		panic(&tensor.Error{Pkg: "nn", Op: "NewLinear", Msg: fmt.Sprintf("in and out features must be positive, got in=%d out=%d", in, out)})
 	}
 	bound := 1 / math.Sqrt(float64(in))
 	l := &Linear{In: in, Out: out}
@@ -38,10 +39,11 @@ func NewLinearWith(in, out int, bias bool, gen *tensor.Generator) *Linear {
 	return l
 }
 
-// Forward applies the layer to x [..., in] and returns [..., out].
+// Forward applies the layer to x [..., in] and returns [..., out]. It
+// panics if x's last dimension is not In.
 func (l *Linear) Forward(x *tensor.Tensor) *tensor.Tensor {
 	if x.Dim() == 0 || x.Size(-1) != l.In {
-		panic(&tensor.Error{Op: "Linear", Msg: fmt.Sprintf("input of shape %v does not end in in_features=%d", x.Shape(), l.In)})
+		panic(&tensor.Error{Pkg: "nn", Op: "Linear", Msg: fmt.Sprintf("input of shape %v does not end in in_features=%d", x.Shape(), l.In)})
 	}
 	y := x.MatMul(l.Weight.T())
 	if l.Bias != nil {

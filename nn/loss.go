@@ -34,7 +34,7 @@ func (r Reduction) String() string {
 
 func (r Reduction) check(op string) {
 	if r < ReduceMean || r > ReduceNone {
-		panic(&tensor.Error{Op: op, Msg: fmt.Sprintf("unknown reduction %d; want ReduceMean, ReduceSum or ReduceNone", int(r))})
+		panic(&tensor.Error{Pkg: "nn", Op: op, Msg: fmt.Sprintf("unknown reduction %d; want ReduceMean, ReduceSum or ReduceNone", int(r))})
 	}
 }
 
@@ -55,11 +55,11 @@ func (r Reduction) reduce(l *tensor.Tensor) *tensor.Tensor {
 func checkPair(op string, input, target *tensor.Tensor) {
 	switch {
 	case input.DType() != tensor.Float32 || target.DType() != tensor.Float32:
-		panic(&tensor.Error{Op: op, Msg: fmt.Sprintf("input and target must be float32, got %s%v and %s%v", input.DType(), input.Shape(), target.DType(), target.Shape())})
+		panic(&tensor.Error{Pkg: "nn", Op: op, Msg: fmt.Sprintf("input and target must be float32, got %s%v and %s%v", input.DType(), input.Shape(), target.DType(), target.Shape())})
 	case !slices.Equal(input.Shape(), target.Shape()):
-		panic(&tensor.Error{Op: op, Msg: fmt.Sprintf("input of shape %v and target of shape %v differ; want one shape", input.Shape(), target.Shape())})
+		panic(&tensor.Error{Pkg: "nn", Op: op, Msg: fmt.Sprintf("input of shape %v and target of shape %v differ; want one shape", input.Shape(), target.Shape())})
 	case input.Device() != target.Device():
-		panic(&tensor.Error{Op: op, Msg: fmt.Sprintf("input on %s and target on %s; want one device", input.Device(), target.Device())})
+		panic(&tensor.Error{Pkg: "nn", Op: op, Msg: fmt.Sprintf("input on %s and target on %s; want one device", input.Device(), target.Device())})
 	}
 }
 
@@ -136,7 +136,7 @@ func NLLLoss(input, target *tensor.Tensor, r Reduction) *tensor.Tensor {
 // NLLLossIgnore is NLLLoss that skips the elements whose target is
 // ignoreIndex (PyTorch's ignore_index): they count as zero loss with no
 // gradient, and ReduceMean averages over the others only (NaN when none
-// is left, as in PyTorch).
+// is left, as in PyTorch). NLLLossIgnore panics like NLLLoss.
 func NLLLossIgnore(input, target *tensor.Tensor, r Reduction, ignoreIndex int) *tensor.Tensor {
 	return nllLoss("NLLLoss", input, target, r, ignoreIndex)
 }
@@ -146,11 +146,11 @@ func nllLoss(op string, input, target *tensor.Tensor, r Reduction, ignoreIndex i
 	shape := input.Shape()
 	switch {
 	case input.DType() != tensor.Float32 || input.Dim() == 0:
-		panic(&tensor.Error{Op: op, Msg: fmt.Sprintf("input must be float32 log-probabilities with a class dimension, got %s%v", input.DType(), shape)})
+		panic(&tensor.Error{Pkg: "nn", Op: op, Msg: fmt.Sprintf("input must be float32 log-probabilities with a class dimension, got %s%v", input.DType(), shape)})
 	case target.DType() != tensor.Int64:
-		panic(&tensor.Error{Op: op, Msg: fmt.Sprintf("target must be an int64 tensor, got %s%v", target.DType(), target.Shape())})
+		panic(&tensor.Error{Pkg: "nn", Op: op, Msg: fmt.Sprintf("target must be an int64 tensor, got %s%v", target.DType(), target.Shape())})
 	case input.Device() != target.Device():
-		panic(&tensor.Error{Op: op, Msg: fmt.Sprintf("input on %s and target on %s; want one device", input.Device(), target.Device())})
+		panic(&tensor.Error{Pkg: "nn", Op: op, Msg: fmt.Sprintf("input on %s and target on %s; want one device", input.Device(), target.Device())})
 	}
 	// classes last: x is [rows, C]
 	x := input
@@ -170,7 +170,7 @@ func nllLoss(op string, input, target *tensor.Tensor, r Reduction, ignoreIndex i
 		want = append([]int{shape[0]}, shape[2:]...)
 	}
 	if !slices.Equal(target.Shape(), want) {
-		panic(&tensor.Error{Op: op, Msg: fmt.Sprintf("input of shape %v needs a target of shape %v, got %v", shape, want, target.Shape())})
+		panic(&tensor.Error{Pkg: "nn", Op: op, Msg: fmt.Sprintf("input of shape %v needs a target of shape %v, got %v", shape, want, target.Shape())})
 	}
 	classes := x.Size(-1)
 	flat := x.Reshape(-1)
@@ -185,7 +185,7 @@ func nllLoss(op string, input, target *tensor.Tensor, r Reduction, ignoreIndex i
 			continue
 		}
 		if t < 0 || t >= classes {
-			panic(&tensor.Error{Op: op, Msg: fmt.Sprintf("target %d is out of bounds for %d classes", t, classes)})
+			panic(&tensor.Error{Pkg: "nn", Op: op, Msg: fmt.Sprintf("target %d is out of bounds for %d classes", t, classes)})
 		}
 		idx[i] = i*classes + t
 		count++

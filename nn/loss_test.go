@@ -8,6 +8,8 @@ import (
 
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/tensor"
+
+	"github.com/wickml/wick/internal/approx"
 )
 
 // TestLossesMatchPyTorch replays gen_losses of scripts/gen_golden_nn.py:
@@ -35,14 +37,14 @@ func testLossesOn(t *testing.T, dev tensor.Device) {
 				target.RequiresGrad()
 			}
 			y := loss(x, target, r)
-			assertClose(t, key+" y", y, get(t, sd, key+".y"), 1e-5)
+			approx.EqualTensor(t, key+" y", y, get(t, sd, key+".y"), 1e-5, 1e-8)
 			if y.Device() != dev || x.Device() != dev {
 				t.Fatalf("%s: computed on %s, want %s", key, y.Device(), dev)
 			}
 			y.Mul(get(t, sd, key+".g").To(dev)).Sum().Backward()
-			assertClose(t, key+" grad_x", x.Grad(), get(t, sd, key+".grad_x"), 1e-5)
+			approx.EqualTensor(t, key+" grad_x", x.Grad(), get(t, sd, key+".grad_x"), 1e-5, 1e-8)
 			if floatTarget {
-				assertClose(t, key+" grad_target", target.Grad(), get(t, sd, key+".grad_target"), 1e-5)
+				approx.EqualTensor(t, key+" grad_target", target.Grad(), get(t, sd, key+".grad_target"), 1e-5, 1e-8)
 			}
 		}
 	}
@@ -52,7 +54,7 @@ func TestNLLLossIgnore(t *testing.T) {
 	logp := tensor.New([]float32{-0.5, -1, -2, -3, -0.1, -4}, 3, 2).RequiresGrad()
 	target := tensor.FromInts([]int{1, -1, 0})
 	l := nn.NLLLossIgnore(logp, target, nn.ReduceMean, -1)
-	if got, want := l.Item(), float32(0.55); math.Abs(float64(got-want)) > 1e-6 {
+	if got, want := l.Item(), float32(0.55); !approx.Scalar(float64(got), float64(want), 0, 1e-6) {
 		t.Errorf("mean over the kept rows = %v, want %v", got, want)
 	}
 	l.Backward()

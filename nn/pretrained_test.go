@@ -19,6 +19,8 @@ import (
 	"github.com/wickml/wick/autograd"
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/tensor"
+
+	"github.com/wickml/wick/internal/approx"
 )
 
 // The model directories and references under testdata/pretrained come from
@@ -57,7 +59,7 @@ func TestLoadPretrainedGoldens(t *testing.T) {
 			m.Eval()
 			var logits *tensor.Tensor
 			autograd.NoGrad(func() { logits = m.Forward(get(t, golden, "idx")) })
-			assertClose(t, "logits", logits, get(t, golden, "logits."+v.tag), 1e-4)
+			approx.EqualTensor(t, "logits", logits, get(t, golden, "logits."+v.tag), approx.ReduceRTol, approx.ReduceATol)
 			out := m.GenerateWith(get(t, golden, "gen.prompt"), 40, 1, 1, tensor.NewGenerator(1))
 			if got, want := out.Ints(), get(t, golden, "gen."+v.tag).Ints(); !slices.Equal(got, want) {
 				t.Errorf("greedy continuation\n got %v\nwant %v", got, want)
@@ -380,7 +382,7 @@ func TestPretrainedDirHubCache(t *testing.T) {
 		golden := pretrainedGolden(t)
 		var logits *tensor.Tensor
 		autograd.NoGrad(func() { logits = m.Forward(get(t, golden, "idx")) })
-		assertClose(t, "logits", logits, get(t, golden, "logits.f32"), 1e-4)
+		approx.EqualTensor(t, "logits", logits, get(t, golden, "logits.f32"), approx.ReduceRTol, approx.ReduceATol)
 	})
 	t.Run("HF_HOME, newest snapshot without a ref", func(t *testing.T) {
 		home := t.TempDir()
@@ -494,7 +496,7 @@ func TestConcurrentLoadPretrained(t *testing.T) {
 			t.Errorf("goroutine %d: %v", i, errs[i])
 			continue
 		}
-		assertClose(t, fmt.Sprintf("goroutine %d: %s logits", i, v.dir), own[i], get(t, golden, "logits."+v.tag), 1e-4)
-		assertClose(t, fmt.Sprintf("goroutine %d: shared model's logits", i), fromShared[i], get(t, golden, "logits.f32"), 1e-4)
+		approx.EqualTensor(t, fmt.Sprintf("goroutine %d: %s logits", i, v.dir), own[i], get(t, golden, "logits."+v.tag), approx.ReduceRTol, approx.ReduceATol)
+		approx.EqualTensor(t, fmt.Sprintf("goroutine %d: shared model's logits", i), fromShared[i], get(t, golden, "logits.f32"), approx.ReduceRTol, approx.ReduceATol)
 	}
 }

@@ -158,7 +158,7 @@ func readCheckpoint(path string, withOptimizer bool) (*Checkpoint, error) {
 // NewModel panics if ck.Tensors is nil (a Checkpoint from LoadCheckpoint).
 func (ck *Checkpoint) NewModel() (*GPT, error) {
 	if ck.Tensors == nil {
-		panic(&tensor.Error{Op: "nn.Checkpoint.NewModel", Msg: "the checkpoint holds no tensors (LoadCheckpoint has built its Model already)"})
+		panic(&tensor.Error{Pkg: "nn", Op: "Checkpoint.NewModel", Msg: "the checkpoint holds no tensors (LoadCheckpoint has built its Model already)"})
 	}
 	model := newGPTZeros(ck.Config)
 	if err := LoadStateDict(model, ck.Tensors.WithoutPrefix(OptimizerPrefix)); err != nil {

@@ -72,10 +72,10 @@ func (c AdamWConfig) withDefaults() AdamWConfig {
 
 func (c AdamWConfig) check(name string) {
 	if c.Beta1 < 0 || c.Beta1 >= 1 || c.Beta2 < 0 || c.Beta2 >= 1 {
-		panic(fmt.Sprintf("optim: %s: betas must be in [0, 1), got (%v, %v)", name, c.Beta1, c.Beta2))
+		panic(&tensor.Error{Pkg: "optim", Op: name, Msg: fmt.Sprintf("betas must be in [0, 1), got (%v, %v)", c.Beta1, c.Beta2)})
 	}
 	if c.Eps < 0 || c.WeightDecay < 0 {
-		panic(fmt.Sprintf("optim: %s: eps and weight decay must not be negative, got %v and %v", name, c.Eps, c.WeightDecay))
+		panic(&tensor.Error{Pkg: "optim", Op: name, Msg: fmt.Sprintf("eps and weight decay must not be negative, got %v and %v", c.Eps, c.WeightDecay)})
 	}
 }
 
@@ -103,13 +103,16 @@ type AdamW struct {
 var _ Optimizer = (*AdamW)(nil)
 
 // NewAdamW returns an AdamW optimizer over params, all with cfg's weight
-// decay. It panics on invalid hyperparameters or repeated parameters.
+// decay. NewAdamW panics if cfg.LR is negative or NaN, a beta is outside
+// [0, 1), cfg.Eps or cfg.WeightDecay is negative, or a parameter is nil, not
+// Float32 or listed twice.
 func NewAdamW(params []*tensor.Tensor, cfg AdamWConfig) *AdamW {
 	return NewAdamWGroups([]ParamGroup{{Params: params, WeightDecay: cfg.WeightDecay}}, cfg)
 }
 
 // NewAdamWGroups returns an AdamW optimizer over parameter groups, each
 // with its own weight decay (see DecayGroups); cfg.WeightDecay is not used.
+// NewAdamWGroups panics like NewAdamW.
 func NewAdamWGroups(gs []ParamGroup, cfg AdamWConfig) *AdamW {
 	cfg = cfg.withDefaults()
 	cfg.check("AdamW")
@@ -121,12 +124,14 @@ func NewAdamWGroups(gs []ParamGroup, cfg AdamWConfig) *AdamW {
 type Adam struct{ AdamW }
 
 // NewAdam returns an Adam optimizer over params with cfg's weight decay.
+// NewAdam panics like NewAdamW.
 func NewAdam(params []*tensor.Tensor, cfg AdamConfig) *Adam {
 	return NewAdamGroups([]ParamGroup{{Params: params, WeightDecay: cfg.WeightDecay}}, cfg)
 }
 
 // NewAdamGroups returns an Adam optimizer over parameter groups, each with
-// its own weight decay; cfg.WeightDecay is not used.
+// its own weight decay; cfg.WeightDecay is not used. NewAdamGroups panics
+// like NewAdamW.
 func NewAdamGroups(gs []ParamGroup, cfg AdamConfig) *Adam {
 	cfg = cfg.withDefaults()
 	cfg.check("Adam")

@@ -9,6 +9,8 @@ import (
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/optim"
 	"github.com/wickml/wick/tensor"
+
+	"github.com/wickml/wick/internal/approx"
 )
 
 // The goldens come from gen_optim_defaults in scripts/gen_golden_nn.py.
@@ -79,7 +81,7 @@ func TestDefaultAdamWSteps(t *testing.T) {
 			}
 			opt.Step()
 			for i, p := range params {
-				assertClose(t, fmt.Sprintf("%s step %d param %d", name, k, i), p, get(t, sd, fmt.Sprintf("%s.after.%d.%d", name, k, i)), 1e-6)
+				approx.EqualTensor(t, fmt.Sprintf("%s step %d param %d", name, k, i), p, get(t, sd, fmt.Sprintf("%s.after.%d.%d", name, k, i)), 1e-6, 0)
 			}
 		}
 	}

@@ -3,15 +3,15 @@ package optim_test
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"testing"
 
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/optim"
 	"github.com/wickml/wick/tensor"
+
+	"github.com/wickml/wick/internal/approx"
 )
 
 // The goldens come from scripts/gen_golden_nn.py (torch.optim of PyTorch
@@ -46,20 +46,6 @@ func get(t *testing.T, sd nn.StateDict, name string) *tensor.Tensor {
 		t.Fatalf("golden tensor %q missing", name)
 	}
 	return v
-}
-
-func assertClose(t *testing.T, what string, got, want *tensor.Tensor, rtol float64) {
-	t.Helper()
-	if !slices.Equal(got.Shape(), want.Shape()) {
-		t.Fatalf("%s: shape %v, want %v", what, got.Shape(), want.Shape())
-	}
-	g, w := got.Float32s(), want.Float32s()
-	for i := range w {
-		d := math.Abs(float64(g[i]) - float64(w[i]))
-		if !(d <= rtol*math.Abs(float64(w[i]))) {
-			t.Errorf("%s[%d] = %.9g, want %.9g (rel diff %.3g)", what, i, g[i], w[i], d/math.Abs(float64(w[i])))
-		}
-	}
 }
 
 func newOptimizer(c optCase, params []*tensor.Tensor) optim.Optimizer {
@@ -108,7 +94,7 @@ func TestOptimizerGoldens(t *testing.T) {
 				}
 				opt.Step()
 				for i, p := range params {
-					assertClose(t, fmt.Sprintf("step %d param %d", k, i), p, get(t, sd, fmt.Sprintf("%s.after.%d.%d", c.Name, k, i)), 1e-6)
+					approx.EqualTensor(t, fmt.Sprintf("step %d param %d", k, i), p, get(t, sd, fmt.Sprintf("%s.after.%d.%d", c.Name, k, i)), 1e-6, 0)
 				}
 			}
 		})
@@ -129,11 +115,11 @@ func TestClipGradNormGolden(t *testing.T) {
 	}
 	norm := optim.ClipGradNorm(params, 1.0)
 	want := get(t, sd, "clip.norm").Item()
-	if math.Abs(float64(norm-want)) > 1e-6*float64(want) {
+	if !approx.Scalar(float64(norm), float64(want), 1e-6, 0) {
 		t.Errorf("norm = %v, want %v", norm, want)
 	}
 	for i, p := range params {
-		assertClose(t, fmt.Sprintf("clipped grad %d", i), p.Grad(), get(t, sd, fmt.Sprintf("clip.clipped.%d", i)), 1e-6)
+		approx.EqualTensor(t, fmt.Sprintf("clipped grad %d", i), p.Grad(), get(t, sd, fmt.Sprintf("clip.clipped.%d", i)), 1e-6, 0)
 	}
 }
 
@@ -156,7 +142,7 @@ func TestCosineLRGolden(t *testing.T) {
 	for _, s := range scheds {
 		sch := optim.CosineLR{MaxLR: s.MaxLR, MinLR: s.MinLR, WarmupIters: s.Warmup, DecayIters: s.Decay}
 		for j, it := range s.Its {
-			if got := sch.At(it); math.Abs(got-s.LRs[j]) > 1e-15*math.Max(1, s.LRs[j]) {
+			if got := sch.At(it); !approx.Scalar(got, s.LRs[j], 1e-15, 1e-15) {
 				t.Errorf("%+v.At(%d) = %.17g, want %.17g", sch, it, got, s.LRs[j])
 			}
 		}

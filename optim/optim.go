@@ -66,19 +66,19 @@ func newGroups(name string, gs []ParamGroup, lr float64) groups {
 	for _, g := range gs {
 		for _, p := range g.Params {
 			if p == nil {
-				panic(fmt.Sprintf("optim: %s: nil parameter", name))
+				panic(&tensor.Error{Pkg: "optim", Op: name, Msg: "nil parameter"})
 			}
 			if p.DType() != tensor.Float32 {
-				panic(fmt.Sprintf("optim: %s: parameters must be float32, got %s of shape %v", name, p.DType(), p.Shape()))
+				panic(&tensor.Error{Pkg: "optim", Op: name, Msg: fmt.Sprintf("parameters must be float32, got %s of shape %v", p.DType(), p.Shape())})
 			}
 			if seen[p] {
-				panic(fmt.Sprintf("optim: %s: a parameter of shape %v appears twice", name, p.Shape()))
+				panic(&tensor.Error{Pkg: "optim", Op: name, Msg: fmt.Sprintf("a parameter of shape %v appears twice", p.Shape())})
 			}
 			seen[p] = true
 		}
 	}
 	if lr < 0 || math.IsNaN(lr) {
-		panic(fmt.Sprintf("optim: %s: invalid learning rate %v", name, lr))
+		panic(&tensor.Error{Pkg: "optim", Op: name, Msg: fmt.Sprintf("invalid learning rate %v", lr)})
 	}
 	return groups{name: name, groups: slices.Clone(gs), lr: lr}
 }

@@ -2,6 +2,7 @@ package optim_test
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -9,6 +10,8 @@ import (
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/optim"
 	"github.com/wickml/wick/tensor"
+
+	"github.com/wickml/wick/internal/approx"
 )
 
 func bitsOf(ps []*tensor.Tensor) [][]uint32 {
@@ -169,7 +172,7 @@ func TestClipGradNorm(t *testing.T) {
 	if n := optim.ClipGradNorm([]*tensor.Tensor{p, q}, 1); n != 5 {
 		t.Errorf("norm = %v, want 5", n)
 	}
-	if g := p.Grad().Float32s()[0]; math.Abs(float64(g)-0.6) > 1e-6 {
+	if g := p.Grad().Float32s()[0]; !approx.Scalar(float64(g), 0.6, 0, 1e-6) {
 		t.Errorf("clipped gradient %v, want 0.6", g)
 	}
 	if n := optim.ClipGradNorm([]*tensor.Tensor{r}, 1); n != 0 {
@@ -203,23 +206,42 @@ func TestDecayGroupsAndZeroGrad(t *testing.T) {
 	}
 }
 
+// TestNewOptimizerPanicsOnBadArguments checks that each kind of bad
+// argument panics with a *tensor.Error that tensor.Catch returns, naming
+// package optim, the optimizer and the offending value.
 func TestNewOptimizerPanicsOnBadArguments(t *testing.T) {
 	p := tensor.Zeros(2).RequiresGrad()
-	for name, f := range map[string]func(){
-		"nesterov without momentum": func() { optim.NewSGD([]*tensor.Tensor{p}, optim.SGDConfig{LR: 0.1, Nesterov: true}) },
-		"repeated parameter":        func() { optim.NewAdamW([]*tensor.Tensor{p, p}, optim.AdamWConfig{LR: 0.1}) },
-		"beta out of range":         func() { optim.NewAdam([]*tensor.Tensor{p}, optim.AdamConfig{LR: 0.1, Beta1: 1}) },
-		"negative lr":               func() { optim.NewAdamW([]*tensor.Tensor{p}, optim.AdamWConfig{LR: -1}) },
-		"int64 parameter":           func() { optim.NewSGD([]*tensor.Tensor{tensor.FromInts([]int{1})}, optim.SGDConfig{LR: 1}) },
+	for name, c := range map[string]struct {
+		op   string
+		want string
+		f    func()
+	}{
+		"nesterov without momentum": {"SGD", "Nesterov momentum requires a momentum",
+			func() { optim.NewSGD([]*tensor.Tensor{p}, optim.SGDConfig{LR: 0.1, Nesterov: true}) }},
+		"negative momentum": {"SGD", "got -1 and 0",
+			func() { optim.NewSGD([]*tensor.Tensor{p}, optim.SGDConfig{LR: 0.1, Momentum: -1}) }},
+		"repeated parameter": {"AdamW", "a parameter of shape [2] appears twice",
+			func() { optim.NewAdamW([]*tensor.Tensor{p, p}, optim.AdamWConfig{LR: 0.1}) }},
+		"nil parameter": {"SGD", "nil parameter",
+			func() { optim.NewSGD([]*tensor.Tensor{nil}, optim.SGDConfig{LR: 0.1}) }},
+		"beta out of range": {"Adam", "betas must be in [0, 1), got (1, ",
+			func() { optim.NewAdam([]*tensor.Tensor{p}, optim.AdamConfig{LR: 0.1, Beta1: 1}) }},
+		"negative eps": {"AdamW", "got -1 and 0",
+			func() { optim.NewAdamW([]*tensor.Tensor{p}, optim.AdamWConfig{LR: 0.1, Eps: -1}) }},
+		"negative lr": {"AdamW", "invalid learning rate -1",
+			func() { optim.NewAdamW([]*tensor.Tensor{p}, optim.AdamWConfig{LR: -1}) }},
+		"int64 parameter": {"SGD", "must be float32, got int64 of shape [1]",
+			func() { optim.NewSGD([]*tensor.Tensor{tensor.FromInts([]int{1})}, optim.SGDConfig{LR: 1}) }},
 	} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("%s: no panic", name)
-				}
-			}()
-			f()
-		}()
+		err := tensor.Catch(c.f)
+		var e *tensor.Error
+		if !errors.As(err, &e) {
+			t.Errorf("%s: Catch returned %v (%T), want a *tensor.Error", name, err, err)
+			continue
+		}
+		if want := "optim: " + c.op + ": "; e.Pkg != "optim" || e.Op != c.op || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %q (Pkg %q, Op %q), want %q…%q", name, err, e.Pkg, e.Op, want, c.want)
+		}
 	}
 }
 
@@ -231,7 +253,7 @@ func TestCosineLRShape(t *testing.T) {
 	if got := s.At(10); got != 1 {
 		t.Errorf("At(warmup) = %v, want the peak", got)
 	}
-	if got := s.At(60); math.Abs(got-0.55) > 1e-12 {
+	if got := s.At(60); !approx.Scalar(got, 0.55, 0, 1e-12) {
 		t.Errorf("At(middle) = %v, want 0.55", got)
 	}
 	if got := s.At(1000); got != 0.1 {

@@ -32,20 +32,23 @@ type SGD struct {
 
 var _ Optimizer = (*SGD)(nil)
 
-// NewSGD returns an SGD optimizer over params. It panics on invalid
-// hyperparameters (Nesterov needs momentum) or repeated parameters.
+// NewSGD returns an SGD optimizer over params. NewSGD panics if cfg.LR is
+// negative or NaN, cfg.Momentum or cfg.WeightDecay is negative, Nesterov
+// is set without momentum, or a parameter is nil, not Float32 or listed
+// twice.
 func NewSGD(params []*tensor.Tensor, cfg SGDConfig) *SGD {
 	return NewSGDGroups([]ParamGroup{{Params: params, WeightDecay: cfg.WeightDecay}}, cfg)
 }
 
 // NewSGDGroups returns an SGD optimizer over parameter groups, each with its
-// own weight decay; cfg.WeightDecay is not used.
+// own weight decay; cfg.WeightDecay is not used. NewSGDGroups panics like
+// NewSGD.
 func NewSGDGroups(gs []ParamGroup, cfg SGDConfig) *SGD {
 	if cfg.Momentum < 0 || cfg.WeightDecay < 0 {
-		panic(fmt.Sprintf("optim: SGD: momentum and weight decay must not be negative, got %v and %v", cfg.Momentum, cfg.WeightDecay))
+		panic(&tensor.Error{Pkg: "optim", Op: "SGD", Msg: fmt.Sprintf("momentum and weight decay must not be negative, got %v and %v", cfg.Momentum, cfg.WeightDecay)})
 	}
 	if cfg.Nesterov && cfg.Momentum == 0 {
-		panic("optim: SGD: Nesterov momentum requires a momentum")
+		panic(&tensor.Error{Pkg: "optim", Op: "SGD", Msg: "Nesterov momentum requires a momentum"})
 	}
 	return &SGD{groups: newGroups("SGD", gs, cfg.LR), cfg: cfg, buf: map[*tensor.Tensor]*tensor.Tensor{}}
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	goldenfile "github.com/wickml/wick/internal/golden"
+
+	"github.com/wickml/wick/internal/approx"
 )
 
 // golden compares got with testdata/name (-update-golden rewrites it).
@@ -79,7 +81,7 @@ func TestNiceAxis(t *testing.T) {
 			continue
 		}
 		for i := range a.ticks {
-			if math.Abs(a.ticks[i]-c.ticks[i]) > 1e-9 {
+			if !approx.Scalar(a.ticks[i], c.ticks[i], 0, 1e-9) {
 				t.Errorf("niceAxis(%v, %v, %d) ticks = %v, want %v", c.lo, c.hi, c.n, a.ticks, c.ticks)
 				break
 			}

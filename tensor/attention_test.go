@@ -2,9 +2,9 @@ package tensor
 
 import (
 	"fmt"
-	"math"
-	"slices"
 	"testing"
+
+	"github.com/wickml/wick/internal/approx"
 )
 
 // TestAttentionQKVMatchesComposed checks the fused attention kernels
@@ -21,24 +21,11 @@ func TestAttentionQKVMatchesComposed(t *testing.T) {
 				gy := Randn(s.b, s.t, c)
 				y := AttentionQKV(x, s.nh, causal)
 				want := attentionComposed(x2, s.nh, causal)
-				assertClose(t, "output", y, want, 1e-5, 1e-6)
+				approx.EqualTensor(t, "output", y, want, 1e-5, 1e-6)
 				y.BackwardWith(gy)
 				want.BackwardWith(gy)
-				assertClose(t, "grad", x.Grad(), x2.Grad(), 1e-4, 1e-5)
+				approx.EqualTensor(t, "grad", x.Grad(), x2.Grad(), 1e-4, 1e-5)
 			})
-		}
-	}
-}
-
-func assertClose(t *testing.T, what string, got, want *Tensor, rtol, atol float64) {
-	t.Helper()
-	if !slices.Equal(got.layout.Shape, want.layout.Shape) {
-		t.Fatalf("%s: shape %v, want %v", what, got.layout.Shape, want.layout.Shape)
-	}
-	g, w := got.Float32s(), want.Float32s()
-	for i := range w {
-		if d := math.Abs(float64(g[i] - w[i])); d > atol+rtol*math.Abs(float64(w[i])) || g[i] != g[i] {
-			t.Fatalf("%s: element %d = %v, want %v", what, i, g[i], w[i])
 		}
 	}
 }

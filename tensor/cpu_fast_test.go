@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	cpufeat "github.com/wickml/wick/internal/cpu"
+
+	"github.com/wickml/wick/internal/approx"
 )
 
 // ulps returns how many float32 steps apart got and want are.
@@ -126,15 +128,7 @@ func testGELUFast(t *testing.T) {
 	dx := make([]float32, len(xs))
 	geluF32(y, xs)
 	geluGradF32(dx, gs, xs)
-	close := func(got, want float32) bool {
-		if want != want || got != got {
-			return (want != want) == (got != got)
-		}
-		if math.IsInf(float64(want), 0) {
-			return got == want
-		}
-		return math.Abs(float64(got-want)) <= 1e-7+1e-6*math.Abs(float64(want))
-	}
+	close := func(got, want float32) bool { return approx.Scalar(float64(got), float64(want), 1e-6, 1e-7) }
 	for i, x := range xs {
 		if w := ref(x); !close(y[i], w) || !close(f32GELU(x), w) {
 			t.Fatalf("GELU(%v) = %v, want %v", x, y[i], w)
@@ -156,15 +150,7 @@ func TestGELUTanhFastMatchesReference(t *testing.T) {
 	for x := float32(-12); x < 12; x += 0.00377 {
 		xs = append(xs, x)
 	}
-	close := func(got, want float32) bool {
-		if want != want || got != got {
-			return (want != want) == (got != got)
-		}
-		if math.IsInf(float64(want), 0) {
-			return got == want
-		}
-		return math.Abs(float64(got-want)) <= 1e-7+1e-6*math.Abs(float64(want))
-	}
+	close := func(got, want float32) bool { return approx.Scalar(float64(got), float64(want), 1e-6, 1e-7) }
 	y := make([]float32, len(xs))
 	geluTanhF32(y, xs)
 	gs := make([]float32, len(xs))
@@ -241,7 +227,7 @@ func TestExpSub(t *testing.T) {
 					}
 					continue
 				}
-				if d := math.Abs(float64(x[i] - want[i])); d > 2e-7*float64(want[i])+1e-37 {
+				if !approx.Scalar(float64(x[i]), float64(want[i]), 2e-7, 1e-37) {
 					t.Fatalf("asm=%v n=%d: element %d (arg %v) = %v, want %v", asm, n, i, -2.5+float64(i%17)*5.5-90, x[i], want[i])
 				}
 			}
@@ -257,7 +243,7 @@ func TestExpSub(t *testing.T) {
 			for _, v := range y {
 				ysum += math.Exp(float64(v - 2.5))
 			}
-			if got := expSub(y, 2.5); math.Abs(float64(got)-ysum) > 1e-6*ysum {
+			if got := expSub(y, 2.5); !approx.Scalar(float64(got), ysum, 1e-6, 0) {
 				t.Errorf("asm=%v n=%d: sum %v, want %v", asm, n, got, ysum)
 			}
 		}
@@ -334,7 +320,7 @@ func TestLayerNormGradFast(t *testing.T) {
 			gy, gm, gr := forward(true, affine[0], affine[1])
 			for k, pair := range [][2][]float32{{gy, wy}, {gm, wm}, {gr, wr}} {
 				for i := range pair[1] {
-					if got, want := float64(pair[0][i]), float64(pair[1][i]); math.Abs(got-want) > 1e-6*math.Abs(want)+1e-6 {
+					if got, want := float64(pair[0][i]), float64(pair[1][i]); !approx.Scalar(got, want, 1e-6, 1e-6) {
 						t.Fatalf("%dx%d forward output %d element %d = %v, reference %v", s.rows, s.cols, k, i, got, want)
 					}
 				}
@@ -360,7 +346,7 @@ func TestLayerNormGradFast(t *testing.T) {
 			for k, pair := range [][2][]float32{{gdx, wdx}, {gdw, wdw}, {gdb, wdb}} {
 				for i := range pair[1] {
 					got, want := float64(pair[0][i]), float64(pair[1][i])
-					if math.Abs(got-want) > 1e-5+1e-5*math.Abs(want) {
+					if !approx.Scalar(got, want, 1e-5, 1e-5) {
 						t.Fatalf("%dx%d weight=%v: output %d element %d = %v, reference %v", s.rows, s.cols, withW, k, i, got, want)
 					}
 				}
@@ -459,7 +445,7 @@ func TestCrossEntropyFast(t *testing.T) {
 			lse := m + math.Log(s)
 			want := lse - float64(row[tg[r]])
 			// loss = lse − x[t] in float32: error relative to |lse|
-			if math.Abs(float64(loss[r])-want) > 2e-6*(math.Abs(want)+math.Abs(lse)) {
+			if !approx.Scalar(float64(loss[r]), want, 0, 2e-6*(math.Abs(want)+math.Abs(lse))) {
 				t.Errorf("cols %d row %d: loss %v, want %v", cols, r, loss[r], want)
 			}
 			for j, v := range row {
@@ -467,24 +453,12 @@ func TestCrossEntropyFast(t *testing.T) {
 				if int64(j) == tg[r] {
 					w -= 0.5
 				}
-				if !closeF(float64(grad[r*cols+j]), w, 2e-6) {
+				if !approx.Scalar(float64(grad[r*cols+j]), w, 2e-6, 2e-9) {
 					t.Fatalf("cols %d row %d: grad[%d] = %v, want %v", cols, r, j, grad[r*cols+j], w)
 				}
 			}
 		}
 	}
-}
-
-// closeF reports whether got is within rtol of want (relative, with an
-// absolute floor of rtol·1e-3), NaNs and infinities matching exactly.
-func closeF(got, want, rtol float64) bool {
-	if math.IsNaN(want) || math.IsNaN(got) {
-		return math.IsNaN(want) && math.IsNaN(got)
-	}
-	if math.IsInf(want, 0) || math.IsInf(got, 0) {
-		return got == want
-	}
-	return math.Abs(got-want) <= rtol*(math.Abs(want)+1e-3)
 }
 
 // softmaxRows returns rows×cols inputs for the softmax tests: random rows,
@@ -521,18 +495,6 @@ func softmaxRows(rows, cols int) []float32 {
 	return x
 }
 
-// closeOrBothNaN reports whether got is within tol (relative to max(1,
-// |want|)) of want, or both are NaN.
-func closeOrBothNaN(got, want, tol float32) bool {
-	if want != want || got != got {
-		return want != want && got != got
-	}
-	if math.IsInf(float64(want), 0) {
-		return got == want
-	}
-	return math.Abs(float64(got-want)) <= float64(tol*max(1, float32(math.Abs(float64(want)))))
-}
-
 // TestSoftmaxFast compares the exp32 softmax, log-softmax and their
 // gradients (assembly and Go loops) with the float64 reference kernels.
 func TestSoftmaxFast(t *testing.T) {
@@ -558,10 +520,10 @@ func TestSoftmaxFast(t *testing.T) {
 				wy, wdx := run(false)
 				gy, gdx := run(true)
 				for i := range wy {
-					if !closeOrBothNaN(gy[i], wy[i], 2e-6) {
+					if !approx.Scalar(float64(gy[i]), float64(wy[i]), 2e-6, 2e-6) {
 						t.Fatalf("asm=%v cols=%d log=%v: y[%d] (x %v) = %v, want %v", asm, cols, log, i, x[i], gy[i], wy[i])
 					}
-					if !closeOrBothNaN(gdx[i], wdx[i], 1e-5) {
+					if !approx.Scalar(float64(gdx[i]), float64(wdx[i]), 1e-5, 1e-5) {
 						t.Fatalf("asm=%v cols=%d log=%v: dx[%d] = %v, want %v", asm, cols, log, i, gdx[i], wdx[i])
 					}
 				}
@@ -734,7 +696,7 @@ func TestAVX512MatchesAVX2(t *testing.T) {
 			}
 		}
 		// the sums differ only in the order of the additions
-		if !(s2 != s2 && s5 != s5) && math.Abs(float64(s5-s2)) > 1e-5*math.Abs(float64(s2)) {
+		if !approx.Scalar(float64(s5), float64(s2), 1e-5, 0) {
 			t.Fatalf("n=%d: exp sum avx512 %v, avx2 %v", n, s5, s2)
 		}
 	}

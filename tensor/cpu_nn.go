@@ -1,6 +1,10 @@
 package tensor
 
-import "math"
+import (
+	"math"
+
+	"github.com/chewxy/math32"
+)
 
 func (cpuBackend) Softmax(dst, src Storage, rows, cols int, log bool) {
 	d, s := fs(dst), fs(src)
@@ -10,11 +14,11 @@ func (cpuBackend) Softmax(dst, src Storage, rows, cols int, log bool) {
 			if softmaxFast && cols > 0 && softmaxRowFast(y, x, log) { // cpu_fast.go
 				continue
 			}
-			m := float32(math.Inf(-1))
+			m := math32.Inf(-1)
 			for _, v := range x {
 				m = max(m, v)
 			}
-			if math.IsInf(float64(m), -1) {
+			if math32.IsInf(m, -1) {
 				m = 0
 			}
 			var sum float64

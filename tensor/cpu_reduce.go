@@ -3,6 +3,7 @@ package tensor
 import (
 	"math"
 
+	"github.com/chewxy/math32"
 	"github.com/wickml/wick/internal/parallel"
 )
 
@@ -122,7 +123,7 @@ func reduceLine(op ReduceOp, s []float32, base, st, n int) float32 {
 		return best
 	case ReduceLogSumExp:
 		if n == 0 {
-			return float32(math.Inf(-1))
+			return math32.Inf(-1)
 		}
 		m := float64(s[base])
 		for j := 1; j < n; j++ {

@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+
+	"github.com/chewxy/math32"
 )
 
 func defaultBackend(op string) Backend { return mustBackend(op, DefaultDevice()) }
@@ -108,7 +110,7 @@ func FullLike(t *Tensor, v float32) *Tensor {
 // int or under MaxAllocBytes.
 func Arange(start, end, step float32) *Tensor {
 	for _, v := range []float32{start, end, step} {
-		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+		if math32.IsNaN(v) || math32.IsInf(v, 0) {
 			panicf("Arange", "start=%v end=%v step=%v: the bounds and the step must be finite", start, end, step)
 		}
 	}

@@ -205,6 +205,29 @@ func TestCatch(t *testing.T) {
 	t.Fatal("Catch swallowed a panic that is not an *Error")
 }
 
+// TestCatchAutogradError checks that Catch also returns the backward
+// engine's *autograd.Error, here for a second Run through a released graph.
+func TestCatchAutogradError(t *testing.T) {
+	root := autograd.NewNode("Mul", "[2 3]", []*autograd.Node{autograd.NewLeaf("x")}, func() {})
+	autograd.Run(root)
+	err := tensor.Catch(func() { autograd.Run(root) })
+	var e *autograd.Error
+	if !errors.As(err, &e) || e.Op != "Backward" || !strings.HasPrefix(err.Error(), "autograd: Backward: ") || !strings.Contains(err.Error(), "second time") {
+		t.Fatalf("Catch of a second Run = %v (%T), want an *autograd.Error for Backward", err, err)
+	}
+}
+
+// TestErrorPkg checks that an Error names the package that raised it,
+// tensor when Pkg is empty.
+func TestErrorPkg(t *testing.T) {
+	if got := (&tensor.Error{Op: "Add", Msg: "m"}).Error(); got != "tensor: Add: m" {
+		t.Errorf("Error() = %q, want %q", got, "tensor: Add: m")
+	}
+	if got := (&tensor.Error{Pkg: "nn", Op: "Linear", Msg: "m"}).Error(); got != "nn: Linear: m" {
+		t.Errorf("Error() = %q, want %q", got, "nn: Linear: m")
+	}
+}
+
 // TestNoGradRecordsNothing checks that results computed inside NoGrad do not
 // require a gradient, so Backward on them is a bad-input panic.
 func TestNoGradRecordsNothing(t *testing.T) {

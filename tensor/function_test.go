@@ -2,12 +2,13 @@ package tensor_test
 
 import (
 	"errors"
-	"math"
 	"strings"
 	"testing"
 
 	"github.com/wickml/wick/autograd"
 	"github.com/wickml/wick/tensor"
+
+	"github.com/wickml/wick/internal/approx"
 )
 
 // cube is x³ computed on raw float32 slices, with the gradient 3x²·g
@@ -99,24 +100,10 @@ func testFunctionOn(t *testing.T, dev tensor.Device) {
 	}
 	outs[0].Add(outs[1]).Sum().Backward()
 	want := y.AddScalar(1).Float32s()
-	if got := xl.Grad().Float32s(); !closeAll(got, want, 1e-6) {
-		t.Errorf("dx = %v, want %v", got, want)
-	}
+	approx.Equal(t, "dx", xl.Grad().Float32s(), want, 1e-6, 1e-6)
 	if outs[0].Device() != dev || xl.Grad().Device() != dev {
 		t.Errorf("output on %s and gradient on %s, want %s", outs[0].Device(), xl.Grad().Device(), dev)
 	}
-}
-
-func closeAll(a, b []float32, tol float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Abs(float64(a[i]-b[i])) > tol*(1+math.Abs(float64(b[i]))) {
-			return false
-		}
-	}
-	return true
 }
 
 func TestFunctionNoRecording(t *testing.T) {
@@ -218,7 +205,7 @@ func TestRetainGrad(t *testing.T) {
 	rv := r.Float32s()
 	got := r.Grad().Float32s()
 	for i := range rv {
-		if math.Abs(float64(got[i]-2*rv[i])) > 1e-6 {
+		if !approx.Scalar(float64(got[i]), float64(2*rv[i]), 0, 1e-6) {
 			t.Errorf("r.Grad()[%d] = %v, want %v", i, got[i], 2*rv[i])
 		}
 	}

@@ -12,7 +12,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"runtime/debug"
 	"slices"
@@ -24,6 +23,8 @@ import (
 
 	"github.com/wickml/wick/internal/golden"
 	"github.com/wickml/wick/tensor"
+
+	"github.com/wickml/wick/internal/approx"
 )
 
 const (
@@ -438,33 +439,11 @@ var goldenOps = map[string]goldenOp{
 func goldenTol(kind string) (float64, float64) {
 	switch kind {
 	case "elementwise", "view":
-		return 1e-5, 1e-6
+		return approx.ElementwiseRTol, approx.ElementwiseATol
 	case "reduce", "matmul", "nn":
-		return 1e-4, 1e-5
+		return approx.ReduceRTol, approx.ReduceATol
 	}
 	panic("unknown golden kind " + kind)
-}
-
-// goldenClose reports the first element where got and want differ by more
-// than atol + rtol·|want| (NaNs must match NaNs, infinities must match
-// exactly), or -1.
-func goldenClose(got, want []float32, rtol, atol float64) int {
-	for i := range want {
-		g, w := float64(got[i]), float64(want[i])
-		switch {
-		case math.IsNaN(w) || math.IsNaN(g):
-			if math.IsNaN(w) != math.IsNaN(g) {
-				return i
-			}
-		case math.IsInf(w, 0) || math.IsInf(g, 0):
-			if g != w {
-				return i
-			}
-		case math.Abs(g-w) > atol+rtol*math.Abs(w):
-			return i
-		}
-	}
-	return -1
 }
 
 func goldenNumel(shape []int) int {
@@ -585,7 +564,7 @@ func goldenCompare(t *testing.T, what string, got *tensor.Tensor, want goldenTen
 		return
 	}
 	g, w := got.Float32s(), want.Data.floats(t)
-	if i := goldenClose(g, w, rtol, atol); i >= 0 {
+	if i := approx.Index(g, w, rtol, atol); i >= 0 {
 		t.Errorf("%s: element %d (of %d) = %v, want %v (rtol %g, atol %g)\n got  %v\n want %v", what, i, len(w), g[i], w[i], rtol, atol, g, w)
 	}
 }
@@ -703,7 +682,7 @@ func runGoldenCase(t *testing.T, c *goldenCase) {
 		got := bases[i].Grad()
 		if string(in.Grad) == "null" {
 			// PyTorch left it unset: no path from the loss. Accept nil or zeros.
-			if got != nil && goldenClose(got.Float32s(), make([]float32, got.Numel()), 0, 0) >= 0 {
+			if got != nil && approx.Index(got.Float32s(), make([]float32, got.Numel()), 0, 0) >= 0 {
 				t.Errorf("input %d: PyTorch has no gradient, got %v", i, got.Float32s())
 			}
 			continue

@@ -1,6 +1,10 @@
 package tensor
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/wickml/wick/internal/approx"
+)
 
 // TestMatMulTransposedOperandGrad checks the transposed gradient path of
 // MatMul (operands stored column-major, like Linear's Wᵀ) against the same
@@ -45,9 +49,9 @@ func TestMatMulTransposedOperandGrad(t *testing.T) {
 			gy := Randn(out.Shape()...)
 			out.BackwardWith(gy)
 			ref.BackwardWith(gy)
-			assertClose(t, "out", out, ref, 1e-5, 1e-6)
-			assertClose(t, "grad a", la.Grad(), ra.Grad(), 1e-5, 1e-6)
-			assertClose(t, "grad b", lb.Grad(), rb.Grad(), 1e-5, 1e-6)
+			approx.EqualTensor(t, "out", out, ref, 1e-5, 1e-6)
+			approx.EqualTensor(t, "grad a", la.Grad(), ra.Grad(), 1e-5, 1e-6)
+			approx.EqualTensor(t, "grad b", lb.Grad(), rb.Grad(), 1e-5, 1e-6)
 		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/wickml/wick/tensor"
+
+	"github.com/wickml/wick/internal/approx"
 )
 
 // TestAdamWUpdate checks the fused update against the rule written out with
@@ -29,13 +31,13 @@ func TestAdamWUpdate(t *testing.T) {
 		mm := 0.9*float64(m0[i]) + 0.1*g
 		vv := 0.99*float64(v0[i]) + 0.01*g*g
 		want := float64(p0[i])*(1-0.01*0.1) - 0.01/(1-math.Pow(0.9, 3))*mm/(math.Sqrt(vv)/math.Sqrt(1-math.Pow(0.99, 3))+1e-8)
-		if got := float64(p.Float32s()[i]); math.Abs(got-want) > 1e-6*math.Abs(want)+1e-7 {
+		if got := float64(p.Float32s()[i]); !approx.Scalar(got, want, 1e-6, 1e-7) {
 			t.Errorf("param[%d] = %v, want %v", i, got, want)
 		}
-		if got := float64(m.Float32s()[i]); math.Abs(got-mm) > 1e-6 {
+		if got := float64(m.Float32s()[i]); !approx.Scalar(got, mm, 0, 1e-6) {
 			t.Errorf("m[%d] = %v, want %v", i, got, mm)
 		}
-		if got := float64(v.Float32s()[i]); math.Abs(got-vv) > 1e-6 {
+		if got := float64(v.Float32s()[i]); !approx.Scalar(got, vv, 0, 1e-6) {
 			t.Errorf("v[%d] = %v, want %v", i, got, vv)
 		}
 	}

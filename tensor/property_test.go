@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/wickml/wick/tensor"
+
+	"github.com/wickml/wick/internal/approx"
 )
 
 var propertySeed = func() uint64 {
@@ -234,15 +236,8 @@ func (p *prop) close(what string, got *tensor.Tensor, shape []int, want []float6
 		return
 	}
 	g := got.Float32s()
-	for i, w := range want {
-		v := float64(g[i])
-		if math.IsNaN(w) && math.IsNaN(v) || v == w {
-			continue
-		}
-		if !(math.Abs(v-w) <= atol+rtol*math.Abs(w)) {
-			p.t.Errorf("%s: element %v = %v, want %v\n got  %v\n want %v", what, unravel(i, shape), v, w, g, want)
-			return
-		}
+	if i := approx.Index(g, want, rtol, atol); i >= 0 {
+		p.t.Errorf("%s: element %v = %v, want %v (rtol %g, atol %g)\n got  %v\n want %v", what, unravel(i, shape), g[i], want[i], rtol, atol, g, want)
 	}
 }
 

@@ -1,9 +1,10 @@
 package tensor
 
 import (
-	"math"
 	"math/rand/v2"
 	"sync"
+
+	"github.com/chewxy/math32"
 )
 
 // Generator is a seedable source of random numbers for tensor creation,
@@ -271,7 +272,7 @@ func (g *Generator) Multinomial(probs *Tensor) *Tensor {
 	for r := range rows {
 		var total float64
 		for _, v := range w[r*n : (r+1)*n] {
-			if v < 0 || math.IsNaN(float64(v)) {
+			if v < 0 || math32.IsNaN(v) {
 				panicf("Multinomial", "probabilities must be non-negative and finite")
 			}
 			total += float64(v)

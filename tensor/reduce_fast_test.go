@@ -3,6 +3,8 @@ package tensor
 import (
 	"math"
 	"testing"
+
+	"github.com/wickml/wick/internal/approx"
 )
 
 // TestReduceAllFastPath checks full reductions of contiguous tensors (one
@@ -21,7 +23,7 @@ func TestReduceAllFastPath(t *testing.T) {
 			mx, mn = max(mx, v), min(mn, v)
 		}
 		got := x.Sum().Item()
-		if d := math.Abs(float64(got) - want); d > 1e-6*math.Abs(want)+1e-3 {
+		if !approx.Scalar(float64(got), want, 1e-6, 1e-3) {
 			t.Errorf("Sum of %v = %v, want %v", shape, got, want)
 		}
 		if x.Max().Item() != mx || x.Min().Item() != mn {
@@ -32,7 +34,7 @@ func TestReduceAllFastPath(t *testing.T) {
 		for step.Dim() > 0 {
 			step = step.Sum(0)
 		}
-		if d := math.Abs(float64(got - step.Item())); d > 1e-6*math.Abs(want)+1e-3 {
+		if !approx.Scalar(float64(got), float64(step.Item()), 1e-6, 1e-3) {
 			t.Errorf("Sum of %v = %v, dim by dim %v", shape, got, step.Item())
 		}
 		kd := x.SumKeepDim()
@@ -48,7 +50,7 @@ func TestReduceAllFastPath(t *testing.T) {
 		want += float64(e)
 	}
 	s := v.Sum()
-	if d := math.Abs(float64(s.Item()) - want); d > 1e-6*math.Abs(want)+1e-3 {
+	if !approx.Scalar(float64(s.Item()), want, 1e-6, 1e-3) {
 		t.Errorf("Sum of a narrowed view = %v, want %v", s.Item(), want)
 	}
 	s.Backward()

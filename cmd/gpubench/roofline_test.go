@@ -3,11 +3,12 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"math"
 	"strings"
 	"testing"
 
 	"github.com/wickml/wick/nn"
+
+	"github.com/wickml/wick/internal/approx"
 )
 
 // TestParamCount checks the parameter counts of the model from its shapes
@@ -45,7 +46,7 @@ func TestStepFLOPs(t *testing.T) {
 				got += k.flops
 			}
 		}
-		if math.Abs(got-want) > 1e-9*want {
+		if !approx.Scalar(got, want, 1e-9, 0) {
 			t.Errorf("%s: matrix-product FLOPs %.6g, want %.6g", name, got, want)
 		}
 	}
@@ -77,7 +78,7 @@ func TestPredict(t *testing.T) {
 		sumKinds += ms
 		shares += share
 	}
-	if math.Abs(sumKinds-fp32*1e3) > 0.01*fp32*1e3 || math.Abs(shares-100) > 0.5 {
+	if !approx.Scalar(sumKinds, fp32*1e3, 0.01, 0) || !approx.Scalar(shares, 100, 0, 0.5) {
 		t.Errorf("kinds add up to %.3f ms and %.1f%%, want %.3f ms and 100%%:\n%s", sumKinds, shares, fp32*1e3, s)
 	}
 	g := h200

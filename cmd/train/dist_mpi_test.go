@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/wickml/wick/nn"
+
+	"github.com/wickml/wick/internal/approx"
 )
 
 // These tests run train built with -tags mpi under mpirun on this
@@ -86,9 +88,6 @@ func trainRanks(t *testing.T, np int, args ...string) string {
 	return string(out)
 }
 
-// closeRel reports whether a and b agree within tol relative to scale.
-func closeRel(a, b, tol, scale float64) bool { return math.Abs(a-b) <= tol*scale }
-
 // compareRuns checks that two runs logged the same training losses (1e-5
 // relative) and ended with the same weights (1e-5 relative to each
 // tensor's largest element).
@@ -107,7 +106,7 @@ func compareRunsExcept(t *testing.T, what, dirA, dirB string, skip func(name str
 	}
 	for it, a := range la {
 		b, ok := lb[it]
-		if !ok || !closeRel(a, b, 1e-5, math.Abs(b)) {
+		if !ok || !approx.Scalar(a, b, 1e-5, 0) {
 			t.Errorf("%s: iteration %d: loss %v and %v (1e-5 relative)", what, it, a, b)
 		}
 	}
@@ -132,7 +131,7 @@ func compareRunsExcept(t *testing.T, what, dirA, dirB string, skip func(name str
 			if skip != nil && skip(name, i) {
 				continue
 			}
-			if !closeRel(float64(a[i]), float64(b[i]), 1e-5, scale) {
+			if !approx.Scalar(float64(a[i]), float64(b[i]), 0, 1e-5*scale) {
 				t.Fatalf("%s: %s[%d] = %v and %v (1e-5 relative to the largest, %v)", what, name, i, a[i], b[i], scale)
 			}
 		}

@@ -3,6 +3,8 @@ package main
 import (
 	"math"
 	"testing"
+
+	"github.com/wickml/wick/internal/approx"
 )
 
 // TestEvalsAfter checks the count of evaluations against the loop's rule:
@@ -40,18 +42,18 @@ func TestETAIncludesEvaluation(t *testing.T) {
 	r.done, r.trainSec = 10, 1.0 // 0.1 s per step
 	// after step 9: 990 steps and the evaluations at 100, 200, …, 1000;
 	// none timed yet: each counts 2·30 forward passes at 0.1/3 s
-	if got, want := r.eta(9), 990*0.1+10*(60*0.1/3); math.Abs(got-want) > 1e-9 {
+	if got, want := r.eta(9), 990*0.1+10*(60*0.1/3); !approx.Scalar(got, want, 0, 1e-9) {
 		t.Errorf("ETA with no evaluation timed = %v, want %v", got, want)
 	}
 	r.evaluated(4.0)
 	r.evaluated(6.0) // 5 s each
 	r.done, r.trainSec = 150, 15.0
 	// after step 149: 850 steps and evaluations at 200, …, 1000
-	if got, want := r.eta(149), 850*0.1+9*5.0; math.Abs(got-want) > 1e-9 {
+	if got, want := r.eta(149), 850*0.1+9*5.0; !approx.Scalar(got, want, 0, 1e-9) {
 		t.Errorf("ETA = %v, want %v", got, want)
 	}
 	r.total = 1050 // not a multiple of eval_interval: one more after the last step
-	if got, want := r.eta(149), 900*0.1+10*5.0; math.Abs(got-want) > 1e-9 {
+	if got, want := r.eta(149), 900*0.1+10*5.0; !approx.Scalar(got, want, 0, 1e-9) {
 		t.Errorf("ETA with a final evaluation = %v, want %v", got, want)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/wickml/wick/internal/approx"
 )
 
 // newRand returns a generator with a fresh seed, logged so that a failure
@@ -125,7 +127,7 @@ func (g gemmCase) check(t *testing.T, what string, c, c0, a, b []float32) {
 				continue
 			}
 			w, s := naive(g, a, b, c0, i, j)
-			if got := c[i*g.ldc+j]; !(math.Abs(float64(got)-w) <= tol(s)) {
+			if got := c[i*g.ldc+j]; !approx.Scalar(float64(got), w, 0, tol(s)) {
 				t.Errorf("%s %v: C[%d][%d] = %v, want %v (tolerance %.3g)", what, g, i, j, got, w, tol(s))
 				if bad++; bad > 5 {
 					return
@@ -418,7 +420,7 @@ func TestAsmMatchesReference(t *testing.T) {
 				for j := range g.n {
 					x, y := c[i*g.ldc+j], ref[i*g.ldc+j]
 					_, scale := naive(g, a, b, c0, i, j)
-					if d := math.Abs(float64(x) - float64(y)); !(d <= 2*tol(scale)) {
+					if !approx.Scalar(float64(x), float64(y), 0, 2*tol(scale)) {
 						t.Fatalf("%s %v: C[%d][%d]: assembly %v, gemmRef %v", p.name, g, i, j, x, y)
 					}
 				}
