@@ -217,7 +217,7 @@ func Embedding(weight, idx *Tensor) *Tensor {
 }
 
 // NoIgnoreIndex is the ignore index that ignores nothing.
-const NoIgnoreIndex = math.MinInt64
+const NoIgnoreIndex = math.MinInt
 
 // CrossEntropy returns the mean negative log-likelihood of the Int64
 // targets under softmax(logits): logits are [N, C] (or [..., C] with
