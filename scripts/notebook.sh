@@ -21,7 +21,7 @@
 # standard library and on Go 1.23+ type aliases. So it is built with the
 # newest gomacro that skips generic declarations, a golang.org/x/tools that
 # builds with this Go, `godebug gotypesalias=0` (the pinned go.mod and go.sum
-# are in scripts/notebook/), and the one-line fix of display.JSONer's proxy
+# are in scripts/notebook/), and the fix of display.JSONer's proxy
 # that gophernotes made after the release (commit 1a743ef), without which a
 # newer gomacro refuses to start.
 set -euo pipefail
