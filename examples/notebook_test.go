@@ -162,6 +162,7 @@ func splitCell(src string) ([]chunk, error) {
 
 // program is a notebook translated into one Go main package.
 type program struct {
+	module  string   // the module's path, for the notebook's relative imports
 	imports []string // import specs
 	decls   []string
 	body    []string // main's statements
@@ -234,6 +235,12 @@ func (p *program) addDecl(cell int, c chunk) error {
 	if len(f.Imports) > 0 {
 		for _, imp := range f.Imports {
 			spec := imp.Path.Value
+			if path, _ := strconv.Unquote(spec); strings.HasPrefix(path, "../") {
+				// gomacro resolves a relative import against the
+				// notebook's folder, examples/: ../tensor is this
+				// module's tensor package.
+				spec = strconv.Quote(p.module + "/" + strings.TrimPrefix(path, "../"))
+			}
 			if imp.Name != nil {
 				spec = imp.Name.Name + " " + spec
 			}
@@ -398,8 +405,8 @@ func __display(cell int, v any) {
 // translate turns the code cells into one program. noDisplay lists the
 // cells whose final expression is a call without exactly one result, which
 // are then run as plain statements.
-func translate(cells []string, noDisplay map[int]bool) (*program, error) {
-	p := &program{}
+func translate(module string, cells []string, noDisplay map[int]bool) (*program, error) {
+	p := &program{module: module}
 	for i, src := range cells {
 		cell := i + 1
 		chunks, err := splitCell(src)
@@ -424,6 +431,22 @@ func translate(cells []string, noDisplay map[int]bool) (*program, error) {
 // noValue matches the compiler's complaint about displaying a final call
 // that has no result or several (gophernotes shows nothing, or each value).
 var noValue = regexp.MustCompile(`cell(\d+):\d+(?::\d+)?: .*(\(no value\) used as value|multiple-value .* in single-value context)`)
+
+// modulePath returns the module path declared in the go.mod file in dir.
+func modulePath(t *testing.T, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "module" {
+			return f[1]
+		}
+	}
+	t.Fatalf("no module line in %s/go.mod", dir)
+	return ""
+}
 
 // TestNotebookRuns runs examples/wick.ipynb's code cells in order as a Go
 // program, built with go run against this module, and checks that it
@@ -450,10 +473,12 @@ func TestNotebookRuns(t *testing.T) {
 	}
 	mainGo := filepath.Join(dir, "main.go")
 
+	module := modulePath(t, root)
 	noDisplay := map[int]bool{}
+	severalResults := map[int]bool{}
 	var output []byte
 	for attempt := 0; ; attempt++ {
-		p, err := translate(cells, noDisplay)
+		p, err := translate(module, cells, noDisplay)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -476,9 +501,18 @@ func TestNotebookRuns(t *testing.T) {
 		for _, sm := range m {
 			n, _ := strconv.Atoi(string(sm[1]))
 			noDisplay[n] = true
+			if strings.HasPrefix(string(sm[2]), "multiple-value") {
+				severalResults[n] = true
+			}
 		}
 	}
 	t.Logf("notebook output:\n%s", output)
+
+	// gophernotes shows every result of a final call, as "55 <nil>" after
+	// a final fmt.Println: a cell should end with the value to show.
+	for n := range severalResults {
+		t.Errorf("cell %d ends with a call of several results, which gophernotes would show", n)
+	}
 
 	// Every code cell ran, and the rich displays the notebook relies on
 	// were produced.
@@ -515,7 +549,7 @@ func TestSplitCell(t *testing.T) {
 	if strings.Join(got, " ") != want {
 		t.Errorf("chunks = %v, want %s", got, want)
 	}
-	p, err := translate([]string{src}, nil)
+	p, err := translate("example.com/m", []string{src}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -525,6 +559,13 @@ func TestSplitCell(t *testing.T) {
 			t.Errorf("translation lacks %q:\n%s", want, s)
 		}
 	}
+	p, err = translate("example.com/m", []string{"import (\n\t\"fmt\"\n\tw \"../tensor\"\n)\n"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := p.source(); !strings.Contains(s, "\tw \"example.com/m/tensor\"\n") || !strings.Contains(s, "\t\"fmt\"\n") {
+		t.Errorf("relative import not mapped to the module:\n%s", s)
+	}
 	for _, bad := range []string{
 		"import \"slices\"",
 		"func f[T any](x T) T { return x }",
@@ -532,7 +573,7 @@ func TestSplitCell(t *testing.T) {
 		"x := max(1, 2)",
 		"for i := range 3 {\n\t_ = i\n}",
 	} {
-		if _, err := translate([]string{bad}, nil); err == nil {
+		if _, err := translate("example.com/m", []string{bad}, nil); err == nil {
 			t.Errorf("translate accepted %q, which gomacro cannot run", bad)
 		}
 	}

@@ -2,8 +2,9 @@
 // or PNG images using only the Go standard library.
 //
 // It is the plotting code shared by the train command (which writes a loss
-// curve into its output directory) and notebooks: a *Plot has SVG and PNG
-// methods, so a gophernotes cell whose value is a *Plot displays the chart.
+// curve into its output directory) and notebooks: a *Plot has a PNG method,
+// so a gophernotes cell whose value is a *Plot displays the chart as one
+// image; WriteSVG writes the same chart as SVG.
 //
 //	train := plot.Series{Name: "train", X: iters, Y: trainLoss}
 //	val := plot.Series{Name: "val", X: evalIters, Y: valLoss}

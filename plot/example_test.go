@@ -42,8 +42,12 @@ func ExamplePlot() {
 		Width:  480,
 		Height: 300,
 	}
-	// In a notebook, a cell whose value is p shows the chart.
-	svg := p.SVG()
-	fmt.Println(strings.Contains(svg, `width="480" height="300"`))
+	// In a notebook, a cell whose value is p shows the chart (its PNG).
+	var svg strings.Builder
+	if err := p.WriteSVG(&svg); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(strings.Contains(svg.String(), `width="480" height="300"`))
 	// Output: true
 }

@@ -17,9 +17,16 @@ type Series struct {
 }
 
 // Plot is a line chart. Its zero value is an empty 640×400 chart; set the
-// fields and call SVG or PNG. Width and Height are in CSS pixels (the PNG
-// is drawn at twice that resolution so that it stays sharp on high-density
-// screens).
+// fields and call PNG, WritePNG or WriteSVG. Width and Height are in CSS
+// pixels (the PNG is drawn at twice that resolution so that it stays sharp
+// on high-density screens).
+//
+// In a gophernotes cell, a *Plot displays as one PNG image: gophernotes
+// sends every representation a value has a method for (PNG() []byte,
+// SVG() string, HTML() string, ...), so the SVG is written by WriteSVG
+// rather than offered as an SVG method. PNG is the one kept because every
+// notebook viewer shows it, while Jupyter hides the SVG output of a
+// notebook that the reader has not run or trusted.
 type Plot struct {
 	Title  string
 	XLabel string
@@ -39,7 +46,7 @@ func LossCurve(title string, series ...Series) *Plot {
 // SVG document. It panics if a series has a non-nil X whose length differs
 // from that of Y.
 func LossCurveSVG(title string, series ...Series) string {
-	return LossCurve(title, series...).SVG()
+	return LossCurve(title, series...).svg()
 }
 
 // LossCurvePNG returns a loss-curve chart (see LossCurve) encoded as PNG.
@@ -53,18 +60,25 @@ func LossCurvePNG(title string, series ...Series) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// SVG returns the chart as a standalone SVG document. gophernotes displays
-// a cell whose value has this method as an image. SVG panics if a series has
-// a non-nil X whose length differs from that of Y.
-func (p *Plot) SVG() string {
+// WriteSVG writes the chart into w as a standalone SVG document and returns
+// w's error. It panics if a series has a non-nil X whose length differs
+// from that of Y.
+func (p *Plot) WriteSVG(w io.Writer) error {
+	_, err := io.WriteString(w, p.svg())
+	return err
+}
+
+// svg returns the chart as a standalone SVG document.
+func (p *Plot) svg() string {
 	c := newSVGCanvas(p.size())
 	p.draw(c)
 	return c.String()
 }
 
-// PNG returns the chart encoded as a PNG image, for gophernotes' rich
-// display. It panics if the chart is invalid (see SVG) or cannot be encoded;
-// WritePNG returns the encoding error instead.
+// PNG returns the chart encoded as a PNG image; it is what a gophernotes
+// cell whose value is the chart displays. It panics if the chart is invalid
+// (see WriteSVG) or cannot be encoded; WritePNG returns the encoding error
+// instead.
 func (p *Plot) PNG() []byte {
 	var buf bytes.Buffer
 	if err := p.WritePNG(&buf); err != nil {
@@ -73,7 +87,8 @@ func (p *Plot) PNG() []byte {
 	return buf.Bytes()
 }
 
-// WritePNG encodes the chart as a PNG image into w.
+// WritePNG encodes the chart as a PNG image into w. It panics if the chart
+// is invalid (see WriteSVG).
 func (p *Plot) WritePNG(w io.Writer) error {
 	c := newRasterCanvas(p.size())
 	p.draw(c)

@@ -29,6 +29,62 @@ func sampleSeries() []Series {
 	}
 }
 
+// svgOf returns p's SVG document.
+func svgOf(t *testing.T, p *Plot) string {
+	t.Helper()
+	var b strings.Builder
+	if err := p.WriteSVG(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestPlotDisplaysOneImage checks that a *Plot offers gophernotes exactly
+// one representation, its PNG: gophernotes sends one output per display
+// method a value has, so a second one would store the chart twice.
+func TestPlotDisplaysOneImage(t *testing.T) {
+	var v any = LossCurve("loss", sampleSeries()...)
+	if _, ok := v.(interface{ PNG() []byte }); !ok {
+		t.Error("*Plot has no PNG() []byte method")
+	}
+	others := map[string]bool{
+		"SVG() string":                  implements[interface{ SVG() string }](v),
+		"HTML() string":                 implements[interface{ HTML() string }](v),
+		"Markdown() string":             implements[interface{ Markdown() string }](v),
+		"Latex() string":                implements[interface{ Latex() string }](v),
+		"JavaScript() string":           implements[interface{ JavaScript() string }](v),
+		"JPEG() []byte":                 implements[interface{ JPEG() []byte }](v),
+		"PDF() []byte":                  implements[interface{ PDF() []byte }](v),
+		"JSON() map[string]any":         implements[interface{ JSON() map[string]any }](v),
+		"SimpleRender() map[string]any": implements[interface{ SimpleRender() map[string]any }](v),
+	}
+	for m, has := range others {
+		if has {
+			t.Errorf("*Plot has a %s method, which gophernotes would display too", m)
+		}
+	}
+}
+
+func implements[I any](v any) bool {
+	_, ok := v.(I)
+	return ok
+}
+
+// failWriter fails every write.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, fmt.Errorf("disk full") }
+
+func TestWriteErrors(t *testing.T) {
+	p := LossCurve("loss", sampleSeries()...)
+	if err := p.WriteSVG(failWriter{}); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("WriteSVG into a failing writer: %v, want its error", err)
+	}
+	if err := p.WritePNG(failWriter{}); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("WritePNG into a failing writer: %v, want its error", err)
+	}
+}
+
 func TestLossCurveSVGGolden(t *testing.T) {
 	golden(t, "loss.svg.golden", LossCurveSVG("loss <test>", sampleSeries()...))
 }
@@ -134,8 +190,8 @@ func TestPNG(t *testing.T) {
 
 func TestPlotMethodsAgree(t *testing.T) {
 	p := LossCurve("loss", sampleSeries()...)
-	if p.SVG() != LossCurveSVG("loss", sampleSeries()...) {
-		t.Error("Plot.SVG differs from LossCurveSVG")
+	if svgOf(t, p) != LossCurveSVG("loss", sampleSeries()...) {
+		t.Error("Plot.WriteSVG differs from LossCurveSVG")
 	}
 	b, err := LossCurvePNG("loss", sampleSeries()...)
 	if err != nil {
@@ -152,7 +208,7 @@ func TestPlotMethodsAgree(t *testing.T) {
 	if got := img.Bounds().Size(); got.X != 600 || got.Y != 400 {
 		t.Errorf("size = %v, want 600x400", got)
 	}
-	if !strings.Contains(small.SVG(), `width="300" height="200"`) {
+	if !strings.Contains(svgOf(t, small), `width="300" height="200"`) {
 		t.Error("SVG ignores Width/Height")
 	}
 }
@@ -175,7 +231,7 @@ func TestNonFiniteBreaksLine(t *testing.T) {
 
 func TestEmptyChart(t *testing.T) {
 	for _, p := range []*Plot{{}, LossCurve("nothing yet"), LossCurve("empty", Series{Name: "train"})} {
-		if svg := p.SVG(); !strings.HasPrefix(svg, "<svg") || strings.Contains(svg, "NaN") {
+		if svg := svgOf(t, p); !strings.HasPrefix(svg, "<svg") || strings.Contains(svg, "NaN") {
 			t.Errorf("bad empty SVG: %.80s", svg)
 		}
 		if _, err := png.Decode(bytes.NewReader(p.PNG())); err != nil {
@@ -260,7 +316,7 @@ func TestSparseSeriesMarkers(t *testing.T) {
 	}
 	two := LossCurve("loss", Series{X: val.X[:2], Y: val.Y[:2]})
 	two.Width = 2000 // 2 points far apart: sparse
-	if n := strings.Count(two.SVG(), "<circle"); n != 2 {
+	if n := strings.Count(svgOf(t, two), "<circle"); n != 2 {
 		t.Errorf("%d markers on two points, want 2", n)
 	}
 }

@@ -3,6 +3,7 @@ package tensor
 import (
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 
 	"github.com/chewxy/math32"
 )
@@ -31,8 +32,19 @@ import (
 // wherever a *Generator is an argument. The zero Generator is usable and
 // equals NewGenerator(0).
 type Generator struct {
+	// The state sits behind an interface, so that the type's shape names
+	// no package with generic declarations: gophernotes' interpreter walks
+	// every field of an imported type, unexported ones included, loads each
+	// package a field's type comes from, and prints a warning for every
+	// generic function or type of such a package (math/rand/v2 and sync).
+	ready int32 // 1 once st is set; read and written atomically
+	st    any   // *genState; nil until first use in a zero Generator
+}
+
+// genState is a Generator's lock and random source.
+type genState struct {
 	mu  sync.Mutex
-	pcg *rand.PCG  // nil until first use in a zero Generator
+	pcg *rand.PCG
 	r   *rand.Rand // draws from pcg
 }
 
@@ -40,15 +52,22 @@ type Generator struct {
 // numbers depend on its seed only.
 const pcgStream = 0x9e3779b97f4a7c15
 
+// newGenState returns a state seeded with seed.
+func newGenState(seed uint64) *genState {
+	pcg := rand.NewPCG(seed, pcgStream)
+	return &genState{pcg: pcg, r: rand.New(pcg)}
+}
+
 // NewGenerator returns a generator seeded with seed.
 func NewGenerator(seed uint64) *Generator {
-	g := &Generator{}
-	g.Seed(seed)
-	return g
+	return &Generator{ready: 1, st: newGenState(seed)}
 }
 
 // global is the process-wide generator; a zero Generator is seeded with 0.
 var global = &Generator{}
+
+// stateInit serialises the first use of zero Generators.
+var stateInit sync.Mutex
 
 // orGlobal returns g, or the global generator if g is nil.
 func (g *Generator) orGlobal() *Generator {
@@ -58,64 +77,69 @@ func (g *Generator) orGlobal() *Generator {
 	return g
 }
 
-// lock takes g's lock (the global generator's if g is nil), seeds a zero
-// Generator, and returns the generator to draw from; the caller unlocks it.
-func (g *Generator) lock() *Generator {
+// state returns g's state (the global generator's if g is nil), seeding a
+// zero Generator with 0 on first use.
+func (g *Generator) state() *genState {
 	g = g.orGlobal()
-	g.mu.Lock()
-	if g.pcg == nil {
-		g.pcg = rand.NewPCG(0, pcgStream)
-		g.r = rand.New(g.pcg)
+	if atomic.LoadInt32(&g.ready) == 0 {
+		stateInit.Lock()
+		if atomic.LoadInt32(&g.ready) == 0 {
+			g.st = newGenState(0)
+			atomic.StoreInt32(&g.ready, 1)
+		}
+		stateInit.Unlock()
 	}
-	return g
+	return g.st.(*genState)
+}
+
+// lock takes g's lock (the global generator's if g is nil), seeds a zero
+// Generator, and returns the state to draw from; the caller unlocks it.
+func (g *Generator) lock() *genState {
+	s := g.state()
+	s.mu.Lock()
+	return s
 }
 
 // Seed resets the generator to the state given by seed.
 func (g *Generator) Seed(seed uint64) {
-	g = g.orGlobal()
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.pcg == nil {
-		g.pcg = rand.NewPCG(seed, pcgStream)
-		g.r = rand.New(g.pcg)
-		return
-	}
-	g.pcg.Seed(seed, pcgStream)
+	s := g.lock()
+	defer s.mu.Unlock()
+	s.pcg.Seed(seed, pcgStream)
 }
 
 // State returns the generator's state as bytes, for checkpoints.
 func (g *Generator) State() []byte {
-	g = g.lock()
-	defer g.mu.Unlock()
-	b, _ := g.pcg.MarshalBinary() // never fails
+	s := g.lock()
+	defer s.mu.Unlock()
+	b, _ := s.pcg.MarshalBinary() // never fails
 	return b
 }
 
 // SetState restores a state returned by State. It returns an error, and
 // leaves the generator as it was, if b is not such a state.
 func (g *Generator) SetState(b []byte) error {
-	g = g.lock()
-	defer g.mu.Unlock()
+	s := g.lock()
+	defer s.mu.Unlock()
 	var p rand.PCG
 	if err := p.UnmarshalBinary(b); err != nil {
 		return err
 	}
-	*g.pcg = p
+	*s.pcg = p
 	return nil
 }
 
 // Float64 returns a uniform number in [0, 1).
 func (g *Generator) Float64() float64 {
-	g = g.lock()
-	defer g.mu.Unlock()
-	return g.r.Float64()
+	s := g.lock()
+	defer s.mu.Unlock()
+	return s.r.Float64()
 }
 
 // NormFloat64 returns a standard normal number.
 func (g *Generator) NormFloat64() float64 {
-	g = g.lock()
-	defer g.mu.Unlock()
-	return g.r.NormFloat64()
+	s := g.lock()
+	defer s.mu.Unlock()
+	return s.r.NormFloat64()
 }
 
 // IntN returns a uniform integer in [0, n). It panics if n ≤ 0.
@@ -123,35 +147,35 @@ func (g *Generator) IntN(n int) int {
 	if n <= 0 {
 		panicf("Generator.IntN", "n must be positive, got %d", n)
 	}
-	g = g.lock()
-	defer g.mu.Unlock()
-	return g.r.IntN(n)
+	s := g.lock()
+	defer s.mu.Unlock()
+	return s.r.IntN(n)
 }
 
 // Uint64 returns a uniform 64-bit number.
 func (g *Generator) Uint64() uint64 {
-	g = g.lock()
-	defer g.mu.Unlock()
-	return g.r.Uint64()
+	s := g.lock()
+	defer s.mu.Unlock()
+	return s.r.Uint64()
 }
 
 // fillUniform sets data[i] = lo + (hi−lo)·u with u uniform in [0, 1), all
 // drawn under one lock.
 func (g *Generator) fillUniform(data []float32, lo, hi float64) {
-	g = g.lock()
-	defer g.mu.Unlock()
+	s := g.lock()
+	defer s.mu.Unlock()
 	for i := range data {
-		data[i] = float32(lo + (hi-lo)*g.r.Float64())
+		data[i] = float32(lo + (hi-lo)*s.r.Float64())
 	}
 }
 
 // fillNormal sets data[i] = mean + std·z with z standard normal, all drawn
 // under one lock.
 func (g *Generator) fillNormal(data []float32, mean, std float64) {
-	g = g.lock()
-	defer g.mu.Unlock()
+	s := g.lock()
+	defer s.mu.Unlock()
 	for i := range data {
-		data[i] = float32(mean + std*g.r.NormFloat64())
+		data[i] = float32(mean + std*s.r.NormFloat64())
 	}
 }
 

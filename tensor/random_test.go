@@ -2,6 +2,7 @@ package tensor_test
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -232,4 +233,63 @@ func TestGeneratorPanics(t *testing.T) {
 			t.Errorf("%s: no panic", name)
 		}
 	}
+}
+
+// TestZeroGeneratorFirstUseConcurrent has several goroutines draw the first
+// numbers of one zero Generator at once: together they must get exactly the
+// first draws of NewGenerator(0), each once, which fails if the state were
+// set up twice or a draw lost. Under -race it also checks the set-up.
+func TestZeroGeneratorFirstUseConcurrent(t *testing.T) {
+	const n = 8
+	for range 20 {
+		var g tensor.Generator
+		got := make([]uint64, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() { got[i] = g.Uint64() })
+		}
+		wg.Wait()
+		ref := tensor.NewGenerator(0)
+		want := make([]uint64, n)
+		for i := range want {
+			want[i] = ref.Uint64()
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("concurrent first draws of a zero Generator: %v, want NewGenerator(0)'s first %d: %v", got, n, want)
+		}
+	}
+}
+
+// TestGeneratorShape checks that the Generator type's fields, followed
+// through pointers, slices, maps, arrays and structs, name no type from
+// another package: gophernotes loads every package such a type comes from
+// and warns about each generic declaration in it (math/rand/v2, sync).
+func TestGeneratorShape(t *testing.T) {
+	seen := map[reflect.Type]bool{}
+	var walk func(path string, typ reflect.Type)
+	walk = func(path string, typ reflect.Type) {
+		if seen[typ] {
+			return
+		}
+		seen[typ] = true
+		if p := typ.PkgPath(); p != "" && p != "github.com/wickml/wick/tensor" {
+			t.Errorf("%s has type %v from package %s", path, typ, p)
+			return
+		}
+		switch typ.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Chan:
+			walk(path, typ.Elem())
+		case reflect.Map:
+			walk(path, typ.Key())
+			walk(path, typ.Elem())
+		case reflect.Struct:
+			for i := range typ.NumField() {
+				f := typ.Field(i)
+				walk(path+"."+f.Name, f.Type)
+			}
+		}
+	}
+	walk("Generator", reflect.TypeFor[tensor.Generator]())
 }

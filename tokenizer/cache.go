@@ -14,7 +14,17 @@ const (
 	cacheMaxPiece   = 256 // longer pieces are merged every time
 )
 
+// A wordCache keeps its state behind an interface, so that the shape of
+// GPT2, which holds one, names no package with generic declarations:
+// gophernotes' interpreter walks every field of an imported type, unexported
+// ones included, loads each package a field's type comes from, and prints a
+// warning for every generic function or type of such a package
+// (hash/maphash and sync).
 type wordCache struct {
+	st any // *cacheState
+}
+
+type cacheState struct {
 	seed   maphash.Seed
 	shards [cacheShards]cacheShard
 }
@@ -25,15 +35,16 @@ type cacheShard struct {
 }
 
 func newWordCache() *wordCache {
-	c := &wordCache{seed: maphash.MakeSeed()}
-	for i := range c.shards {
-		c.shards[i].m = map[string][]int{}
+	s := &cacheState{seed: maphash.MakeSeed()}
+	for i := range s.shards {
+		s.shards[i].m = map[string][]int{}
 	}
-	return c
+	return &wordCache{st: s}
 }
 
 func (c *wordCache) shard(piece string) *cacheShard {
-	return &c.shards[maphash.String(c.seed, piece)%cacheShards]
+	s := c.st.(*cacheState)
+	return &s.shards[maphash.String(s.seed, piece)%cacheShards]
 }
 
 // get returns the cached ids of piece; the caller must not modify them.
