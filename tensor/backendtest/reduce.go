@@ -177,7 +177,8 @@ func testReduce(t testing.TB, b tensor.Backend) {
 // testReduceLengths reduces all n elements of a vector to one value, for n
 // from 1 to 10^7 (odd sizes, sizes next to powers of two), as t.Sum() and
 // ClipGradNorm do, and the columns of tall matrices (a bias gradient).
-// Sums are held to the float64 bound, the other reductions are exact.
+// Sums are held to the float64 bound, LogSumExp (up to 2^20+1 elements)
+// to γ_n, the other reductions are exact.
 // With -short the lengths stop at 2^20+1.
 func testReduceLengths(t testing.TB, b tensor.Backend) {
 	r := NewRand(t)
@@ -194,6 +195,9 @@ func testReduceLengths(t testing.TB, b tensor.Backend) {
 		src := b.FromFloat32s(x)
 		for _, op := range ops {
 			checkReduce(t, b, fmt.Sprintf("%s of %d elements", reduceNames[op], n), op, src, x, whole(n), 0)
+		}
+		if n <= 1<<20+1 {
+			checkReduce(t, b, fmt.Sprintf("LogSumExp of %d elements", n), tensor.ReduceLogSumExp, src, x, whole(n), 0)
 		}
 	}
 	for _, rc := range [][2]int{{1024, 2304}, {999_983, 3}, {65, 129}} {

@@ -148,3 +148,17 @@ func TestSuiteFailsBrokenKernels(t *testing.T) {
 		t.Logf("%s off by one element: %d reports, the first: %s", cs.what, len(errs), strings.SplitN(errs[0], "\n", 2)[0])
 	}
 }
+
+// TestUnaryOpsCovered checks that the Unary and UnaryGrad checks cover
+// every tensor.UnaryOp.
+func TestUnaryOpsCovered(t *testing.T) {
+	seen := map[tensor.UnaryOp]bool{}
+	for _, c := range unaryCases {
+		seen[c.op] = true
+	}
+	for op := tensor.OpNeg; op <= tensor.OpSquare; op++ {
+		if !seen[op] {
+			t.Errorf("unary op %v is not checked", op)
+		}
+	}
+}
