@@ -1,25 +1,3 @@
-// Package backendtest is the one test suite that every tensor.Backend runs:
-// the CPU backend in every build (this package's tests, once per CPU
-// kernel path), the CUDA backend under the cuda build tag (package cuda's
-// TestBackend, on a real or an emulated GPU). It is modelled on gonum's
-// blas/testblas and candle's test_device!: the checks are written once,
-// against the backend interface, and a backend passes them or fails them.
-//
-// Each kernel of the interface (and each optional one a backend implements:
-// tensor.FusedAttention, tensor.Normer, tensor.DropoutMasker) is checked
-// against a plain float64 reference in this package on fresh random inputs:
-// ragged shapes, strided, offset and broadcast views, special values, and
-// forward and backward kernels alike. Every output is poisoned (NaN-filled)
-// before a kernel runs, so an element a kernel forgets to write fails.
-//
-// Tolerances follow the length of the reduction behind each result (see
-// tolerance.go): a float32 sum of n terms is held to λ·√n·u of the size of
-// its terms (u = 2⁻²⁴), the probabilistic bound of Higham and Mary, so a
-// 50,257-wide softmax row is allowed more rounding than a 5-wide one while
-// a wrong element still fails.
-//
-// The inputs come from a generator seeded from the clock; the seed is
-// logged, and the -seed flag repeats a run.
 package backendtest
 
 import (
@@ -90,14 +68,4 @@ func Run(t *testing.T, b tensor.Backend) {
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) { c.run(t, b) })
 	}
-}
-
-// Names returns the names of the suite's subtests, in the order Run runs
-// them.
-func Names() []string {
-	out := make([]string, len(checks))
-	for i, c := range checks {
-		out[i] = c.name
-	}
-	return out
 }
