@@ -74,7 +74,9 @@ export LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # different order at every launch, as on a GPU); WICKEMU_SEED repeats a run
 export WICKEMU_SEED=${WICKEMU_SEED:-$(( $(date +%s%N) % 4294967291 + 1 ))}
 echo "== cuda-emu: thread order seed WICKEMU_SEED=$WICKEMU_SEED"
-ldd "$tmp/cuda.test" | grep -q "$tmp/lib/libcuda.so.1" || die "the test binary does not pick up the emulated libcuda.so.1"
+# (into a file: with pipefail, grep -q quitting early can kill ldd with SIGPIPE)
+ldd "$tmp/cuda.test" >"$tmp/ldd.txt"
+grep -q "$tmp/lib/libcuda.so.1" "$tmp/ldd.txt" || die "the test binary does not pick up the emulated libcuda.so.1"
 
 echo "== cuda-emu: the cuda package's tests on the emulated GPU"
 # Every GPU test must run: a skip fails, except TestNoGPU's (the path
