@@ -10,10 +10,9 @@ import (
 
 // attentionRef is multi-head attention on the packed qkv [B, T, 3·nh·hs]
 // in float64: per batch element and head, S = q·kᵀ/√hs (masked above the
-// diagonal when causal), P = softmax(S), y = P·v; it returns y
-// [B, T, nh·hs] and P [B, nh, T, T] with their bounds. With abs set it
-// computes the same from |q|, |k|, |v| and without the row max (the size
-// of the terms, for bounds).
+// diagonal when causal, and zero there), P = softmax(S), y = P·v; it
+// returns y [B, T, nh·hs] and P [B, nh, T, T] with their bounds: a score
+// is a sum of hs products, a row of P and each y a sum of T terms.
 func attentionRef(qkv []float32, bs, tt, nh, hs int, causal bool) (y, ay, p, ap []float64) {
 	c := nh * hs
 	scale := float64(float32(1 / math.Sqrt(float64(hs))))
