@@ -83,12 +83,13 @@ func tf32Rel(k int) float64 {
 	return 0x1p-9 + 2*gamma
 }
 
-// TestMatMul multiplies row- and column-major operands, padded leading
+// TestMatMulTF32 multiplies row- and column-major operands, padded leading
 // dimensions, batches with broadcast batch dims, operands that need a
-// dense copy and degenerate sizes, against the CPU backend. The error is
-// measured against Σ|a||b| (the size of a dot product's rounding error):
-// 1e-5 with full float32 math, tf32Rel(k) with TF32.
-func TestMatMul(t *testing.T) {
+// dense copy and degenerate sizes with TF32 tensor-core math allowed,
+// against the CPU backend, within tf32Rel(k) of Σ|a||b| (the size of a dot
+// product's rounding error). Full float32 products are checked by the
+// backend suite (TestBackend/MatMul).
+func TestMatMulTF32(t *testing.T) {
 	g, c := gpu(t)
 	r := newRNG(t)
 	type mm struct {
@@ -110,37 +111,32 @@ func TestMatMul(t *testing.T) {
 		{nil, 4, 0, 3, nil, nil, false},
 		{[]int{0}, 4, 3, 3, nil, nil, false},
 	}
-	for _, tf32 := range []bool{false, true} {
-		SetAllowTF32(tf32)
-		for _, cs := range cases {
-			rel := 1e-5
-			if tf32 {
-				rel = tf32Rel(cs.k)
-			}
-			for _, ta := range []bool{false, true} {
-				for _, tb := range []bool{false, true} {
-					va := matLayout(cs.batch, cs.m, cs.k, ta, r.IntN(3), cs.bcA)
-					vb := matLayout(cs.batch, cs.k, cs.n, tb, r.IntN(3), cs.bcB)
-					if cs.denseSteps {
-						nd := len(va.l.Shape)
-						va.l.Strides[nd-2] *= 2
-						va.l.Strides[nd-1] *= 2
-						for i := range nd - 2 {
-							va.l.Strides[i] *= 2
-						}
-						va.n *= 2
+	SetAllowTF32(true)
+	defer SetAllowTF32(false)
+	for _, cs := range cases {
+		rel := tf32Rel(cs.k)
+		for _, ta := range []bool{false, true} {
+			for _, tb := range []bool{false, true} {
+				va := matLayout(cs.batch, cs.m, cs.k, ta, r.IntN(3), cs.bcA)
+				vb := matLayout(cs.batch, cs.k, cs.n, tb, r.IntN(3), cs.bcB)
+				if cs.denseSteps {
+					nd := len(va.l.Shape)
+					va.l.Strides[nd-2] *= 2
+					va.l.Strides[nd-1] *= 2
+					for i := range nd - 2 {
+						va.l.Strides[i] *= 2
 					}
-					name := fmt.Sprintf("MatMul tf32=%v a %v × b %v", tf32, va, vb)
-					a, b := upload(g, c, randn(r, va.n)), upload(g, c, randn(r, vb.n))
-					n := numel(cs.batch) * cs.m * cs.n
-					dst := poisoned(g, c, tensor.Float32, n)
-					g.MatMul(dst.g, a.g, va.l, b.g, vb.l)
-					c.MatMul(dst.c, a.c, va.l, b.c, vb.l)
-					gv, cv := dst.read(g, c)
-					compareMatMul(t, name, gv, cv, absProduct(c, a, b, va.l, vb.l, n), rel)
+					va.n *= 2
 				}
+				name := fmt.Sprintf("MatMul tf32 a %v × b %v", va, vb)
+				a, b := upload(g, c, randn(r, va.n)), upload(g, c, randn(r, vb.n))
+				n := numel(cs.batch) * cs.m * cs.n
+				dst := poisoned(g, c, tensor.Float32, n)
+				g.MatMul(dst.g, a.g, va.l, b.g, vb.l)
+				c.MatMul(dst.c, a.c, va.l, b.c, vb.l)
+				gv, cv := dst.read(g, c)
+				compareMatMul(t, name, gv, cv, absProduct(c, a, b, va.l, vb.l, n), rel)
 			}
 		}
 	}
-	SetAllowTF32(false)
 }

@@ -81,19 +81,19 @@ func TestNoGPU(t *testing.T) {
 // with its GPU tests skipped.
 func testRequireGPU(t *testing.T) {
 	run := func(require string) (string, error) {
-		cmd := exec.Command(os.Args[0], "-test.run", "^TestSoftmax$", "-test.count", "1", "-test.v")
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestBackend$", "-test.count", "1", "-test.v")
 		cmd.Env = append(os.Environ(), "WICK_REQUIRE_GPU="+require)
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
 	out, err := run("0")
-	if err != nil || !strings.Contains(out, "--- SKIP: TestSoftmax") {
-		t.Errorf("without WICK_REQUIRE_GPU: got %v, want TestSoftmax skipped; output:\n%s", err, out)
+	if err != nil || !strings.Contains(out, "--- SKIP: TestBackend") {
+		t.Errorf("without WICK_REQUIRE_GPU: got %v, want TestBackend skipped; output:\n%s", err, out)
 	}
 	out, err = run("1")
 	var exit *exec.ExitError
-	if !errors.As(err, &exit) || !strings.Contains(out, "--- FAIL: TestSoftmax") || !strings.Contains(out, "WICK_REQUIRE_GPU=1") {
-		t.Errorf("with WICK_REQUIRE_GPU=1: got %v, want TestSoftmax failing and naming the switch; output:\n%s", err, out)
+	if !errors.As(err, &exit) || !strings.Contains(out, "--- FAIL: TestBackend") || !strings.Contains(out, "WICK_REQUIRE_GPU=1") {
+		t.Errorf("with WICK_REQUIRE_GPU=1: got %v, want TestBackend failing and naming the switch; output:\n%s", err, out)
 	}
 }
 

@@ -15,8 +15,8 @@
 #      GPU binary fails the run (TestNoGPU excepted: it tests the machine
 #      without a GPU),
 #   3. the tests that hardware may make flaky, 20 times each
-#      (TestEmbedding: float atomics in any order; TestMatMul: TF32;
-#      TestSoftmax: long rows),
+#      (the suite's Embedding: float atomics in any order; MatMul and
+#      TestMatMulTF32: TF32; Softmax: long rows),
 #   4. compute-sanitizer memcheck and racecheck on a set of the cuda
 #      package's tests, where the machine has compute-sanitizer,
 #   5. cmd/gpubench and scripts/gpubench_peer.py (PyTorch) on the same
@@ -99,10 +99,10 @@ done
 if [ "${EXTRA:-1}" != 0 ] && [ -z "${ONLY:-}" -o "${ONLY:-}" = cuda ] && [ -x .gpu/cuda.test ]; then
 	echo
 	echo "== flaky-prone tests, 20 runs each (-test.count=20)"
-	(cd cuda && timeout 150 "$root/.gpu/cuda.test" -test.count=20 -test.v -test.run '^(TestEmbedding|TestMatMul|TestSoftmax)$') >"$OUT/flaky.log" 2>&1
+	(cd cuda && timeout 150 "$root/.gpu/cuda.test" -test.count=20 -test.v -test.run '^(TestBackend|TestMatMulTF32)$/^(Embedding|MatMul|Softmax)$') >"$OUT/flaky.log" 2>&1
 	rc=$?
-	for t in TestEmbedding TestMatMul TestSoftmax; do
-		printf '  %-14s %3d passed %3d failed\n' "$t" "$(grep -c -- "^--- PASS: $t " "$OUT/flaky.log")" "$(grep -c -- "^--- FAIL: $t " "$OUT/flaky.log")"
+	for t in TestBackend/Embedding TestBackend/MatMul TestBackend/Softmax TestMatMulTF32; do
+		printf '  %-22s %3d passed %3d failed\n' "$t" "$(grep -c -- "--- PASS: $t " "$OUT/flaky.log")" "$(grep -c -- "--- FAIL: $t " "$OUT/flaky.log")"
 	done
 	if grep -q -- '^--- FAIL' "$OUT/flaky.log" || { [ $rc != 0 ] && [ $rc != 124 ]; }; then
 		grep -E -- 'differ|--- FAIL|panic' "$OUT/flaky.log" | head -20
@@ -115,7 +115,7 @@ if [ "${EXTRA:-1}" != 0 ] && [ -z "${ONLY:-}" -o "${ONLY:-}" = cuda ] && [ -x .g
 	if [ -n "$sanitizer" ]; then
 		# the kernels of every concept, at small sizes (the sanitizer
 		# runs them tens of times slower)
-		tests='^(TestUnary|TestBinary|TestCopy|TestCopyOverlapping|TestCastSpecialValues|TestReduce|TestSoftmax|TestLayerNormGradWeightsOnly|TestEmbedding|TestCrossEntropy|TestGlobalNorm|TestUploadStaged)$'
+		tests='^(TestBackend|TestUploadStaged)$/^(Unary|Binary|Copy|CopyOverlapping|CastSpecialValues|Reduce|Softmax|LayerNormGradWeightsOnly|Embedding|CrossEntropy|GlobalNorm)$'
 		for tool in memcheck racecheck; do
 			echo
 			echo "== compute-sanitizer --tool $tool"

@@ -66,7 +66,5 @@ type FusedAttention interface {
 	AttentionGrad(dqkv, dy, p, qkv Storage, b, t, nh, hs int, causal bool)
 }
 
-var _ FusedAttention = cpuBackend{}
-
 // attentionScale is 1/√hs rounded like ScaledDotProductAttention's.
 func attentionScale(hs int) float32 { return float32(1 / math.Sqrt(float64(hs))) }

@@ -91,11 +91,6 @@ type cpuBackend struct{}
 
 var cpu Backend = cpuBackend{}
 
-var (
-	_ Backend = cpuBackend{}
-	_ Normer  = cpuBackend{}
-)
-
 func (cpuBackend) Device() Device { return CPU }
 
 func (cpuBackend) Alloc(dt DType, n int) Storage {

@@ -1,0 +1,21 @@
+//go:build cuda
+
+package cuda
+
+import "github.com/wickml/wick/tensor"
+
+// Compile-time checks that the CUDA backend implements tensor.Backend and
+// each optional interface that package tensor looks for with a type
+// assertion, so that a method whose signature drifts is a build error
+// instead of a silent fall-back to the slow path (tensor/interfaces.go has
+// the CPU backend's list).
+var (
+	_ tensor.Backend        = (*backend)(nil)
+	_ tensor.FusedAttention = (*backend)(nil) // AttentionQKV
+	_ tensor.Normer         = (*backend)(nil) // GlobalNorm, ClipGradNorm
+	_ tensor.DropoutMasker  = (*backend)(nil) // Dropout
+
+	// Release returns a storage's device memory to the allocator's cache
+	// early (Tensor.Release).
+	_ interface{ Release() } = (*storage)(nil)
+)

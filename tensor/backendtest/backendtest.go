@@ -1,0 +1,71 @@
+package backendtest
+
+import (
+	"flag"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/wickml/wick/tensor"
+)
+
+var seedFlag = flag.Uint64("seed", 0, "seed of the random test inputs of the backend suite (0: from the clock)")
+
+// NewRand returns a generator of test inputs seeded by -seed, or from the
+// clock when the flag is 0; it logs the seed so that a failing run can be
+// repeated.
+func NewRand(t testing.TB) *rand.Rand {
+	t.Helper()
+	seed := *seedFlag
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (repeat with -seed=%d)", seed, seed)
+	return rand.New(rand.NewPCG(seed, 17))
+}
+
+// check is one entry of the suite: a name (the subtest's) and the function
+// that tests a backend.
+type check struct {
+	name string
+	run  func(t testing.TB, b tensor.Backend)
+}
+
+// checks lists the suite in the order it runs.
+var checks = []check{
+	{"Copy", testCopy},
+	{"CopyOverlapping", testCopyOverlapping},
+	{"CastSpecialValues", testCastSpecialValues},
+	{"Fill", testFill},
+	{"HostReads", testHostReads},
+	{"AllocZeroes", testAllocZeroes},
+	{"Unary", testUnary},
+	{"UnaryGrad", testUnaryGrad},
+	{"Binary", testBinary},
+	{"CompareInt64", testCompareInt64},
+	{"Where", testWhere},
+	{"ManyDims", testManyDims},
+	{"Reduce", testReduce},
+	{"ReduceLengths", testReduceLengths},
+	{"MatMul", testMatMul},
+	{"Softmax", testSoftmax},
+	{"LayerNorm", testLayerNorm},
+	{"LayerNormGradWeightsOnly", testLayerNormGradWeightsOnly},
+	{"Embedding", testEmbedding},
+	{"CrossEntropy", testCrossEntropy},
+	{"AdamW", testAdamW},
+	{"GlobalNorm", testGlobalNorm},
+	{"Attention", testAttention},
+	{"DropoutMask", testDropoutMask},
+}
+
+// Run runs every check of the suite on b, each as a subtest of t named
+// after the kernel it tests (t.Run(name), so -test.run 'TestX/Softmax'
+// picks one). The checks of an optional interface that b does not
+// implement pass at once, saying so in the log.
+func Run(t *testing.T, b tensor.Backend) {
+	t.Helper()
+	for _, c := range checks {
+		t.Run(c.name, func(t *testing.T) { c.run(t, b) })
+	}
+}

@@ -1,0 +1,109 @@
+package backendtest
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/wickml/wick/tensor"
+)
+
+// matLayout returns a layout of shape [..., rows, cols] whose matrices are
+// row-major (trans false) or column-major (trans true), with a leading
+// dimension padded by pad, batch dims contiguous or broadcast (stride 0
+// where bcast[i]).
+func matLayout(batch []int, rows, cols int, trans bool, pad int, bcast []bool) view {
+	nd := len(batch) + 2
+	l := tensor.Layout{Shape: append(append([]int{}, batch...), rows, cols), Strides: make([]int, nd)}
+	var matSize int
+	if trans {
+		ld := rows + pad
+		l.Strides[nd-2], l.Strides[nd-1] = 1, ld
+		matSize = ld * cols
+	} else {
+		ld := cols + pad
+		l.Strides[nd-2], l.Strides[nd-1] = ld, 1
+		matSize = ld * rows
+	}
+	size := max(matSize, 1)
+	for i := len(batch) - 1; i >= 0; i-- {
+		if bcast != nil && bcast[i] {
+			l.Strides[i] = 0
+			continue
+		}
+		l.Strides[i] = size
+		size *= batch[i]
+	}
+	return view{l, size}
+}
+
+// matMulRef returns a @ b for a [batch, m, k] and b [batch, k, n] given
+// densely (row-major, batches flattened), and for each output the bound
+// γ_k·Σ|a||b| + u·|c| on a float32 product's error.
+func matMulRef(a, b []float32, batch, m, k, n int) (want, allowed []float64) {
+	want, allowed = make([]float64, batch*m*n), make([]float64, batch*m*n)
+	for bi := range batch {
+		for i := range m {
+			for j := range n {
+				var s, abs float64
+				for p := range k {
+					v := float64(a[(bi*m+i)*k+p]) * float64(b[(bi*k+p)*n+j])
+					s += v
+					abs += math.Abs(v)
+				}
+				o := (bi*m+i)*n + j
+				want[o], allowed[o] = s, sumErr(k)*abs+u*math.Abs(s)+1e-30
+			}
+		}
+	}
+	return want, allowed
+}
+
+// testMatMul multiplies row- and column-major operands, padded leading
+// dimensions, batches with broadcast batch dims, operands that need a
+// dense copy first, and degenerate sizes, at full float32 precision.
+func testMatMul(t testing.TB, b tensor.Backend) {
+	r := NewRand(t)
+	type mm struct {
+		batch      []int
+		m, k, n    int
+		bcA, bcB   []bool
+		denseSteps bool // give a a matrix stride of 2 in both dims (no BLAS layout)
+	}
+	cases := []mm{
+		{nil, 1, 1, 1, nil, nil, false},
+		{nil, 17, 33, 9, nil, nil, false},
+		{nil, 128, 384, 256, nil, nil, false},
+		{nil, 1, 64, 50, nil, nil, false},
+		{nil, 50, 64, 1, nil, nil, false},
+		{nil, 3, 2000, 5, nil, nil, false},
+		{[]int{3}, 8, 16, 8, nil, nil, false},
+		{[]int{2, 3}, 5, 7, 6, nil, []bool{true, false}, false},
+		{[]int{2, 3}, 5, 7, 6, []bool{true, true}, nil, false},
+		{[]int{4}, 6, 5, 3, nil, nil, true},
+		{nil, 4, 0, 3, nil, nil, false},
+		{[]int{0}, 4, 3, 3, nil, nil, false},
+	}
+	for _, cs := range cases {
+		for _, ta := range []bool{false, true} {
+			for _, tb := range []bool{false, true} {
+				va := matLayout(cs.batch, cs.m, cs.k, ta, r.IntN(3), cs.bcA)
+				vb := matLayout(cs.batch, cs.k, cs.n, tb, r.IntN(3), cs.bcB)
+				if cs.denseSteps {
+					for i := range va.l.Strides {
+						va.l.Strides[i] *= 2
+					}
+					va.n *= 2
+				}
+				name := fmt.Sprintf("MatMul a %v × b %v", va, vb)
+				xa, xb := randn(r, va.n), randn(r, vb.n)
+				nb := numel(cs.batch)
+				n := nb * cs.m * cs.n
+				dst := poisoned(b, tensor.Float32, n)
+				b.MatMul(dst, b.FromFloat32s(xa), va.l, b.FromFloat32s(xb), vb.l)
+				want, allowed := matMulRef(gatherView(xa, va.l), gatherView(xb, vb.l), nb, cs.m, cs.k, cs.n)
+				checkBound(t, name, read(b, dst), want, allowed)
+			}
+		}
+	}
+}

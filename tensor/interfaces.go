@@ -1,0 +1,16 @@
+package tensor
+
+// Compile-time checks that the CPU backend implements Backend and each
+// optional interface that package tensor looks for with a type assertion,
+// so that a method whose signature drifts is a build error instead of a
+// silent fall-back to the slow path. The CUDA backend has the same list
+// in cuda/interfaces.go.
+var (
+	_ Backend         = cpuBackend{}
+	_ FusedAttention  = cpuBackend{} // AttentionQKV
+	_ Normer          = cpuBackend{} // GlobalNorm
+	_ uninitAllocator = cpuBackend{} // emptyOut
+
+	// Release returns a storage's memory early (Tensor.Release).
+	_ interface{ Release() } = (*cpuStorage)(nil)
+)
