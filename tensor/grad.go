@@ -54,6 +54,7 @@ func (t *Tensor) SetGrad(g *Tensor) {
 		panicf("SetGrad", "gradient shape %v does not match tensor shape %v", g.layout.Shape, t.layout.Shape)
 	}
 	t.grad = g
+	escape(g)
 }
 
 // ZeroGrad clears the accumulated gradient (like PyTorch's set_to_none).
@@ -110,7 +111,7 @@ func (t *Tensor) BackwardWith(grad *Tensor) {
 		}
 	}
 	t.gradBuf = grad.Detach()
-	autograd.Run(t.node)
+	runBackward(t.node)
 }
 
 // record attaches the result out to the tape when any input requires a
@@ -154,9 +155,10 @@ func (t *Tensor) accumulate(g *Tensor) {
 		defer t.accumulating.Store(false)
 		if t.grad == nil {
 			t.grad = g.Clone()
-			return
+		} else {
+			t.grad = t.grad.Add(g)
 		}
-		t.grad = t.grad.Add(g)
+		escape(t.grad)
 		return
 	}
 	if t.gradBuf == nil {
