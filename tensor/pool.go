@@ -227,7 +227,8 @@ func runBackward(root *autograd.Node) {
 // f must not let any tensor it creates, other than its result and views of
 // the result, outlive the call: not in a variable, a field, a channel or a
 // closure of its caller's, nor through code it calls that might keep one
-// (user callbacks). A tensor that breaks this rule panics with an *Error
+// (user callbacks). Gradients stored with SetGrad are the exception: they
+// belong to their tensor. A tensor that breaks this rule panics with an *Error
 // when used after its memory was reused. Tensors that f receives and
 // tensors allocated on other goroutines are not f's. A panic in f leaves
 // every tensor to the garbage collector.
