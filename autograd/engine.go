@@ -100,7 +100,8 @@ func Order(root *Node) []*Node {
 // that consume it, with recording switched off on the calling goroutine
 // (closures compute gradients without recording, whatever the caller's grad
 // mode); afterwards the graph is released: closures and input links of
-// non-leaf nodes are dropped.
+// non-leaf nodes are dropped, and then, if every closure returned, the
+// functions registered with OnRelease on those nodes run.
 //
 // Run may be called on many goroutines at once for disjoint graphs. Run
 // panics if the graph has already been released by an earlier Run, or if
