@@ -118,7 +118,8 @@
 // nothing new after the first. Tensors that simply become unreachable are
 // left to the garbage collector. A buffer taken from the free list is
 // cleared wherever fresh memory would be; the free list is safe for
-// concurrent use and holds at most 256 MiB.
+// concurrent use, holds at most 256 MiB, and gives back to the garbage
+// collector what has waited in it through two collection cycles.
 //
 // # Random numbers
 //

@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -56,16 +57,25 @@ var poolMaxBytes atomic.Int64
 
 func init() { poolMaxBytes.Store(256 << 20) }
 
-// f32Pool is the free list of float32 buffers, by exact length.
+// f32Pool is the free list of float32 buffers, by exact length; each list
+// is a stack, its most recently freed buffer (the likeliest to be in the
+// caches) on top. Each entry remembers the collector cycle (tick) in which
+// it was freed.
 var f32Pool = struct {
 	mu    sync.Mutex
-	free  map[int][][]float32
+	free  map[int][]pooledBuf
 	bytes int64
-}{free: map[int][][]float32{}}
+	tick  uint64
+}{free: map[int][]pooledBuf{}}
+
+type pooledBuf struct {
+	b    []float32
+	tick uint64
+}
 
 // poolStats counts the free list's traffic, for tests.
 var poolStats struct {
-	hits, puts atomic.Int64
+	hits, puts, trimmed atomic.Int64
 }
 
 // getF32 returns a recycled buffer of n elements with unspecified contents,
@@ -78,8 +88,8 @@ func getF32(n int) []float32 {
 		p.mu.Unlock()
 		return nil
 	}
-	b := l[len(l)-1]
-	l[len(l)-1] = nil
+	b := l[len(l)-1].b
+	l[len(l)-1] = pooledBuf{}
 	p.free[n] = l[:len(l)-1]
 	p.bytes -= int64(n) * 4
 	p.mu.Unlock()
@@ -100,11 +110,58 @@ func putF32(b []float32) {
 		p.mu.Unlock()
 		return
 	}
-	p.free[n] = append(p.free[n], b)
+	p.free[n] = append(p.free[n], pooledBuf{b: b, tick: p.tick})
 	p.bytes += int64(n) * 4
 	p.mu.Unlock()
 	poolStats.puts.Add(1)
 }
+
+// trimPool starts a new tick and drops the buffers that have waited in the
+// free list since before the previous one: memory that a program stopped
+// needing goes back to the garbage collector within two of its cycles (the
+// runtime starts one at least every two minutes), while a loop that frees
+// and takes buffers between cycles keeps them.
+func trimPool() {
+	p := &f32Pool
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.tick++
+	for n, l := range p.free {
+		// oldest at the bottom of each stack
+		k := 0
+		for k < len(l) && l[k].tick+1 < p.tick {
+			k++
+		}
+		if k == 0 {
+			continue
+		}
+		p.bytes -= int64(k) * int64(n) * 4
+		poolStats.trimmed.Add(int64(k))
+		if k == len(l) {
+			delete(p.free, n)
+			continue
+		}
+		p.free[n] = append(l[:0:0], l[k:]...)
+	}
+}
+
+// gcTick is garbage that the collector finds at each cycle; its cleanup
+// trims the free list and makes the next one.
+type gcTick struct{ _ [32]byte } // not a tiny allocation, which could share its block
+
+func armPoolTrim() {
+	runtime.AddCleanup(new(gcTick), func(struct{}) {
+		if !trimPaused.Load() {
+			trimPool()
+		}
+		armPoolTrim()
+	}, struct{}{})
+}
+
+// trimPaused stops the collector's ticks from trimming (tests).
+var trimPaused atomic.Bool
+
+func init() { armPoolTrim() }
 
 // drainPool empties the free list (tests).
 func drainPool() {

@@ -307,3 +307,35 @@ func TestFreeListConcurrentTraining(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestFreeListTrims: a buffer left in the free list through two trims
+// (collector cycles) goes back to the collector; one taken and freed again
+// in between stays.
+func TestFreeListTrims(t *testing.T) {
+	trimPaused.Store(true) // only this test's ticks
+	defer trimPaused.Store(false)
+	drainPool()
+	bytes := func() int64 {
+		f32Pool.mu.Lock()
+		defer f32Pool.mu.Unlock()
+		return f32Pool.bytes
+	}
+	Full(1, 4096).Release()
+	Full(1, 2048).Release()
+	if got := bytes(); got != (4096+2048)*4 {
+		t.Fatalf("free list holds %d bytes, want %d", got, (4096+2048)*4)
+	}
+	trimPool()
+	if got := bytes(); got != (4096+2048)*4 {
+		t.Fatalf("after one trim the free list holds %d bytes, want all %d", got, (4096+2048)*4)
+	}
+	Zeros(2048).Release() // taken and freed again: fresh
+	trimPool()
+	if got := bytes(); got != 2048*4 {
+		t.Fatalf("after two trims the free list holds %d bytes, want only the buffer reused in between (%d)", got, 2048*4)
+	}
+	trimPool()
+	if got := bytes(); got != 0 {
+		t.Fatalf("after three trims the free list holds %d bytes, want 0", got)
+	}
+}
