@@ -25,6 +25,12 @@ type cpuStorage struct {
 	escaped  atomic.Bool
 	pooled   bool
 	recycled bool
+
+	// owner is the tracker that noted the storage; gradRefs counts the
+	// non-leaf gradients (gradBuf) viewing it during the backward pass
+	// of owner, whose goroutine alone touches it (pool.go).
+	owner    *tracker
+	gradRefs int32
 }
 
 // releasedStorage is what a released cpuStorage held.

@@ -133,9 +133,20 @@ func record(op string, out *Tensor, inputs []*Tensor, backward func(g *Tensor)) 
 	out.node = autograd.NewNode(op, shapeString(out.layout.Shape), nodes, func() {
 		g := out.gradBuf
 		out.gradBuf = nil
-		if g != nil {
-			backward(g)
+		if g == nil {
+			return
 		}
+		a := currentArena()
+		if a == nil {
+			backward(g)
+			return
+		}
+		// g is consumed here: what it and the closure's temporaries
+		// leave unreferenced is reused by the next nodes
+		a.unref(g)
+		mark := len(a.stores)
+		backward(g)
+		a.sweep(mark, g)
 	})
 }
 
@@ -161,11 +172,17 @@ func (t *Tensor) accumulate(g *Tensor) {
 		escape(t.grad)
 		return
 	}
+	a := currentArena()
 	if t.gradBuf == nil {
 		t.gradBuf = g
+		a.ref(g)
 		return
 	}
-	t.gradBuf = t.gradBuf.Add(g)
+	old := t.gradBuf
+	t.gradBuf = old.Add(g)
+	a.ref(t.gradBuf)
+	a.unref(old)
+	a.drop(old)
 }
 
 // sumTo sums t over the dimensions that were broadcast to reach its shape

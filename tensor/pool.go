@@ -199,6 +199,7 @@ func pooledF32(n int, zero bool) *cpuStorage {
 	s := &cpuStorage{f: b, pooled: true}
 	if t, ok := autograd.CurrentScope().(*tracker); ok {
 		t.stores = append(t.stores, s)
+		s.owner = t
 	}
 	return s
 }
@@ -225,8 +226,81 @@ func (s *cpuStorage) pin() { s.pinned.Store(true) }
 // tracker lists the pooled storages allocated on one goroutine while it
 // runs a backward pass (runBackward) or a Scope (autograd.WithScope makes
 // it the goroutine's current tracker).
+//
+// A backward pass's tracker (backward set) also reuses memory while the
+// pass runs: when a node's closure returns, the gradient it consumed and
+// the temporaries it allocated are dead unless a non-leaf's pending
+// gradient views them (gradRefs, counted by accumulate) or they escaped,
+// and sweep recycles them at once, so that the next nodes reuse buffers
+// that are still in the caches and the pass needs little more memory than
+// its live gradients.
 type tracker struct {
-	stores []*cpuStorage
+	stores   []*cpuStorage
+	backward bool
+	dropped  []*cpuStorage // pending gradients replaced by a sum (accumulate)
+}
+
+// currentArena returns the tracker of the backward pass running on the
+// calling goroutine, or nil.
+func currentArena() *tracker {
+	if a, ok := autograd.CurrentScope().(*tracker); ok && a.backward {
+		return a
+	}
+	return nil
+}
+
+// owned returns t's storage if a allocated it, else nil.
+func (a *tracker) owned(t *Tensor) *cpuStorage {
+	if a == nil || t == nil {
+		return nil
+	}
+	if s, ok := t.storage.(*cpuStorage); ok && s.owner == a {
+		return s
+	}
+	return nil
+}
+
+// ref and unref count t as a pending gradient (gradBuf) or no longer one.
+func (a *tracker) ref(t *Tensor) {
+	if s := a.owned(t); s != nil {
+		s.gradRefs++
+	}
+}
+
+func (a *tracker) unref(t *Tensor) {
+	if s := a.owned(t); s != nil {
+		s.gradRefs--
+	}
+}
+
+// drop notes a pending gradient that was replaced, for the next sweep.
+func (a *tracker) drop(t *Tensor) {
+	if s := a.owned(t); s != nil {
+		a.dropped = append(a.dropped, s)
+	}
+}
+
+// sweep recycles, after a node's closure, the storages it allocated
+// (a.stores[mark:]), the gradient g it consumed and the gradients replaced
+// meanwhile, where no pending gradient views them and they did not escape.
+func (a *tracker) sweep(mark int, g *Tensor) {
+	dead := func(s *cpuStorage) {
+		if s.gradRefs == 0 && s.gone == nil && !s.escaped.Load() && !s.pinned.Load() {
+			s.recycled = true
+			s.release()
+		}
+	}
+	for _, s := range a.stores[mark:] {
+		dead(s)
+	}
+	if s := a.owned(g); s != nil {
+		dead(s)
+	}
+	for i, s := range a.dropped {
+		dead(s)
+		a.dropped[i] = nil
+	}
+	a.dropped = a.dropped[:0]
 }
 
 // escape marks the storage of t as reachable by the caller, so that the
@@ -266,7 +340,7 @@ func untracked(f func()) {
 // then recycles what the pass allocated and did not let escape. If the pass
 // panics, nothing is recycled.
 func runBackward(root *autograd.Node) {
-	a := &tracker{}
+	a := &tracker{backward: true}
 	autograd.WithScope(a, func() { autograd.Run(root) })
 	recycle(a.stores)
 	// what escaped belongs to the caller now, not to an enclosing Scope

@@ -339,3 +339,38 @@ func TestFreeListTrims(t *testing.T) {
 		t.Fatalf("after three trims the free list holds %d bytes, want 0", got)
 	}
 }
+
+// TestBackwardReusesWhileRunning: the gradients and temporaries that a
+// node's closure consumes are reused by the next nodes of the same pass,
+// so a long chain needs a few buffers, not one per node; branches that
+// share an upstream gradient (Add passes its gradient to both inputs)
+// keep it until both have used it. The input's gradient must equal the one
+// computed with no reuse.
+func TestBackwardReusesWhileRunning(t *testing.T) {
+	grad := func() ([]float32, int64) {
+		x := NewGenerator(4).Randn(64, 64).RequiresGrad()
+		y := x
+		for i := range 12 {
+			if i%3 == 0 {
+				y = y.Tanh().Add(y.MulScalar(0.5)) // a fork: Add's gradient goes to both
+				continue
+			}
+			y = y.Sigmoid().Mul(y)
+		}
+		drainPool()
+		hits := poolStats.hits.Load()
+		y.Square().Sum().Backward()
+		return x.Grad().Float32s(), poolStats.hits.Load() - hits
+	}
+	got, hits := grad()
+	if hits < 10 {
+		t.Errorf("a backward pass through 28 nodes of 4096 elements took %d buffers from the free list; want its consumed gradients reused", hits)
+	}
+	old := poolMaxBytes.Load()
+	poolMaxBytes.Store(0)
+	want, _ := grad()
+	poolMaxBytes.Store(old)
+	if !sameBits(got, want) {
+		t.Error("the gradient computed with reuse differs from the one without")
+	}
+}
