@@ -111,7 +111,8 @@
 // tensor can use them any more: the storage of a released tensor
 // (Release), the gradients and temporaries that a backward pass computes
 // and does not hand to anyone (everything but the Grad of leaves and of
-// RetainGrad tensors, and what a Function's Backward receives), and the
+// RetainGrad tensors, and what a Function's Backward receives) as soon as
+// the node that consumes them has run, and the
 // private temporaries of a Scope, which nn's modules use for their
 // activations, once the backward pass through the Scope's result has
 // released them. A training step of nn's GPT therefore allocates almost

@@ -21,12 +21,14 @@ import (
 //
 //   - Tensor.Release: its contract makes every tensor viewing the storage
 //     unusable, and it must not run while another goroutine uses one.
-//   - The end of a backward pass (runBackward): the buffers that the pass
-//     allocated on its goroutine (gradients flowing through the graph and
-//     the temporaries of the derivative formulas) are reachable only from
-//     the released graph, except those that escape: a leaf's or a retained
-//     gradient, SetGrad's argument, and what is handed to the user code of
-//     a Function's Backward. escape marks those; the rest are recycled.
+//   - A backward pass (runBackward): the buffers that the pass allocates
+//     on its goroutine (gradients flowing through the graph and the
+//     temporaries of the derivative formulas) are reachable only from the
+//     graph's closures and pending gradients, except those that escape: a
+//     leaf's or a retained gradient, SetGrad's argument, and what is handed
+//     to the user code of a Function's Backward. escape marks those; the
+//     rest are recycled as soon as the node that consumes them has run
+//     (tracker.sweep), and whatever is left when the pass ends.
 //   - Scope: the storages allocated by Scope's function, other than its
 //     result's, are its private temporaries; they are recycled when the
 //     backward pass through the result releases the graph (or at once when
