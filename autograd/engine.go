@@ -14,8 +14,9 @@ type Node struct {
 	Inputs   []*Node
 	Backward func()
 
-	leaf  bool
-	state atomic.Int32 // idle, running (claimed by a Run) or released
+	leaf      bool
+	state     atomic.Int32 // idle, running (claimed by a Run) or released
+	onRelease []func()     // run after a successful Run releases the node
 }
 
 // Node states. A Run claims every non-leaf node of its graph before calling
@@ -36,6 +37,21 @@ func NewNode(op, label string, inputs []*Node, backward func()) *Node {
 // NewLeaf returns the node of a leaf that accumulates its gradient.
 func NewLeaf(label string) *Node {
 	return &Node{Op: "AccumulateGrad", Label: label, leaf: true}
+}
+
+// OnRelease registers f to run once, on the goroutine running the backward
+// pass, after a Run through n has completed and released the graph: then no
+// backward closure of the graph can run any more, so f may free what only
+// those closures used. f does not run if the pass panics, nor if n is never
+// backpropagated through (the graph is then left to the garbage
+// collector). OnRelease does nothing on a leaf, which is never released,
+// nor on a node already released. It must not be called while another
+// goroutine runs the backward pass through n.
+func (n *Node) OnRelease(f func()) {
+	if n.leaf || n.state.Load() == released {
+		return
+	}
+	n.onRelease = append(n.onRelease, f)
 }
 
 // IsLeaf reports whether n is a leaf node.
@@ -81,7 +97,8 @@ func Order(root *Node) []*Node {
 // that consume it, with recording switched off on the calling goroutine
 // (closures compute gradients without recording, whatever the caller's grad
 // mode); afterwards the graph is released: closures and input links of
-// non-leaf nodes are dropped.
+// non-leaf nodes are dropped, and then, if every closure returned, the
+// functions registered with OnRelease on those nodes run.
 //
 // Run may be called on many goroutines at once for disjoint graphs. Run
 // panics with an *Error if the graph has already been released by an
@@ -102,14 +119,11 @@ func Run(root *Node) {
 		panicf("Backward", "node %s %s is being backpropagated on another goroutine at the same time; a graph can be run by one goroutine at a time", n.Op, n.Label)
 	}
 	// Released also when a closure panics: its partial gradients must not
-	// be run again.
+	// be run again. The release hooks run only after a complete pass.
+	done := false
 	defer func() {
-		for _, n := range order {
-			if !n.leaf {
-				n.Backward = nil
-				n.Inputs = nil
-				n.state.Store(released)
-			}
+		if !done {
+			releaseNodes(order)
 		}
 	}()
 	NoGrad(func() {
@@ -119,4 +133,23 @@ func Run(root *Node) {
 			}
 		}
 	})
+	done = true
+	for _, f := range releaseNodes(order) {
+		f()
+	}
+}
+
+// releaseNodes drops the closures and input links of the non-leaf nodes of
+// order, marks them released and returns their release hooks.
+func releaseNodes(order []*Node) (hooks []func()) {
+	for _, n := range order {
+		if !n.leaf {
+			n.Backward = nil
+			n.Inputs = nil
+			n.state.Store(released)
+			hooks = append(hooks, n.onRelease...)
+			n.onRelease = nil
+		}
+	}
+	return hooks
 }

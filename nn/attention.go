@@ -52,6 +52,11 @@ func (a *CausalSelfAttention) Forward(x *tensor.Tensor) *tensor.Tensor {
 	if x.Dim() != 3 || x.Size(2) != a.NEmbd {
 		panic(&tensor.Error{Pkg: "nn", Op: "CausalSelfAttention", Msg: fmt.Sprintf("expected input [B, T, %d], got %v", a.NEmbd, x.Shape())})
 	}
+	// the intermediates are private (tensor.Scope)
+	return tensor.Scope(func() *tensor.Tensor { return a.forward(x) })
+}
+
+func (a *CausalSelfAttention) forward(x *tensor.Tensor) *tensor.Tensor {
 	b, t, c := x.Size(0), x.Size(1), x.Size(2)
 	hs := c / a.NHead
 	if !a.AttnDropout.Training || a.AttnDropout.P == 0 {
@@ -122,7 +127,9 @@ func newMLP(cfg GPTConfig, gen *tensor.Generator) *MLP {
 // Forward applies the layer to x [..., NEmbd]. It panics if x's last
 // dimension is not NEmbd.
 func (m *MLP) Forward(x *tensor.Tensor) *tensor.Tensor {
-	return m.Drop.Forward(m.CProj.Forward(m.Gelu.Forward(m.CFc.Forward(x))))
+	return tensor.Scope(func() *tensor.Tensor {
+		return m.Drop.Forward(m.CProj.Forward(m.Gelu.Forward(m.CFc.Forward(x))))
+	})
 }
 
 // NamedParameters returns c_fc's and c_proj's parameters.
@@ -171,8 +178,10 @@ func newBlock(cfg GPTConfig, gen *tensor.Generator) *Block {
 // Forward applies the block to x [B, T, C]. It panics if x is not 3-D with
 // C = NEmbd.
 func (bl *Block) Forward(x *tensor.Tensor) *tensor.Tensor {
-	x = x.Add(bl.Attn.Forward(bl.Ln1.Forward(x)))
-	return x.Add(bl.MLP.Forward(bl.Ln2.Forward(x)))
+	return tensor.Scope(func() *tensor.Tensor {
+		x := x.Add(bl.Attn.Forward(bl.Ln1.Forward(x)))
+		return x.Add(bl.MLP.Forward(bl.Ln2.Forward(x)))
+	})
 }
 
 // NamedParameters returns ln_1, attn, ln_2 and mlp parameters in that order.

@@ -165,12 +165,16 @@ func (g *GPT) hidden(idx *tensor.Tensor) *tensor.Tensor {
 	if t > g.Config.BlockSize {
 		panic(&tensor.Error{Pkg: "nn", Op: "GPT.Forward", Msg: fmt.Sprintf("cannot forward sequence of length %d, block size is only %d", t, g.Config.BlockSize)})
 	}
-	pos := tensor.ArangeInt(t).To(idx.Device())
-	x := g.Drop.Forward(g.Wte.Forward(idx).Add(g.Wpe.Forward(pos)))
-	for _, b := range g.H {
-		x = b.Forward(x)
-	}
-	return g.LnF.Forward(x)
+	// the activations are private to this pass: their memory is reused
+	// once the backward pass has released them (tensor.Scope)
+	return tensor.Scope(func() *tensor.Tensor {
+		pos := tensor.ArangeInt(t).To(idx.Device())
+		x := g.Drop.Forward(g.Wte.Forward(idx).Add(g.Wpe.Forward(pos)))
+		for _, b := range g.H {
+			x = b.Forward(x)
+		}
+		return g.LnF.Forward(x)
+	})
 }
 
 // Forward returns the logits [B, T, VocabSize] for the Int64 tokens idx

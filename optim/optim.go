@@ -146,7 +146,9 @@ func ClipGradNorm(params []*tensor.Tensor, maxNorm float32) float32 {
 		return total
 	}
 	for _, g := range grads {
-		g.CopyFrom(g.MulScalar(coef))
+		scaled := g.MulScalar(coef)
+		g.CopyFrom(scaled)
+		scaled.Release() // seen by no one else: its memory serves the next gradient
 	}
 	return total
 }

@@ -57,6 +57,9 @@ def cases():
     yield "MatMulGPT/A*BT=768x512*512x128", lambda: g @ w.t(), 2 * 768 * 128 * 512, 0
     p, q = torch.randn(1024, 1024), torch.randn(1024, 1024)
     yield "Add", lambda: p + q, 0, 3 * 4 * 1024 * 1024
+    # Wick's result released at once: what PyTorch's reference counting
+    # does to p + q
+    yield "AddRelease", lambda: p + q, 0, 3 * 4 * 1024 * 1024
     s = torch.randn(256, 4096)
     yield "Softmax", lambda: torch.softmax(s, -1), 0, 2 * 4 * 256 * 4096
 

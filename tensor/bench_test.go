@@ -71,6 +71,20 @@ func BenchmarkAdd(b *testing.B) {
 	reportBytes(b, 3*4*1024*1024)
 }
 
+// BenchmarkAddRelease is BenchmarkAdd with each result released, as
+// PyTorch frees a result nobody refers to: the CPU free list hands its
+// buffer to the next Add, where BenchmarkAdd's results wait for the
+// garbage collector.
+func BenchmarkAddRelease(b *testing.B) {
+	tensor.NoPoison(b)
+	tensor.ManualSeed(1)
+	x, y := tensor.Randn(1024, 1024), tensor.Randn(1024, 1024)
+	for b.Loop() {
+		x.Add(y).Release()
+	}
+	reportBytes(b, 3*4*1024*1024)
+}
+
 // BenchmarkSoftmax normalises 256 rows of 4096.
 func BenchmarkSoftmax(b *testing.B) {
 	tensor.NoPoison(b)

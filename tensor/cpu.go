@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/wickml/wick/internal/parallel"
 )
@@ -15,6 +16,21 @@ type cpuStorage struct {
 	f    []float32
 	i    []int64
 	gone *releasedStorage
+
+	// pooled storages (pool.go) may return f to the free list, unless
+	// pinned; handed records that they did. escaped storages are not
+	// recycled by the tracker that allocated them; recycled ones were.
+	handed   atomic.Bool
+	pinned   atomic.Bool
+	escaped  atomic.Bool
+	pooled   bool
+	recycled bool
+
+	// owner is the tracker that noted the storage; gradRefs counts the
+	// non-leaf gradients (gradBuf) viewing it during the backward pass
+	// of owner, whose goroutine alone touches it (pool.go).
+	owner    *tracker
+	gradRefs int32
 }
 
 // releasedStorage is what a released cpuStorage held.
@@ -43,18 +59,16 @@ func (s *cpuStorage) Len() int {
 	return len(s.f)
 }
 
-// Release drops the storage's buffer, so that the garbage collector can
-// reclaim it even while tensors still view the storage; the kernels panic
+// Release drops the storage's buffer, so that it can be reused (pool.go) or
+// reclaimed even while tensors still view the storage; the kernels panic
 // on it from then on (live). Releasing twice does nothing more.
-func (s *cpuStorage) Release() {
-	if s.gone == nil {
-		s.gone = &releasedStorage{dt: s.DType(), n: s.Len()}
-		s.f, s.i = nil, nil
-	}
-}
+func (s *cpuStorage) Release() { s.release() }
 
 // live panics with an *Error naming the operation when s was released.
 func (s *cpuStorage) live() *cpuStorage {
+	if s.gone != nil && s.recycled {
+		panic(&Error{Op: callerOp(), Msg: fmt.Sprintf("use of a %s storage of %d elements on cpu whose memory was reused: a temporary of a backward pass or of a Scope was kept beyond it", s.gone.dt, s.gone.n)})
+	}
 	if s.gone != nil {
 		panic(&Error{Op: callerOp(), Msg: fmt.Sprintf("use of a released %s storage of %d elements on cpu (Tensor.Release was called on a tensor viewing it)", s.gone.dt, s.gone.n)})
 	}
@@ -97,11 +111,13 @@ func (cpuBackend) Alloc(dt DType, n int) Storage {
 	if dt == Int64 {
 		return &cpuStorage{i: make([]int64, n)}
 	}
-	return &cpuStorage{f: make([]float32, n)}
+	return pooledF32(n, true)
 }
 
 func (cpuBackend) FromFloat32s(data []float32) Storage {
-	return &cpuStorage{f: append(make([]float32, 0, len(data)), data...)}
+	s := pooledF32(len(data), false)
+	copy(s.f, data)
+	return s
 }
 
 func (cpuBackend) FromInt64s(data []int64) Storage {

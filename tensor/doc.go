@@ -104,6 +104,24 @@
 // model from several goroutines, give each its own graph and combine the
 // gradients on one goroutine.
 //
+// # Memory
+//
+// CPU buffers of 1024 elements and more are reused through a free list
+// instead of being allocated afresh, where the package knows that no
+// tensor can use them any more: the storage of a released tensor
+// (Release); the gradients and temporaries that a backward pass computes
+// and hands to no one (everything but the Grad of leaves and of RetainGrad
+// tensors, and what a Function's Backward receives), as soon as the node
+// that consumes them has run; and the private temporaries of a Scope,
+// which nn's modules use for their activations, once the backward pass
+// through the Scope's result has released them. A training step of nn's
+// GPT therefore allocates almost nothing new after the first. Tensors that
+// simply become unreachable are left to the garbage collector. A buffer
+// taken from the free list is cleared wherever fresh memory would be; the
+// free list is safe for concurrent use, holds at most 256 MiB, and gives
+// back to the garbage collector what has waited in it through two
+// collection cycles.
+//
 // # Random numbers
 //
 // Rand, Randn, RandInt, NormalInit, UniformInit, Dropout and Multinomial

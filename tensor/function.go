@@ -143,7 +143,7 @@ func (f *Function) ApplyN(inputs ...*Tensor) []*Tensor {
 		clear(ctx.needs)
 	}
 	var outs []*Tensor
-	autograd.NoGrad(func() { outs = f.Forward(ctx, views) })
+	untracked(func() { autograd.NoGrad(func() { outs = f.Forward(ctx, views) }) })
 	if len(outs) == 0 {
 		panicf(op, "Forward returned no outputs")
 	}
@@ -196,7 +196,12 @@ func (f *Function) ApplyN(inputs ...*Tensor) []*Tensor {
 		if !some {
 			return
 		}
-		gin := f.Backward(ctx, grads)
+		// user code: what it is given and what it allocates may be kept
+		for _, g := range grads {
+			escape(g)
+		}
+		var gin []*Tensor
+		untracked(func() { gin = f.Backward(ctx, grads) })
 		ctx.saved, ctx.values = nil, nil // freed, as PyTorch frees saved tensors
 		if len(gin) != len(inputs) {
 			panicf(op, "Backward returned %d gradients for %d inputs", len(gin), len(inputs))

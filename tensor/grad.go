@@ -54,6 +54,7 @@ func (t *Tensor) SetGrad(g *Tensor) {
 		panicf("SetGrad", "gradient shape %v does not match tensor shape %v", g.layout.Shape, t.layout.Shape)
 	}
 	t.grad = g
+	escape(g)
 }
 
 // ZeroGrad clears the accumulated gradient (like PyTorch's set_to_none).
@@ -110,7 +111,7 @@ func (t *Tensor) BackwardWith(grad *Tensor) {
 		}
 	}
 	t.gradBuf = grad.Detach()
-	autograd.Run(t.node)
+	runBackward(t.node)
 }
 
 // record attaches the result out to the tape when any input requires a
@@ -132,9 +133,20 @@ func record(op string, out *Tensor, inputs []*Tensor, backward func(g *Tensor)) 
 	out.node = autograd.NewNode(op, shapeString(out.layout.Shape), nodes, func() {
 		g := out.gradBuf
 		out.gradBuf = nil
-		if g != nil {
-			backward(g)
+		if g == nil {
+			return
 		}
+		a := currentArena()
+		if a == nil {
+			backward(g)
+			return
+		}
+		// g is consumed here: what it and the closure's temporaries
+		// leave unreferenced is reused by the next nodes
+		a.unref(g)
+		mark := len(a.stores)
+		backward(g)
+		a.sweep(mark, g)
 	})
 }
 
@@ -154,16 +166,23 @@ func (t *Tensor) accumulate(g *Tensor) {
 		defer t.accumulating.Store(false)
 		if t.grad == nil {
 			t.grad = g.Clone()
-			return
+		} else {
+			t.grad = t.grad.Add(g)
 		}
-		t.grad = t.grad.Add(g)
+		escape(t.grad)
 		return
 	}
+	a := currentArena()
 	if t.gradBuf == nil {
 		t.gradBuf = g
+		a.ref(g)
 		return
 	}
-	t.gradBuf = t.gradBuf.Add(g)
+	old := t.gradBuf
+	t.gradBuf = old.Add(g)
+	a.ref(t.gradBuf)
+	a.unref(old)
+	a.drop(old)
 }
 
 // sumTo sums t over the dimensions that were broadcast to reach its shape

@@ -6,6 +6,9 @@ package tensor
 // and are never recorded for autograd. It is meant for code that hands
 // tensors to C libraries or to the network in place, such as package dist's
 // collectives; everyone else should use Float32s (a copy) and CopyFrom.
+// Since the slice can outlive every tensor viewing the storage, the
+// storage's buffer is never reused for another tensor afterwards, even when
+// the tensor is released (Release then leaves it to the garbage collector).
 //
 // HostFloat32s panics if t is not a contiguous Float32 tensor on the CPU.
 func (t *Tensor) HostFloat32s() []float32 {
@@ -17,6 +20,7 @@ func (t *Tensor) HostFloat32s() []float32 {
 		panicf("HostFloat32s", "want a contiguous Float32 tensor on the CPU, got %s %s of shape %v (contiguous %v)",
 			t.DType(), t.Device(), t.layout.Shape, t.IsContiguous())
 	}
+	s.pin() // the slice may outlive every tensor viewing s
 	n := t.Numel()
 	return s.f[t.layout.Offset : t.layout.Offset+n : t.layout.Offset+n]
 }

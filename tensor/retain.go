@@ -32,6 +32,7 @@ func (t *Tensor) RetainGrad() *Tensor {
 			} else {
 				t.grad = t.grad.Add(g)
 			}
+			escape(t.grad)
 		}
 		backward()
 	}

@@ -52,7 +52,7 @@ type uninitAllocator interface {
 
 // AllocUninit returns a Float32 storage of n elements whose contents are
 // unspecified.
-func (cpuBackend) AllocUninit(n int) Storage { return &cpuStorage{f: makeUninitF32(n)} }
+func (cpuBackend) AllocUninit(n int) Storage { return pooledF32(n, false) }
 
 // emptyOut allocates a contiguous Float32 tensor for an output that the
 // kernel computing it writes in full (every element, whatever the inputs):

@@ -48,18 +48,19 @@ func main() {
 	block := flag.Int("block_size", 64, "context length")
 	batch := flag.Int("batch_size", 12, "sequences per batch")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the timed iterations to this file")
+	memprofile := flag.String("memprofile", "", "write a heap profile (bytes allocated during the timed iterations) to this file")
 	gogc := flag.Int("gogc", 0, "garbage-collector target percentage (0: the runtime's default or $GOGC)")
 	flag.Parse()
 	if *gogc != 0 {
 		debug.SetGCPercent(*gogc)
 	}
-	if err := run(*path, *warmup, *iters, *seed, nn.GPTConfig{BlockSize: *block, NLayer: *nLayer, NHead: *nHead, NEmbd: *nEmbd}, *batch, *cpuprofile); err != nil {
+	if err := run(*path, *warmup, *iters, *seed, nn.GPTConfig{BlockSize: *block, NLayer: *nLayer, NHead: *nHead, NEmbd: *nEmbd}, *batch, *cpuprofile, *memprofile); err != nil {
 		fmt.Fprintln(os.Stderr, "benchtrain:", err)
 		os.Exit(1)
 	}
 }
 
-func run(path string, warmup, iters int, seed uint64, cfg nn.GPTConfig, batch int, cpuprofile string) error {
+func run(path string, warmup, iters int, seed uint64, cfg nn.GPTConfig, batch int, cpuprofile, memprofile string) error {
 	text, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -101,6 +102,22 @@ func run(path string, warmup, iters int, seed uint64, cfg nn.GPTConfig, batch in
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if memprofile != "" {
+		// count only the timed iterations' allocations
+		runtime.MemProfileRate = 64 << 10
+		runtime.GC()
+		defer func() {
+			runtime.GC()
+			f, err := os.Create(memprofile)
+			if err == nil {
+				err = pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "benchtrain: memprofile:", err)
+			}
+		}()
 	}
 	gc0 := gcCPU()
 	var ms0, ms1 runtime.MemStats

@@ -1,0 +1,76 @@
+package autograd
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// Goroutine-scoped values, for state that lives on the goroutine that
+// creates it while a function runs: package tensor keeps there the list of
+// CPU buffers that a backward pass or a tensor.Scope allocates, so that it
+// can reuse those nobody else can reach. Like grad mode, a value lives in a
+// table keyed by the calling goroutine (goroutineKey) only while WithScope
+// runs, and a count of entries lets CurrentScope answer nil with one atomic
+// load while no goroutine is inside WithScope.
+
+type scopeShard struct {
+	mu sync.Mutex
+	v  map[uintptr]any
+	_  [64 - 16]byte // pad to 64 bytes: shards on separate cache lines
+}
+
+var (
+	scopeTable [modeShards]scopeShard
+	scopeCount atomic.Int64 // entries in scopeTable
+)
+
+func scopeShardOf(g uintptr) *scopeShard { return &scopeTable[(g>>9^g>>15)%modeShards] }
+
+// setScope sets goroutine g's value to v (nil removes it) and returns the
+// value it replaces.
+func setScope(g uintptr, v any) (was any) {
+	s := scopeShardOf(g)
+	s.mu.Lock()
+	was, had := s.v[g]
+	switch {
+	case v == nil && had:
+		delete(s.v, g)
+		scopeCount.Add(-1)
+	case v != nil:
+		if s.v == nil {
+			s.v = map[uintptr]any{}
+		}
+		s.v[g] = v
+		if !had {
+			scopeCount.Add(1)
+		}
+	}
+	s.mu.Unlock()
+	return was
+}
+
+// WithScope runs f with v as the calling goroutine's scope value, which
+// CurrentScope returns on this goroutine (and on no other, including
+// goroutines that f starts) until f returns or panics; then the previous
+// value comes back. A nil v hides an outer value from f. Calls nest. It is
+// meant for package tensor's bookkeeping of CPU memory.
+func WithScope(v any, f func()) {
+	g := goroutineKey()
+	was := setScope(g, v)
+	defer setScope(g, was)
+	f()
+}
+
+// CurrentScope returns the value of the innermost WithScope running on the
+// calling goroutine, or nil.
+func CurrentScope() any {
+	if scopeCount.Load() == 0 {
+		return nil
+	}
+	g := goroutineKey()
+	s := scopeShardOf(g)
+	s.mu.Lock()
+	v := s.v[g]
+	s.mu.Unlock()
+	return v
+}
