@@ -296,12 +296,27 @@ func (c *Comm) AllReduceFloat32s(buf []float32, op Op) error {
 		return err
 	}
 	if op == Mean && c.size > 1 {
-		s := 1 / float32(c.size)
-		for i := range buf {
-			buf[i] *= s
-		}
+		c.scaleInto(buf, buf, 1/float32(c.size))
 	}
 	return nil
+}
+
+// scaler is a transport that scales float32s in native, vectorised code
+// (mpi.go).
+type scaler interface {
+	scale(dst, src []float32, s float32)
+}
+
+// scaleInto sets dst[i] = src[i]·s; dst and src have the same length and
+// are the same slice or do not overlap.
+func (c *Comm) scaleInto(dst, src []float32, s float32) {
+	if sc, ok := c.tr.(scaler); ok && len(src) > 0 {
+		sc.scale(dst, src, s)
+		return
+	}
+	for i, v := range src {
+		dst[i] = v * s
+	}
 }
 
 // Broadcast replaces t, on every rank, by rank root's t. Every rank must

@@ -2,6 +2,7 @@ package dist
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/wickml/wick/tensor"
 )
@@ -19,6 +20,13 @@ type DataParallelConfig struct {
 	BucketBytes int
 }
 
+// inPlaceMin is the element count from which a CPU parameter's gradient is
+// reduced in its own storage (one collective of its own, then scaled while
+// it is still in the cache) rather than copied into its bucket's buffer and
+// back: the copies of a large gradient cost more than a collective's
+// latency (scripts/bench_dist.sh).
+const inPlaceMin = 16 << 10
+
 // DataParallel keeps the replicas of a model on the ranks of a Comm equal:
 // NewDataParallel broadcasts the parameters from rank 0, and SyncGrads,
 // called on every rank after backward and before the optimizer step,
@@ -28,12 +36,34 @@ type DataParallelConfig struct {
 // rows). The optimizer stays per rank and, given equal gradients, stays
 // equal.
 //
+// The parameters may live on the CPU or on a GPU (one GPU per rank): the
+// gradients of GPU parameters are gathered into one buffer per bucket on
+// the GPU and reduced there (NCCL, in a build with -tags cuda,mpi).
+//
 // A DataParallel is used from one goroutine at a time.
 type DataParallel struct {
-	comm    *Comm
-	params  []*tensor.Tensor
-	buckets [][]int // parameter indices, last parameters first
-	buf     []float32
+	comm       *Comm
+	params     []*tensor.Tensor
+	buckets    []*bucket
+	inPlaceMin int // see inPlaceMin
+}
+
+// bucket is the parameters whose gradients one step of SyncGrads reduces
+// together, all on one device.
+type bucket struct {
+	idx []int // parameter indices, last parameters first
+	dev tensor.Device
+
+	// On the CPU: the parameters of idx (positions in idx) reduced in
+	// their own storage, and those copied through buf, which holds their
+	// gradients and then one flag per parameter of idx (whether the rank
+	// has a gradient for it).
+	inPlace, packed []int
+	buf             []float32
+
+	// On a GPU: the gradients of idx, one after the other, and the flags.
+	flat  *tensor.Tensor
+	flags []float32
 }
 
 // NewDataParallel checks that every rank passes parameters of the same
@@ -44,6 +74,10 @@ type DataParallel struct {
 // NewDataParallel panics if a parameter is nil or not Float32, or
 // cfg.BucketBytes is negative.
 func NewDataParallel(c *Comm, params []*tensor.Tensor, cfg DataParallelConfig) (*DataParallel, error) {
+	return newDataParallel(c, params, cfg, inPlaceMin)
+}
+
+func newDataParallel(c *Comm, params []*tensor.Tensor, cfg DataParallelConfig, inPlace int) (*DataParallel, error) {
 	if cfg.BucketBytes < 0 {
 		panic(&tensor.Error{Op: "dist.NewDataParallel", Msg: fmt.Sprintf("BucketBytes %d is negative", cfg.BucketBytes)})
 	}
@@ -61,20 +95,34 @@ func NewDataParallel(c *Comm, params []*tensor.Tensor, cfg DataParallelConfig) (
 	fields := map[string]string{"parameters": fmt.Sprint(len(params))}
 	for i, s := range shapes {
 		fields[fmt.Sprintf("parameter %04d shape", i)] = s
+		kind, _, _ := strings.Cut(params[i].Device().String(), ":")
+		fields[fmt.Sprintf("parameter %04d device", i)] = kind // cuda:0 on one rank is cuda:1 on the next
 	}
 	if err := c.Agree(fields); err != nil {
 		return nil, fmt.Errorf("dist: NewDataParallel: %w", err)
 	}
-	d := &DataParallel{comm: c, params: params, buckets: planBuckets(params, capBytes/4)}
-	maxLen := 0
-	for _, b := range d.buckets {
-		n := len(b)
-		for _, i := range b {
-			n += params[i].Numel()
+	d := &DataParallel{comm: c, params: params, inPlaceMin: inPlace}
+	for _, idx := range planBuckets(params, capBytes/4) {
+		b := &bucket{idx: idx, dev: params[idx[0]].Device()}
+		n := 0
+		for k, i := range idx {
+			m := params[i].Numel()
+			n += m
+			if m >= inPlace {
+				b.inPlace = append(b.inPlace, k)
+			} else {
+				b.packed = append(b.packed, k)
+			}
 		}
-		maxLen = max(maxLen, n)
+		if b.dev == tensor.CPU {
+			b.buf = make([]float32, 0, n+len(idx))
+		} else {
+			b.inPlace, b.packed = nil, nil
+			b.flat = tensor.Zeros(n).To(b.dev)
+			b.flags = make([]float32, len(idx))
+		}
+		d.buckets = append(d.buckets, b)
 	}
-	d.buf = make([]float32, maxLen)
 	if err := d.BroadcastParams(); err != nil {
 		return nil, err
 	}
@@ -83,14 +131,26 @@ func NewDataParallel(c *Comm, params []*tensor.Tensor, cfg DataParallelConfig) (
 
 // planBuckets groups the parameters, from the last to the first (the order
 // in which backward finishes their gradients), into buckets of at most
-// capElems elements; a larger parameter is a bucket by itself.
+// capElems elements on one device; a larger parameter is a bucket by
+// itself.
 func planBuckets(params []*tensor.Tensor, capElems int) [][]int {
+	sizes := make([]int, len(params))
+	devs := make([]tensor.Device, len(params))
+	for i, p := range params {
+		sizes[i], devs[i] = p.Numel(), p.Device()
+	}
+	return planBucketsOf(sizes, devs, capElems)
+}
+
+// planBucketsOf is planBuckets on the parameters' element counts and
+// devices.
+func planBucketsOf(sizes []int, devs []tensor.Device, capElems int) [][]int {
 	var buckets [][]int
 	var cur []int
 	n := 0
-	for i := len(params) - 1; i >= 0; i-- {
-		m := params[i].Numel()
-		if len(cur) > 0 && n+m > capElems {
+	for i := len(sizes) - 1; i >= 0; i-- {
+		m := sizes[i]
+		if len(cur) > 0 && (n+m > capElems || devs[i] != devs[cur[0]]) {
 			buckets = append(buckets, cur)
 			cur, n = nil, 0
 		}
@@ -108,7 +168,7 @@ func planBuckets(params []*tensor.Tensor, capElems int) [][]int {
 func (d *DataParallel) Buckets() [][]int {
 	out := make([][]int, len(d.buckets))
 	for i, b := range d.buckets {
-		out[i] = append([]int(nil), b...)
+		out[i] = append([]int(nil), b.idx...)
 	}
 	return out
 }
@@ -121,8 +181,14 @@ func (d *DataParallel) Comm() *Comm { return d.comm }
 // rank 0 only.
 func (d *DataParallel) BroadcastParams() error {
 	for _, b := range d.buckets {
-		buf := d.buf[:0]
-		for _, i := range b {
+		if b.flat != nil {
+			if err := d.broadcastDevice(b); err != nil {
+				return err
+			}
+			continue
+		}
+		buf := b.buf[:0]
+		for _, i := range b.idx {
 			buf = append(buf, read(d.params[i])...)
 		}
 		if err := d.comm.BroadcastFloat32s(buf, 0); err != nil {
@@ -132,7 +198,7 @@ func (d *DataParallel) BroadcastParams() error {
 			continue
 		}
 		off := 0
-		for _, i := range b {
+		for _, i := range b.idx {
 			n := d.params[i].Numel()
 			write(d.params[i], buf[off:off+n])
 			off += n
@@ -141,61 +207,161 @@ func (d *DataParallel) BroadcastParams() error {
 	return nil
 }
 
+// broadcastDevice broadcasts the parameters of a GPU bucket through its
+// buffer on the GPU.
+func (d *DataParallel) broadcastDevice(b *bucket) error {
+	segs := d.segments(b)
+	for k, i := range b.idx {
+		segs[k].CopyFrom(d.params[i])
+	}
+	if err := d.comm.Broadcast(b.flat, 0); err != nil {
+		return err
+	}
+	if d.comm.rank != 0 {
+		for k, i := range b.idx {
+			d.params[i].Detach().CopyFrom(segs[k]) // parameters too: not recorded
+		}
+	}
+	return nil
+}
+
+// segments returns the views of a GPU bucket's buffer that hold each of its
+// parameters, shaped like them.
+func (d *DataParallel) segments(b *bucket) []*tensor.Tensor {
+	segs := make([]*tensor.Tensor, len(b.idx))
+	off := 0
+	for k, i := range b.idx {
+		p := d.params[i]
+		n := p.Numel()
+		segs[k] = b.flat.Narrow(0, off, n).View(p.Shape()...)
+		off += n
+	}
+	return segs
+}
+
 // SyncGrads replaces every parameter's gradient by its mean over the
-// ranks, one collective per bucket. A parameter without a gradient counts
-// as zeros; it gets the mean when another rank had a gradient for it and
-// stays without one when no rank had. Gradients are overwritten in place
-// where they are contiguous CPU tensors and replaced otherwise.
+// ranks, bucket by bucket. A parameter without a gradient counts as zeros;
+// it gets the mean when another rank had a gradient for it and stays
+// without one when no rank had. Gradients are overwritten in place where
+// they are contiguous tensors and replaced otherwise.
+//
+// On the CPU, the gradients of a bucket's small parameters go through one
+// buffer (one collective), and each gradient of 16384 elements or more is
+// reduced in its own storage; on a GPU, a bucket's gradients are copied
+// into one buffer on the GPU, reduced there and copied back.
 func (d *DataParallel) SyncGrads() error {
 	if d.comm.size == 1 {
 		return nil
 	}
 	scale := 1 / float32(d.comm.size)
 	for _, b := range d.buckets {
-		buf := d.buf[:0]
-		for _, i := range b {
-			p := d.params[i]
-			if g := p.Grad(); g != nil {
-				buf = append(buf, read(g)...)
-			} else {
-				buf = append(buf, make([]float32, p.Numel())...)
-			}
+		var err error
+		if b.flat != nil {
+			err = d.syncDevice(b, scale)
+		} else {
+			err = d.syncHost(b, scale)
 		}
-		flags := len(buf)
-		for _, i := range b {
-			if d.params[i].Grad() != nil {
-				buf = append(buf, 1)
-			} else {
-				buf = append(buf, 0)
-			}
-		}
-		if err := d.comm.AllReduceFloat32s(buf, Sum); err != nil {
+		if err != nil {
 			return err
 		}
-		off := 0
-		for k, i := range b {
-			p := d.params[i]
-			n := p.Numel()
-			seg := buf[off : off+n]
-			off += n
-			if buf[flags+k] == 0 {
-				continue
+	}
+	return nil
+}
+
+// syncHost reduces a CPU bucket: first its packed gradients and every
+// parameter's flag in one collective, then the large gradients in place.
+func (d *DataParallel) syncHost(b *bucket, scale float32) error {
+	buf := b.buf[:0]
+	for _, k := range b.packed {
+		p := d.params[b.idx[k]]
+		if g := p.Grad(); g != nil {
+			buf = append(buf, read(g)...)
+		} else {
+			buf = append(buf, make([]float32, p.Numel())...)
+		}
+	}
+	flags := len(buf)
+	for _, i := range b.idx {
+		if d.params[i].Grad() != nil {
+			buf = append(buf, 1)
+		} else {
+			buf = append(buf, 0)
+		}
+	}
+	if err := d.comm.AllReduceFloat32s(buf, Sum); err != nil {
+		return err
+	}
+	off := 0
+	for _, k := range b.packed {
+		p := d.params[b.idx[k]]
+		n := p.Numel()
+		seg := buf[off : off+n]
+		off += n
+		if buf[flags+k] == 0 {
+			continue
+		}
+		if g := p.Grad(); g != nil && g.Device() == tensor.CPU && g.IsContiguous() {
+			d.comm.scaleInto(g.HostFloat32s(), seg, scale)
+			continue
+		}
+		d.comm.scaleInto(seg, seg, scale)
+		if g := p.Grad(); g != nil {
+			write(g, seg)
+		} else {
+			p.SetGrad(tensor.New(append([]float32(nil), seg...), p.Shape()...))
+		}
+	}
+	for _, k := range b.inPlace {
+		if buf[flags+k] == 0 {
+			continue // no rank has a gradient: every rank skips it
+		}
+		p := d.params[b.idx[k]]
+		g := p.Grad()
+		if g == nil {
+			g = tensor.Zeros(p.Shape()...)
+			p.SetGrad(g)
+		}
+		if err := inPlace(g, true, func(v []float32) error {
+			if err := d.comm.AllReduceFloat32s(v, Sum); err != nil {
+				return err
 			}
-			if g := p.Grad(); g != nil && g.Device() == tensor.CPU && g.IsContiguous() {
-				dst := g.HostFloat32s()
-				for j, v := range seg {
-					dst[j] = v * scale
-				}
-				continue
-			}
-			for j := range seg {
-				seg[j] *= scale
-			}
-			if g := p.Grad(); g != nil {
-				write(g, seg)
-			} else {
-				p.SetGrad(tensor.New(append([]float32(nil), seg...), p.Shape()...).To(p.Device()))
-			}
+			d.comm.scaleInto(v, v, scale) // while v is in the cache
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// syncDevice reduces a GPU bucket through its buffer on the GPU.
+func (d *DataParallel) syncDevice(b *bucket, scale float32) error {
+	segs := d.segments(b)
+	for k, i := range b.idx {
+		if g := d.params[i].Grad(); g != nil {
+			segs[k].CopyFrom(g)
+			b.flags[k] = 1
+		} else {
+			segs[k].Fill_(0)
+			b.flags[k] = 0
+		}
+	}
+	if err := d.comm.AllReduceFloat32s(b.flags, Sum); err != nil {
+		return err
+	}
+	if err := d.comm.AllReduce(b.flat, Sum); err != nil {
+		return err
+	}
+	scaleInPlace(b.flat, scale)
+	for k, i := range b.idx {
+		if b.flags[k] == 0 {
+			continue
+		}
+		p := d.params[i]
+		if g := p.Grad(); g != nil {
+			g.Detach().CopyFrom(segs[k])
+		} else {
+			p.SetGrad(segs[k].Clone())
 		}
 	}
 	return nil
