@@ -101,6 +101,10 @@ func TestMPITimeout(t *testing.T) {
 	}
 }
 
+// childRoles are the roles of TestMPIChild defined in other files (the
+// NCCL tests, under -tags cuda,mpi).
+var childRoles = map[string]func(t *testing.T, c *Comm){}
+
 // TestMPIChild is what each rank runs under mpirun; alone it does nothing.
 func TestMPIChild(t *testing.T) {
 	role := os.Getenv("WICK_DIST_CHILD")
@@ -139,6 +143,12 @@ func TestMPIChild(t *testing.T) {
 		err := c.Barrier()
 		t.Logf("rank %d: %v", c.Rank(), err)
 		c.Abort(3)
+	default:
+		f, ok := childRoles[role]
+		if !ok {
+			t.Fatalf("no role %q", role)
+		}
+		f(t, c)
 	}
 	if err := c.Finalize(); err != nil {
 		t.Fatal(err)

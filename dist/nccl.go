@@ -94,6 +94,12 @@ type ncclLib struct {
 var (
 	ncclOnce   sync.Mutex
 	ncclLoaded *ncclLib
+	// ncclSearch returns the files and names loadNCCL tries, in order (a
+	// test replaces it).
+	ncclSearch = func() []string {
+		home, _ := os.UserHomeDir()
+		return ncclCandidates(os.Getenv, home, filepath.Glob)
+	}
 )
 
 // loadNCCL opens NCCL (once per process) for collectives on dev.
@@ -108,8 +114,7 @@ func loadNCCL(dev tensor.Device) (ncclLibrary, error) {
 	var lib unsafe.Pointer
 	var tried []string
 	name := ""
-	home, _ := os.UserHomeDir()
-	for _, cand := range ncclCandidates(os.Getenv, home, filepath.Glob) {
+	for _, cand := range ncclSearch() {
 		cname := C.CString(cand)
 		lib = C.wick_nccl_dlopen(cname)
 		C.free(unsafe.Pointer(cname))
