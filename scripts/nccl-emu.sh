@@ -12,9 +12,10 @@
 #     the context current on the calling thread, the stream and the
 #     buffers' bounds;
 #
-# checks with readelf that train built with -tags cuda,mpi links libcuda
-# and libmpi and no other CUDA library (NCCL is loaded with dlopen), and
-# runs with LD_LIBRARY_PATH pointing at the stand-ins:
+# vets those packages with the tags, checks with readelf that train built
+# with -tags cuda,mpi links libcuda and libmpi and no other CUDA library
+# (NCCL is loaded with dlopen), and runs with LD_LIBRARY_PATH pointing at
+# the stand-ins:
 #
 #   1. dist's TestMPINCCL: the collective bodies (AllReduce and Broadcast
 #      on sizes 0, 1, 7 and 1e6, exact for sums of integers) and
@@ -46,7 +47,8 @@ cxx=(g++ -std=c++20 -O2 -fPIC -ffp-contract=off -w -DWICK_ROWTHREADS=32)
 mpirun=(mpirun)
 if mpirun --version 2>/dev/null | grep -q "Open MPI"; then mpirun+=(--allow-run-as-root --oversubscribe); fi
 
-echo "== nccl-emu: building dist's test binary and train with -tags cuda,mpi"
+echo "== nccl-emu: go vet -tags cuda,mpi; building dist's test binary and train"
+go vet -tags cuda,mpi ./dist/ ./cmd/train/ ./cuda/
 mkdir -p "$tmp/lib"
 go test -c -tags cuda,mpi -o "$tmp/dist.test" ./dist/
 go build -tags cuda,mpi -o "$tmp/train" ./cmd/train
