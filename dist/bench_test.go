@@ -1,6 +1,7 @@
 package dist
 
 import (
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -23,14 +24,22 @@ func benchWorld(b *testing.B) *Comm {
 }
 
 // BenchmarkSyncGrads times DataParallel.SyncGrads on the recipe's
-// gradients: copies into the bucket, the all-reduce, the scaled copies
-// back. Run it under mpirun with a fixed -test.benchtime=Nx so that every
+// gradients: the large gradients reduced in place and scaled, the small
+// ones copied into the bucket, reduced with the flags and copied back
+// scaled. Run it under mpirun with a fixed -test.benchtime=Nx so that every
 // rank runs the same iterations (scripts/bench_dist.sh).
-func BenchmarkSyncGrads(b *testing.B) {
+func BenchmarkSyncGrads(b *testing.B) { benchSyncGrads(b, inPlaceMin) }
+
+// BenchmarkSyncGradsPacked is BenchmarkSyncGrads with every gradient
+// copied through the bucket's buffer (one collective of all the bytes, and
+// two copies of them).
+func BenchmarkSyncGradsPacked(b *testing.B) { benchSyncGrads(b, math.MaxInt) }
+
+func benchSyncGrads(b *testing.B, inPlace int) {
 	c := benchWorld(b)
 	model := nn.NewGPTWith(recipeConfig, tensor.NewGenerator(1))
 	params := model.Parameters()
-	dp, err := NewDataParallel(c, params, DataParallelConfig{})
+	dp, err := newDataParallel(c, params, DataParallelConfig{}, inPlace)
 	if err != nil {
 		b.Fatal(err)
 	}

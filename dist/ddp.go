@@ -180,6 +180,9 @@ func (d *DataParallel) Comm() *Comm { return d.comm }
 // bucket. NewDataParallel calls it; call it again after loading weights on
 // rank 0 only.
 func (d *DataParallel) BroadcastParams() error {
+	if d.comm.size == 1 {
+		return nil
+	}
 	for _, b := range d.buckets {
 		if b.flat != nil {
 			if err := d.broadcastDevice(b); err != nil {
