@@ -170,14 +170,13 @@ func relClose(a, b, tol float64) bool { return math.Abs(a-b) <= tol*math.Max(mat
 // rowsPerRank rows of a full batch, and on rank 0 a reference model alone
 // on the full batch: the loss of every step (mean over the ranks) and the
 // final weights must agree within 1e-5 relative.
-func testDataParallel(t testing.TB, c *Comm) { testDataParallelWith(t, c, inPlaceMin) }
+func testDataParallel(t testing.TB, c *Comm) { testDataParallelWith(t, c, false) }
 
-// testDataParallelInPlace is testDataParallel with the gradients of 64
-// elements or more reduced in their own storage (the model's matrices; the
-// layer norms' vectors go through the bucket buffers).
-func testDataParallelInPlace(t testing.TB, c *Comm) { testDataParallelWith(t, c, 64) }
+// testDataParallelCopies is testDataParallel without gradient buffers:
+// every gradient in its own storage, copied into the buckets and back.
+func testDataParallelCopies(t testing.TB, c *Comm) { testDataParallelWith(t, c, true) }
 
-func testDataParallelWith(t testing.TB, c *Comm, inPlace int) {
+func testDataParallelWith(t testing.TB, c *Comm, copies bool) {
 	const steps, rowsPerRank = 20, 3
 	r, n := c.Rank(), c.WorldSize()
 	T := ddpConfig.BlockSize
@@ -185,7 +184,7 @@ func testDataParallelWith(t testing.TB, c *Comm, inPlace int) {
 	// rank 0's. The model lives on the default device (a GPU in the NCCL
 	// tests), the reference on the same.
 	model := nn.NewGPTWith(ddpConfig, tensor.NewGenerator(uint64(7+r)))
-	dp, err := newDataParallel(c, model.Parameters(), DataParallelConfig{BucketBytes: 8 << 10}, inPlace)
+	dp, err := newDataParallel(c, model.Parameters(), DataParallelConfig{BucketBytes: 8 << 10}, copies)
 	if err != nil {
 		t.Fatalf("rank %d: NewDataParallel: %v", r, err)
 	}
@@ -268,5 +267,5 @@ var bodies = []struct {
 	{"Broadcast", testBroadcast},
 	{"AllGatherAgree", testAllGatherAgree},
 	{"DataParallel", testDataParallel},
-	{"DataParallelInPlace", testDataParallelInPlace},
+	{"DataParallelCopies", testDataParallelCopies},
 }

@@ -20,13 +20,6 @@ type DataParallelConfig struct {
 	BucketBytes int
 }
 
-// inPlaceMin is the element count from which a CPU parameter's gradient is
-// reduced in its own storage (one collective of its own, then scaled while
-// it is still in the cache) rather than copied into its bucket's buffer and
-// back: the copies of a large gradient cost more than a collective's
-// latency (scripts/bench_dist.sh).
-const inPlaceMin = 16 << 10
-
 // DataParallel keeps the replicas of a model on the ranks of a Comm equal:
 // NewDataParallel broadcasts the parameters from rank 0, and SyncGrads,
 // called on every rank after backward and before the optimizer step,
@@ -36,30 +29,38 @@ const inPlaceMin = 16 << 10
 // rows). The optimizer stays per rank and, given equal gradients, stays
 // equal.
 //
-// The parameters may live on the CPU or on a GPU (one GPU per rank): the
-// gradients of GPU parameters are gathered into one buffer per bucket on
-// the GPU and reduced there (NCCL, in a build with -tags cuda,mpi).
+// The gradients of CPU parameters live in the buckets, as with PyTorch's
+// gradient_as_bucket_view: NewDataParallel makes each parameter's slot in
+// its bucket the parameter's gradient buffer (tensor.SetGradBuffer) with
+// the scale 1/WorldSize, so Backward writes each gradient, already divided
+// by the world size, into its bucket, and SyncGrads sums every bucket in
+// place with one collective and no copies. Between Backward and SyncGrads
+// a gradient therefore holds this rank's share, g/WorldSize; and a Grad
+// tensor kept past the next Backward is overwritten by it. The gradients
+// of GPU parameters (one GPU per rank) are copied into one buffer per
+// bucket on the GPU, reduced there (NCCL, in a build with -tags cuda,mpi)
+// and copied back.
 //
 // A DataParallel is used from one goroutine at a time.
 type DataParallel struct {
-	comm       *Comm
-	params     []*tensor.Tensor
-	buckets    []*bucket
-	inPlaceMin int // see inPlaceMin
+	comm    *Comm
+	params  []*tensor.Tensor
+	buckets []*bucket
+	copies  bool // no gradient buffers: every gradient copied in and out (a benchmark's baseline)
 }
 
-// bucket is the parameters whose gradients one step of SyncGrads reduces
+// bucket is the parameters whose gradients one collective reduces
 // together, all on one device.
 type bucket struct {
 	idx []int // parameter indices, last parameters first
 	dev tensor.Device
+	n   int // gradient elements
 
-	// On the CPU: the parameters of idx (positions in idx) reduced in
-	// their own storage, and those copied through buf, which holds their
-	// gradients and then one flag per parameter of idx (whether the rank
-	// has a gradient for it).
-	inPlace, packed []int
-	buf             []float32
+	// On the CPU: the gradients of idx one after the other, then one flag
+	// per parameter (whether the rank has a gradient for it); views are
+	// the gradients' slots as tensors, the parameters' gradient buffers.
+	buf   []float32
+	views []*tensor.Tensor
 
 	// On a GPU: the gradients of idx, one after the other, and the flags.
 	flat  *tensor.Tensor
@@ -69,15 +70,17 @@ type bucket struct {
 // NewDataParallel checks that every rank passes parameters of the same
 // shapes, in the same order, then copies rank 0's values into every
 // rank's parameters. It returns an error naming the first parameter whose
-// shape differs, or the transport's error.
+// shape differs, or the transport's error. With more than one rank, it
+// makes the CPU parameters' bucket slots their gradient buffers (see
+// DataParallel).
 //
 // NewDataParallel panics if a parameter is nil or not Float32, or
 // cfg.BucketBytes is negative.
 func NewDataParallel(c *Comm, params []*tensor.Tensor, cfg DataParallelConfig) (*DataParallel, error) {
-	return newDataParallel(c, params, cfg, inPlaceMin)
+	return newDataParallel(c, params, cfg, false)
 }
 
-func newDataParallel(c *Comm, params []*tensor.Tensor, cfg DataParallelConfig, inPlace int) (*DataParallel, error) {
+func newDataParallel(c *Comm, params []*tensor.Tensor, cfg DataParallelConfig, copies bool) (*DataParallel, error) {
 	if cfg.BucketBytes < 0 {
 		panic(&tensor.Error{Op: "dist.NewDataParallel", Msg: fmt.Sprintf("BucketBytes %d is negative", cfg.BucketBytes)})
 	}
@@ -101,25 +104,30 @@ func newDataParallel(c *Comm, params []*tensor.Tensor, cfg DataParallelConfig, i
 	if err := c.Agree(fields); err != nil {
 		return nil, fmt.Errorf("dist: NewDataParallel: %w", err)
 	}
-	d := &DataParallel{comm: c, params: params, inPlaceMin: inPlace}
+	d := &DataParallel{comm: c, params: params, copies: copies}
+	scale := 1 / float32(c.size)
 	for _, idx := range planBuckets(params, capBytes/4) {
 		b := &bucket{idx: idx, dev: params[idx[0]].Device()}
-		n := 0
-		for k, i := range idx {
-			m := params[i].Numel()
-			n += m
-			if m >= inPlace {
-				b.inPlace = append(b.inPlace, k)
-			} else {
-				b.packed = append(b.packed, k)
-			}
+		for _, i := range idx {
+			b.n += params[i].Numel()
 		}
-		if b.dev == tensor.CPU {
-			b.buf = make([]float32, 0, n+len(idx))
-		} else {
-			b.inPlace, b.packed = nil, nil
-			b.flat = tensor.Zeros(n).To(b.dev)
+		if b.dev != tensor.CPU {
+			b.flat = tensor.Zeros(b.n).To(b.dev)
 			b.flags = make([]float32, len(idx))
+			d.buckets = append(d.buckets, b)
+			continue
+		}
+		b.buf = make([]float32, b.n+len(idx))
+		off := 0
+		for _, i := range idx {
+			p := params[i]
+			m := p.Numel()
+			v := tensor.FromHostFloat32s(b.buf[off:off+m], p.Shape()...)
+			off += m
+			b.views = append(b.views, v)
+			if c.size > 1 && !copies && p.IsRequiringGrad() && p.IsLeaf() {
+				p.SetGradBuffer(v, scale)
+			}
 		}
 		d.buckets = append(d.buckets, b)
 	}
@@ -190,7 +198,8 @@ func (d *DataParallel) BroadcastParams() error {
 			}
 			continue
 		}
-		buf := b.buf[:0]
+		// not through b.buf, which holds the gradients
+		buf := make([]float32, 0, b.n)
 		for _, i := range b.idx {
 			buf = append(buf, read(d.params[i])...)
 		}
@@ -243,15 +252,14 @@ func (d *DataParallel) segments(b *bucket) []*tensor.Tensor {
 }
 
 // SyncGrads replaces every parameter's gradient by its mean over the
-// ranks, bucket by bucket. A parameter without a gradient counts as zeros;
-// it gets the mean when another rank had a gradient for it and stays
-// without one when no rank had. Gradients are overwritten in place where
-// they are contiguous tensors and replaced otherwise.
-//
-// On the CPU, the gradients of a bucket's small parameters go through one
-// buffer (one collective), and each gradient of 16384 elements or more is
-// reduced in its own storage; on a GPU, a bucket's gradients are copied
-// into one buffer on the GPU, reduced there and copied back.
+// ranks, one collective per bucket. A parameter without a gradient counts
+// as zeros; it gets the mean when another rank had a gradient for it and
+// stays without one when no rank had. A CPU gradient that Backward wrote
+// into its bucket is summed there in place (it was divided by the world
+// size as it was written); a gradient set otherwise (SetGrad) is copied
+// into the bucket and the mean copied back into it, in place where it is a
+// contiguous tensor; one that only other ranks had becomes the bucket
+// slot.
 func (d *DataParallel) SyncGrads() error {
 	if d.comm.size == 1 {
 		return nil
@@ -271,67 +279,45 @@ func (d *DataParallel) SyncGrads() error {
 	return nil
 }
 
-// syncHost reduces a CPU bucket: first its packed gradients and every
-// parameter's flag in one collective, then the large gradients in place.
+// syncHost reduces a CPU bucket in place: the gradients and every
+// parameter's flag in one collective.
 func (d *DataParallel) syncHost(b *bucket, scale float32) error {
-	buf := b.buf[:0]
-	for _, k := range b.packed {
-		p := d.params[b.idx[k]]
-		if g := p.Grad(); g != nil {
-			buf = append(buf, read(g)...)
-		} else {
-			buf = append(buf, make([]float32, p.Numel())...)
+	flags := b.buf[b.n:]
+	off := 0
+	for k, i := range b.idx {
+		p := d.params[i]
+		m := p.Numel()
+		seg := b.buf[off : off+m]
+		off += m
+		switch g := p.Grad(); {
+		case g == b.views[k]: // written by Backward, scaled
+			flags[k] = 1
+		case g == nil:
+			clear(seg)
+			flags[k] = 0
+		default:
+			d.comm.scaleInto(seg, read(g), scale)
+			flags[k] = 1
 		}
 	}
-	flags := len(buf)
-	for _, i := range b.idx {
-		if d.params[i].Grad() != nil {
-			buf = append(buf, 1)
-		} else {
-			buf = append(buf, 0)
-		}
-	}
-	if err := d.comm.AllReduceFloat32s(buf, Sum); err != nil {
+	if err := d.comm.AllReduceFloat32s(b.buf, Sum); err != nil {
 		return err
 	}
-	off := 0
-	for _, k := range b.packed {
-		p := d.params[b.idx[k]]
-		n := p.Numel()
-		seg := buf[off : off+n]
-		off += n
-		if buf[flags+k] == 0 {
+	off = 0
+	for k, i := range b.idx {
+		p := d.params[i]
+		m := p.Numel()
+		seg := b.buf[off : off+m]
+		off += m
+		if flags[k] == 0 {
 			continue
 		}
-		if g := p.Grad(); g != nil && g.Device() == tensor.CPU && g.IsContiguous() {
-			d.comm.scaleInto(g.HostFloat32s(), seg, scale)
-			continue
-		}
-		d.comm.scaleInto(seg, seg, scale)
-		if g := p.Grad(); g != nil {
+		switch g := p.Grad(); {
+		case g == b.views[k]:
+		case g == nil:
+			p.SetGrad(b.views[k])
+		default:
 			write(g, seg)
-		} else {
-			p.SetGrad(tensor.New(append([]float32(nil), seg...), p.Shape()...))
-		}
-	}
-	for _, k := range b.inPlace {
-		if buf[flags+k] == 0 {
-			continue // no rank has a gradient: every rank skips it
-		}
-		p := d.params[b.idx[k]]
-		g := p.Grad()
-		if g == nil {
-			g = tensor.Zeros(p.Shape()...)
-			p.SetGrad(g)
-		}
-		if err := inPlace(g, true, func(v []float32) error {
-			if err := d.comm.AllReduceFloat32s(v, Sum); err != nil {
-				return err
-			}
-			d.comm.scaleInto(v, v, scale) // while v is in the cache
-			return nil
-		}); err != nil {
-			return err
 		}
 	}
 	return nil
