@@ -10,10 +10,11 @@
 #      samples and 2×12×64 tokens per step; the median ms per step of the
 #      timed iterations, from rank 0's log.jsonl;
 #   2. the cost of Wick's gradient reduction per step on the recipe's
-#      gradients (dist's BenchmarkSyncGrads: the large gradients reduced in
-#      place, the small ones through the bucket's buffer;
-#      BenchmarkSyncGradsPacked: every gradient copied through the buffer
-#      and back, as before the in-place path), the bare collective through dist
+#      gradients (dist's BenchmarkSyncGrads: the gradients where Backward
+#      writes them, in the buckets, reduced in place;
+#      BenchmarkSyncGradsCopied: every gradient in a storage of its own,
+#      copied into the bucket and back, as before gradient buffers), the
+#      bare collective through dist
 #      (BenchmarkAllReduceFlat) and a bare MPI_Allreduce loop in C
 #      (scripts/bench_allreduce.c) of the same number of floats, on 2 ranks:
 #      the median time of 200 calls each (the mean, which other load on a
@@ -35,7 +36,7 @@ while [ $# -gt 0 ]; do
 	-iters) iters="$2"; shift 2 ;;
 	-warmup) warmup="$2"; shift 2 ;;
 	-data) data="$2"; shift 2 ;;
-	-h | --help) sed -n '2,23p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,27p' "$0"; exit 0 ;;
 	*) echo "bench_dist.sh: unknown argument $1 (see -h)" >&2; exit 2 ;;
 	esac
 done
@@ -82,19 +83,19 @@ for r in $(seq "$runs"); do
 			awk '{for (i=1;i<NF;i++) if ($(i+1)=="median-ms") print $i}' | sort -n | tail -1
 	}
 	sync=$(bench SyncGrads)
-	packed=$(bench SyncGradsPacked)
+	copied=$(bench SyncGradsCopied)
 	flat=$(bench AllReduceFlat)
 	echo "$sync" >>"$tmp/sync.ms"
-	echo "$packed" >>"$tmp/packed.ms"
+	echo "$copied" >>"$tmp/copied.ms"
 	echo "$flat" >>"$tmp/flat.ms"
-	echo "run $r: step 1 rank × 2 threads $one ms, 2 ranks × 1 thread $two ms; SyncGrads $sync ms (packed $packed ms), dist AllReduce $flat ms, bare MPI_Allreduce $bare ms" >&2
+	echo "run $r: step 1 rank × 2 threads $one ms, 2 ranks × 1 thread $two ms; SyncGrads $sync ms (copied $copied ms), dist AllReduce $flat ms, bare MPI_Allreduce $bare ms" >&2
 done
 
 tokens=$((2 * 12 * 64))
 one=$(median <"$tmp/one.ms")
 two=$(median <"$tmp/two.ms")
 sync=$(median <"$tmp/sync.ms")
-packed=$(median <"$tmp/packed.ms")
+copied=$(median <"$tmp/copied.ms")
 flat=$(median <"$tmp/flat.ms")
 bare=$(median <"$tmp/bare.ms")
 echo
@@ -104,5 +105,5 @@ printf '%-32s %10.2f %10.0f\n' "1 rank × 2 threads" "$one" "$(echo "$tokens * 1
 printf '%-32s %10.2f %10.0f\n' "2 ranks × 1 thread" "$two" "$(echo "$tokens * 1000 / $two" | bc -l)"
 printf 'speed of 2 ranks against 1: %.2f×\n' "$(echo "$one / $two" | bc -l)"
 printf '\ngradient reduction of %d floats on 2 ranks (median ms of 200 calls)\n' "$n"
-printf '%-32s %10.3f\n' "dist.DataParallel.SyncGrads" "$sync" "SyncGrads, all through buffers" "$packed" "dist.Comm.AllReduceFloat32s" "$flat" "bare MPI_Allreduce (C)" "$bare"
-printf 'SyncGrads / bare MPI_Allreduce: %.2f× (all through buffers: %.2f×); SyncGrads / the 2-rank step: %.2f%%\n' "$(echo "$sync / $bare" | bc -l)" "$(echo "$packed / $bare" | bc -l)" "$(echo "100 * $sync / $two" | bc -l)"
+printf '%-32s %10.3f\n' "dist.DataParallel.SyncGrads" "$sync" "SyncGrads, gradients copied" "$copied" "dist.Comm.AllReduceFloat32s" "$flat" "bare MPI_Allreduce (C)" "$bare"
+printf 'SyncGrads / bare MPI_Allreduce: %.2f× (gradients copied: %.2f×); SyncGrads / the 2-rank step: %.2f%%\n' "$(echo "$sync / $bare" | bc -l)" "$(echo "$copied / $bare" | bc -l)" "$(echo "100 * $sync / $two" | bc -l)"
