@@ -6,6 +6,7 @@ package dist
 // bootstrap over the Comm, and the routing of GPU tensors.
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -99,6 +100,19 @@ func (c *Comm) closeDevice() error {
 	return err
 }
 
+// ErrOnEveryRank marks an error that every rank of the job returns alike,
+// such as NCCL missing on some rank when the first collective on a GPU
+// tensor sets it up (errors.Is(err, ErrOnEveryRank)): a program may print
+// it on rank 0 only and finalize every rank in order, rather than abort
+// the job.
+var ErrOnEveryRank = errors.New("dist: an error on every rank")
+
+// everyRank is an error returned alike on every rank.
+type everyRank struct{ err error }
+
+func (e *everyRank) Error() string   { return e.err.Error() }
+func (e *everyRank) Unwrap() []error { return []error{e.err, ErrOnEveryRank} }
+
 // ncclIDLen is the size of ncclUniqueId (nccl.h: NCCL_UNIQUE_ID_BYTES).
 const ncclIDLen = 128
 
@@ -118,7 +132,7 @@ type ncclLibrary interface {
 // rank joins with ncclCommInitRank, and the ranks check that all of them
 // joined. A failure on any rank is returned on every rank (naming the
 // rank), so that none waits in ncclCommInitRank for a rank that will not
-// come.
+// come; such errors match ErrOnEveryRank.
 func bootstrapNCCL(c *Comm, load func() (ncclLibrary, error)) (deviceComm, error) {
 	lib, err := load()
 	if err := agreeOK(c, "load NCCL", err); err != nil {
@@ -139,7 +153,7 @@ func bootstrapNCCL(c *Comm, load func() (ncclLibrary, error)) (deviceComm, error
 		return nil, err
 	}
 	if buf[0] != 1 {
-		return nil, fmt.Errorf("dist: rank 0 could not create NCCL's unique id: %s", trimNUL(buf[1:]))
+		return nil, &everyRank{fmt.Errorf("dist: rank 0 could not create NCCL's unique id: %s", trimNUL(buf[1:]))}
 	}
 	var id [ncclIDLen]byte
 	copy(id[:], buf[1:])
@@ -155,7 +169,7 @@ func bootstrapNCCL(c *Comm, load func() (ncclLibrary, error)) (deviceComm, error
 
 // agreeOK gathers every rank's err of the step what: nil when no rank
 // failed, else, on every rank, this rank's own error or the first failing
-// rank's.
+// rank's, marked ErrOnEveryRank.
 func agreeOK(c *Comm, what string, err error) error {
 	msg := ""
 	if err != nil {
@@ -166,11 +180,11 @@ func agreeOK(c *Comm, what string, err error) error {
 		return gerr
 	}
 	if err != nil {
-		return err
+		return &everyRank{err}
 	}
 	for r, m := range all {
 		if len(m) > 0 {
-			return fmt.Errorf("dist: rank %d could not %s: %s", r, what, m)
+			return &everyRank{fmt.Errorf("dist: rank %d could not %s: %s", r, what, m)}
 		}
 	}
 	return nil

@@ -107,8 +107,8 @@ func TestBootstrapNCCLFailures(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			runLocal(t, 3, func(tb testing.TB, comm *Comm) {
 				dc, err := bootstrapNCCL(comm, func() (ncclLibrary, error) { return c.lib(comm.Rank()) })
-				if err == nil || dc != nil {
-					tb.Fatalf("rank %d: bootstrap returned %v, %v; want an error", comm.Rank(), dc, err)
+				if err == nil || dc != nil || !errors.Is(err, ErrOnEveryRank) {
+					tb.Fatalf("rank %d: bootstrap returned %v, %v; want an error matching ErrOnEveryRank", comm.Rank(), dc, err)
 				}
 				for _, w := range c.want {
 					if !strings.Contains(err.Error(), w) {

@@ -24,7 +24,8 @@
 #      collective on a GPU tensor fails on every rank naming what was tried;
 #   2. train --device cuda on 2 ranks (mpirun -np 2, one micro-batch each)
 #      against 1 rank on the same samples (2 micro-batches): the loss of
-#      every step and the final weights within 1e-5 relative.
+#      every step and the final weights within 1e-5 relative; and on 2
+#      ranks without NCCL: one line naming what was tried, non-zero exit.
 #
 # Usage: scripts/nccl-emu.sh   (needs cuda.h, g++ and MPI: scripts/cuda-ci.sh
 # and scripts/mpi-ci.sh install them; under a minute on two cores;
@@ -137,6 +138,18 @@ for k in wo:
 print("  %d steps: every loss within 1e-5 relative; %d weight tensors within 1e-5 of each one's largest" % (len(lo), len(wo)) if not bad else "  disagreement")
 sys.exit(1 if bad else 0)
 PY
+
+echo "== nccl-emu: train --device cuda on 2 ranks without NCCL"
+mkdir -p "$tmp/nonccl"
+cp "$tmp/lib/libcuda.so.1" "$tmp/lib/libcublas.so.12" "$tmp/nonccl/"
+if LD_LIBRARY_PATH="$tmp/nonccl" "${mpirun[@]}" -np 2 "$tmp/train" "${args[@]}" --out_dir="$tmp/none" >"$tmp/none.log" 2>&1; then
+	cat "$tmp/none.log"
+	die "train on 2 GPUs without NCCL exited 0"
+fi
+grep '^train: ' "$tmp/none.log" >"$tmp/none.err" || true
+[ "$(wc -l <"$tmp/none.err")" = 1 ] && grep -q 'cannot load NCCL.*tried libnccl.so.2 .*WICK_NCCL' "$tmp/none.err" ||
+	{ cat "$tmp/none.log"; die "train without NCCL did not fail with one line naming what it tried"; }
+cut -c1-150 "$tmp/none.err" | sed 's/^/  /; s/$/…/'
 
 echo
 echo "nccl-emu: OK"
