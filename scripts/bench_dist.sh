@@ -36,7 +36,7 @@ while [ $# -gt 0 ]; do
 	-iters) iters="$2"; shift 2 ;;
 	-warmup) warmup="$2"; shift 2 ;;
 	-data) data="$2"; shift 2 ;;
-	-h | --help) sed -n '2,27p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,26p' "$0"; exit 0 ;;
 	*) echo "bench_dist.sh: unknown argument $1 (see -h)" >&2; exit 2 ;;
 	esac
 done
