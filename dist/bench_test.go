@@ -23,20 +23,32 @@ func benchWorld(b *testing.B) *Comm {
 }
 
 // BenchmarkSyncGrads times DataParallel.SyncGrads on the recipe's
-// gradients: copies into the bucket, the all-reduce, the scaled copies
-// back. Run it under mpirun with a fixed -test.benchtime=Nx so that every
-// rank runs the same iterations (scripts/bench_dist.sh).
-func BenchmarkSyncGrads(b *testing.B) {
+// gradients as Backward leaves them: already in the bucket (the gradient
+// buffers), so that SyncGrads is one in-place collective. Run it under
+// mpirun with a fixed -test.benchtime=Nx so that every rank runs the same
+// iterations (scripts/bench_dist.sh).
+func BenchmarkSyncGrads(b *testing.B) { benchSyncGrads(b, false) }
+
+// BenchmarkSyncGradsCopied is BenchmarkSyncGrads with every gradient in a
+// storage of its own, as without gradient buffers: copied into the bucket
+// (scaled) and back.
+func BenchmarkSyncGradsCopied(b *testing.B) { benchSyncGrads(b, true) }
+
+func benchSyncGrads(b *testing.B, copies bool) {
 	c := benchWorld(b)
 	model := nn.NewGPTWith(recipeConfig, tensor.NewGenerator(1))
 	params := model.Parameters()
-	dp, err := NewDataParallel(c, params, DataParallelConfig{})
+	dp, err := newDataParallel(c, params, DataParallelConfig{}, copies)
 	if err != nil {
 		b.Fatal(err)
 	}
 	n := 0
 	for _, p := range params {
-		p.SetGrad(tensor.OnesLike(p))
+		g := tensor.OnesLike(p)
+		if buf, _ := p.GradBuffer(); buf != nil {
+			g = buf.Fill_(1) // where Backward writes
+		}
+		p.SetGrad(g)
 		n += p.Numel()
 	}
 	b.SetBytes(int64(4 * n))

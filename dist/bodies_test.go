@@ -170,14 +170,21 @@ func ddpBatch(step, rows int) (x, y []int) {
 // rowsPerRank rows of a full batch, and on rank 0 a reference model alone
 // on the full batch: the loss of every step (mean over the ranks) and the
 // final weights must agree within 1e-5 relative.
-func testDataParallel(t testing.TB, c *Comm) {
+func testDataParallel(t testing.TB, c *Comm) { testDataParallelWith(t, c, false) }
+
+// testDataParallelCopies is testDataParallel without gradient buffers:
+// every gradient in its own storage, copied into the buckets and back.
+func testDataParallelCopies(t testing.TB, c *Comm) { testDataParallelWith(t, c, true) }
+
+func testDataParallelWith(t testing.TB, c *Comm, copies bool) {
 	const steps, rowsPerRank = 20, 3
 	r, n := c.Rank(), c.WorldSize()
 	T := ddpConfig.BlockSize
 	// Different initial weights on every rank: NewDataParallel makes them
-	// rank 0's.
+	// rank 0's. The model lives on the default device (a GPU in the NCCL
+	// tests), the reference on the same.
 	model := nn.NewGPTWith(ddpConfig, tensor.NewGenerator(uint64(7+r)))
-	dp, err := NewDataParallel(c, model.Parameters(), DataParallelConfig{BucketBytes: 8 << 10})
+	dp, err := newDataParallel(c, model.Parameters(), DataParallelConfig{BucketBytes: 8 << 10}, copies)
 	if err != nil {
 		t.Fatalf("rank %d: NewDataParallel: %v", r, err)
 	}
@@ -260,4 +267,5 @@ var bodies = []struct {
 	{"Broadcast", testBroadcast},
 	{"AllGatherAgree", testAllGatherAgree},
 	{"DataParallel", testDataParallel},
+	{"DataParallelCopies", testDataParallelCopies},
 }

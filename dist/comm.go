@@ -73,6 +73,8 @@ type Comm struct {
 	mu   sync.Mutex // serialises collectives
 	err  error      // set once the Comm is broken (timeout) or finalized
 	done bool
+
+	dev devState // NCCL's communicator for GPU tensors (device.go)
 }
 
 // Rank returns this process's rank, 0 ≤ Rank < WorldSize.
@@ -232,10 +234,34 @@ func inPlace(t *tensor.Tensor, write bool, f func([]float32) error) error {
 	return nil
 }
 
+// onDevice calls f with t, or with a contiguous copy of t that is copied
+// back when f succeeds and write is set.
+func onDevice(t *tensor.Tensor, write bool, f func(*tensor.Tensor) error) error {
+	if t.IsContiguous() {
+		return f(t)
+	}
+	tmp := t.Detach().Contiguous()
+	if err := f(tmp); err != nil {
+		return err
+	}
+	if write {
+		t.Detach().CopyFrom(tmp)
+	}
+	return nil
+}
+
+// scaleInPlace multiplies t's elements by s, on t's device.
+func scaleInPlace(t *tensor.Tensor, s float32) {
+	d := t.Detach()
+	d.CopyFrom(d.MulScalar(s))
+}
+
 // AllReduce replaces t, on every rank, by the element-wise sum (Sum) or
 // mean (Mean) of t over the ranks. Every rank must pass a tensor of the
-// same shape. Sums of integers held exactly in float32 are exact. Tensors
-// that are not contiguous CPU tensors go through a host copy.
+// same shape. Sums of integers held exactly in float32 are exact. On a GPU,
+// in a build with -tags cuda,mpi, NCCL reduces t in place on the GPU's
+// compute stream (its first use sets NCCL up: see DeviceBackend). Other
+// tensors that are not contiguous CPU tensors go through a host copy.
 //
 // AllReduce panics if t is nil or not Float32, or op is not Sum or Mean. It
 // returns an error when the transport fails or the timeout passes.
@@ -243,6 +269,19 @@ func (c *Comm) AllReduce(t *tensor.Tensor, op Op) error {
 	checkTensor("dist.AllReduce", t)
 	if op != Sum && op != Mean {
 		panic(&tensor.Error{Op: "dist.AllReduce", Msg: fmt.Sprintf("unknown reduction %v (want Sum or Mean)", op)})
+	}
+	if dc, err := c.gpu("dist.AllReduce", t.Device()); err != nil {
+		return err
+	} else if dc != nil {
+		return onDevice(t, true, func(x *tensor.Tensor) error {
+			if err := c.call("AllReduce", func() error { return dc.allReduceSum(x) }); err != nil {
+				return err
+			}
+			if op == Mean && c.size > 1 {
+				scaleInPlace(x, 1/float32(c.size))
+			}
+			return nil
+		})
 	}
 	return inPlace(t, true, func(buf []float32) error { return c.AllReduceFloat32s(buf, op) })
 }
@@ -257,22 +296,45 @@ func (c *Comm) AllReduceFloat32s(buf []float32, op Op) error {
 		return err
 	}
 	if op == Mean && c.size > 1 {
-		s := 1 / float32(c.size)
-		for i := range buf {
-			buf[i] *= s
-		}
+		c.scaleInto(buf, buf, 1/float32(c.size))
 	}
 	return nil
 }
 
+// scaler is a transport that scales float32s in native, vectorised code
+// (mpi.go).
+type scaler interface {
+	scale(dst, src []float32, s float32)
+}
+
+// scaleInto sets dst[i] = src[i]·s; dst and src have the same length and
+// are the same slice or do not overlap.
+func (c *Comm) scaleInto(dst, src []float32, s float32) {
+	if sc, ok := c.tr.(scaler); ok && len(src) > 0 {
+		sc.scale(dst, src, s)
+		return
+	}
+	for i, v := range src {
+		dst[i] = v * s
+	}
+}
+
 // Broadcast replaces t, on every rank, by rank root's t. Every rank must
-// pass a tensor of the same shape.
+// pass a tensor of the same shape. GPU tensors go through NCCL as in
+// AllReduce.
 //
 // Broadcast panics if t is nil or not Float32, or root is not a rank. It
 // returns an error when the transport fails or the timeout passes.
 func (c *Comm) Broadcast(t *tensor.Tensor, root int) error {
 	checkTensor("dist.Broadcast", t)
 	c.checkRoot("dist.Broadcast", root)
+	if dc, err := c.gpu("dist.Broadcast", t.Device()); err != nil {
+		return err
+	} else if dc != nil {
+		return onDevice(t, c.rank != root, func(x *tensor.Tensor) error {
+			return c.call("Broadcast", func() error { return dc.broadcast(x, root) })
+		})
+	}
 	return inPlace(t, c.rank != root, func(buf []float32) error { return c.BroadcastFloat32s(buf, root) })
 }
 
@@ -383,6 +445,7 @@ func (e *MismatchError) Error() string {
 // others). Collectives afterwards return an error. Finalize of a broken
 // Comm (past a timeout) returns its error at once without waiting.
 func (c *Comm) Finalize() error {
+	derr := c.closeDevice()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.done {
@@ -398,7 +461,13 @@ func (c *Comm) Finalize() error {
 		worldDone = true
 		worldMu.Unlock()
 	}
-	return c.tr.finalize()
+	if err := c.tr.finalize(); err != nil {
+		return err
+	}
+	if derr != nil {
+		return fmt.Errorf("dist: Finalize: destroying NCCL's communicator: %w", derr)
+	}
+	return nil
 }
 
 // Abort ends every rank of the job with exit status code (MPI_Abort); use

@@ -33,6 +33,25 @@
 // NewLocalGroup runs several ranks as goroutines of one process, in either
 // build, for tests and for experiments on one machine.
 //
+// # GPUs
+//
+// In a build with -tags cuda,mpi, AllReduce and Broadcast of a tensor on a
+// GPU, and DataParallel's buckets of GPU parameters, go through NCCL: in
+// place, on the GPU's compute stream, one GPU per rank (cmd/train gives
+// rank r GPU LocalRank mod the node's GPU count). NCCL is not linked: the
+// first collective on a GPU tensor loads it with dlopen ($WICK_NCCL, then
+// libnccl.so.2 and libnccl.so through the loader's search path, then the
+// NVIDIA wheels of a Python installation), and sets up its communicator
+// over MPI: rank 0 creates the unique id (ncclGetUniqueId), MPI broadcasts
+// it, every rank joins (ncclCommInitRank), and a failure on any rank is
+// returned on every rank. Without NCCL that collective returns an error
+// that lists every file tried; with $WICK_DIST_NCCL=0 GPU tensors go
+// through host copies and MPI instead, as they do in every other build.
+// DeviceBackend says which.
+//
+//	go build -tags cuda,mpi ./cmd/train
+//	mpirun -np 8 ./train --device=cuda   # a node of 8 GPUs
+//
 // # Faults
 //
 // MPI's default error handler aborts the whole job when a rank fails, and

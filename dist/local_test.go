@@ -1,6 +1,7 @@
 package dist
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -130,14 +131,36 @@ func TestBuckets(t *testing.T) {
 	if got := planBuckets(ps, DefaultBucketBytes/4); len(got) != 1 || len(got[0]) != 5 {
 		t.Fatalf("planBuckets with 25 MiB = %v, want one bucket of all 5", got)
 	}
+	// A bucket holds parameters of one device: a model split between the
+	// CPU and a GPU gets a bucket per run of parameters on one device.
+	cpu, gpu := tensor.CPU, tensor.CUDA(0)
+	got = planBucketsOf([]int{3, 3, 3, 3, 3}, []tensor.Device{gpu, gpu, cpu, gpu, gpu}, 100)
+	if fmt.Sprint(got) != "[[4 3] [2] [1 0]]" {
+		t.Fatalf("planBucketsOf across devices = %v, want [[4 3] [2] [1 0]]", got)
+	}
+	got = planBucketsOf([]int{3, 3, 3, 3}, []tensor.Device{gpu, gpu, gpu, gpu}, 6)
+	if fmt.Sprint(got) != "[[3 2] [1 0]]" {
+		t.Fatalf("planBucketsOf on a GPU with a cap of 6 = %v, want [[3 2] [1 0]]", got)
+	}
 }
 
 func TestConcurrentMissingGradients(t *testing.T) {
+	// With gradient buffers and without: the gradients here are set by
+	// hand, so they are copied in and out either way, but a gradient that
+	// only the other rank had becomes the bucket slot.
+	for _, copies := range []bool{false, true} {
+		t.Run(fmt.Sprint("copies=", copies), func(t *testing.T) { testMissingGradients(t, copies) })
+	}
+}
+
+func testMissingGradients(t *testing.T, copies bool) {
 	runLocal(t, 2, func(t testing.TB, c *Comm) {
 		a := tensor.Zeros(2).RequiresGrad()
 		b := tensor.Zeros(3).RequiresGrad()
 		z := tensor.Zeros(1).RequiresGrad()
-		dp, err := NewDataParallel(c, []*tensor.Tensor{a, b, z}, DataParallelConfig{})
+		zb := tensor.Zeros(4).RequiresGrad()
+		m := tensor.Zeros(2, 2).RequiresGrad()
+		dp, err := newDataParallel(c, []*tensor.Tensor{a, b, z, zb, m}, DataParallelConfig{}, copies)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,8 +168,18 @@ func TestConcurrentMissingGradients(t *testing.T) {
 		if c.Rank() == 1 {
 			b.SetGrad(tensor.Full(4, 3)) // mean 2 on both ranks
 		}
+		// m's gradient: a transposed view on rank 1 (mean of [[0 2] [1 3]]
+		// and [[0 1] [2 3]]ᵀ: [[0 2] [1 3]]), contiguous on rank 0
+		if c.Rank() == 1 {
+			m.SetGrad(tensor.New([]float32{0, 1, 2, 3}, 2, 2).T())
+		} else {
+			m.SetGrad(tensor.New([]float32{0, 2, 1, 3}, 2, 2))
+		}
 		if err := dp.SyncGrads(); err != nil {
 			t.Fatal(err)
+		}
+		if g := m.Grad().Float32s(); fmt.Sprint(g) != "[0 2 1 3]" {
+			t.Errorf("rank %d: m's grad %v, want [0 2 1 3]", c.Rank(), g)
 		}
 		if g := a.Grad().Float32s(); g[0] != 1.5 || g[1] != 1.5 {
 			t.Errorf("rank %d: a's grad %v, want [1.5 1.5]", c.Rank(), g)
@@ -154,8 +187,8 @@ func TestConcurrentMissingGradients(t *testing.T) {
 		if b.Grad() == nil || b.Grad().Float32s()[2] != 2 {
 			t.Errorf("rank %d: b's grad %v, want 2s (rank 1's 4s averaged with rank 0's none)", c.Rank(), b.Grad())
 		}
-		if z.Grad() != nil {
-			t.Errorf("rank %d: z has grad %v though no rank had one", c.Rank(), z.Grad())
+		if z.Grad() != nil || zb.Grad() != nil {
+			t.Errorf("rank %d: z, zb have grads %v, %v though no rank had one", c.Rank(), z.Grad(), zb.Grad())
 		}
 	})
 }

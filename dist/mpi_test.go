@@ -54,7 +54,7 @@ func mpirun(t *testing.T, n int, role string, limit time.Duration, env ...string
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(append(os.Environ(), "WICK_DIST_CHILD="+role), env...)
+	cmd.Env = append(append(os.Environ(), "WICK_DIST_CHILD="+role, "WICK_DIST_NP="+itoa(n)), env...)
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	return string(out), err, time.Since(start)
@@ -101,6 +101,10 @@ func TestMPITimeout(t *testing.T) {
 	}
 }
 
+// childRoles are the roles of TestMPIChild defined in other files (the
+// NCCL tests, under -tags cuda,mpi).
+var childRoles = map[string]func(t *testing.T, c *Comm){}
+
 // TestMPIChild is what each rank runs under mpirun; alone it does nothing.
 func TestMPIChild(t *testing.T) {
 	role := os.Getenv("WICK_DIST_CHILD")
@@ -111,8 +115,9 @@ func TestMPIChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.WorldSize() != 2 || c.LocalRank() != c.Rank() || !strings.HasPrefix(c.Backend(), "mpi (") {
-		t.Fatalf("Init under mpirun -np 2 on one node: rank %d local %d of %d over %q", c.Rank(), c.LocalRank(), c.WorldSize(), c.Backend())
+	np, _ := strconv.Atoi(os.Getenv("WICK_DIST_NP"))
+	if c.WorldSize() != np || c.LocalRank() != c.Rank() || !strings.HasPrefix(c.Backend(), "mpi (") {
+		t.Fatalf("Init under mpirun -np %d on one node: rank %d local %d of %d over %q", np, c.Rank(), c.LocalRank(), c.WorldSize(), c.Backend())
 	}
 	fmt.Printf("rank %d of %d joined the job\n", c.Rank(), c.WorldSize())
 	switch role {
@@ -139,6 +144,12 @@ func TestMPIChild(t *testing.T) {
 		err := c.Barrier()
 		t.Logf("rank %d: %v", c.Rank(), err)
 		c.Abort(3)
+	default:
+		f, ok := childRoles[role]
+		if !ok {
+			t.Fatalf("no role %q", role)
+		}
+		f(t, c)
 	}
 	if err := c.Finalize(); err != nil {
 		t.Fatal(err)

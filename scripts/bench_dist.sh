@@ -10,8 +10,11 @@
 #      samples and 2×12×64 tokens per step; the median ms per step of the
 #      timed iterations, from rank 0's log.jsonl;
 #   2. the cost of Wick's gradient reduction per step on the recipe's
-#      gradients (dist's BenchmarkSyncGrads: bucket copies, all-reduce,
-#      scaled copies back), the bare collective through dist
+#      gradients (dist's BenchmarkSyncGrads: the gradients where Backward
+#      writes them, in the buckets, reduced in place;
+#      BenchmarkSyncGradsCopied: every gradient in a storage of its own,
+#      copied into the bucket and back, as before gradient buffers), the
+#      bare collective through dist
 #      (BenchmarkAllReduceFlat) and a bare MPI_Allreduce loop in C
 #      (scripts/bench_allreduce.c) of the same number of floats, on 2 ranks:
 #      the median time of 200 calls each (the mean, which other load on a
@@ -33,7 +36,7 @@ while [ $# -gt 0 ]; do
 	-iters) iters="$2"; shift 2 ;;
 	-warmup) warmup="$2"; shift 2 ;;
 	-data) data="$2"; shift 2 ;;
-	-h | --help) sed -n '2,23p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,26p' "$0"; exit 0 ;;
 	*) echo "bench_dist.sh: unknown argument $1 (see -h)" >&2; exit 2 ;;
 	esac
 done
@@ -73,19 +76,26 @@ for r in $(seq "$runs"); do
 	echo "$two" >>"$tmp/two.ms"
 	bare=$("${mpirun[@]}" -np 2 "$tmp/bench_allreduce" "$n" 200 | sed -n 's/.*: median \([0-9.]*\) ms.*/\1/p')
 	echo "$bare" >>"$tmp/bare.ms"
-	(cd "$tmp" && "${mpirun[@]}" -np 2 ./dist.test -test.run='^$' -test.bench='SyncGrads|AllReduceFlat' -test.benchtime=200x) >"$tmp/bench.txt"
-	# both ranks print a line per benchmark: keep the slower median
-	sync=$(awk '/SyncGrads/ {for (i=1;i<NF;i++) if ($(i+1)=="median-ms") print $i}' "$tmp/bench.txt" | sort -n | tail -1)
-	flat=$(awk '/AllReduceFlat/ {for (i=1;i<NF;i++) if ($(i+1)=="median-ms") print $i}' "$tmp/bench.txt" | sort -n | tail -1)
+	# one benchmark per mpirun: both ranks print its line; keep the slower
+	# median
+	bench() {
+		(cd "$tmp" && "${mpirun[@]}" -np 2 ./dist.test -test.run='^$' -test.bench="^Benchmark$1\$" -test.benchtime=200x) |
+			awk '{for (i=1;i<NF;i++) if ($(i+1)=="median-ms") print $i}' | sort -n | tail -1
+	}
+	sync=$(bench SyncGrads)
+	copied=$(bench SyncGradsCopied)
+	flat=$(bench AllReduceFlat)
 	echo "$sync" >>"$tmp/sync.ms"
+	echo "$copied" >>"$tmp/copied.ms"
 	echo "$flat" >>"$tmp/flat.ms"
-	echo "run $r: step 1 rank × 2 threads $one ms, 2 ranks × 1 thread $two ms; SyncGrads $sync ms, dist AllReduce $flat ms, bare MPI_Allreduce $bare ms" >&2
+	echo "run $r: step 1 rank × 2 threads $one ms, 2 ranks × 1 thread $two ms; SyncGrads $sync ms (copied $copied ms), dist AllReduce $flat ms, bare MPI_Allreduce $bare ms" >&2
 done
 
 tokens=$((2 * 12 * 64))
 one=$(median <"$tmp/one.ms")
 two=$(median <"$tmp/two.ms")
 sync=$(median <"$tmp/sync.ms")
+copied=$(median <"$tmp/copied.ms")
 flat=$(median <"$tmp/flat.ms")
 bare=$(median <"$tmp/bare.ms")
 echo
@@ -95,5 +105,5 @@ printf '%-32s %10.2f %10.0f\n' "1 rank × 2 threads" "$one" "$(echo "$tokens * 1
 printf '%-32s %10.2f %10.0f\n' "2 ranks × 1 thread" "$two" "$(echo "$tokens * 1000 / $two" | bc -l)"
 printf 'speed of 2 ranks against 1: %.2f×\n' "$(echo "$one / $two" | bc -l)"
 printf '\ngradient reduction of %d floats on 2 ranks (median ms of 200 calls)\n' "$n"
-printf '%-32s %10.3f\n' "dist.DataParallel.SyncGrads" "$sync" "dist.Comm.AllReduceFloat32s" "$flat" "bare MPI_Allreduce (C)" "$bare"
-printf 'SyncGrads / bare MPI_Allreduce: %.2f×; SyncGrads / the 2-rank step: %.1f%%\n' "$(echo "$sync / $bare" | bc -l)" "$(echo "100 * $sync / $two" | bc -l)"
+printf '%-32s %10.3f\n' "dist.DataParallel.SyncGrads" "$sync" "SyncGrads, gradients copied" "$copied" "dist.Comm.AllReduceFloat32s" "$flat" "bare MPI_Allreduce (C)" "$bare"
+printf 'SyncGrads / bare MPI_Allreduce: %.2f× (gradients copied: %.2f×); SyncGrads / the 2-rank step: %.2f%%\n' "$(echo "$sync / $bare" | bc -l)" "$(echo "$copied / $bare" | bc -l)" "$(echo "100 * $sync / $two" | bc -l)"

@@ -164,6 +164,9 @@ func (t *Tensor) accumulate(g *Tensor) {
 			panicf("Backward", "two goroutines are accumulating into the gradient of the same leaf of shape %v at once; backpropagate into shared parameters from one goroutine at a time", t.layout.Shape)
 		}
 		defer t.accumulating.Store(false)
+		if t.gradInto != nil && t.accumulateInto(g) {
+			return
+		}
 		if t.grad == nil {
 			t.grad = g.Clone()
 		} else {

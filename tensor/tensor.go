@@ -27,6 +27,8 @@ type Tensor struct {
 	name         string         // op that produced it, for printing grad_fn
 	accumulating atomic.Bool    // a Backward is adding into grad (misuse detection)
 	retainsGrad  bool           // a non-leaf that keeps its gradient in grad (RetainGrad)
+	gradInto     *Tensor        // where a leaf's gradient is accumulated (SetGradBuffer), or nil
+	gradScale    float32        // the factor of gradients accumulated into gradInto
 }
 
 func newTensor(b Backend, s Storage, l Layout) *Tensor {

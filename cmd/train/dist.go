@@ -30,6 +30,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/wickml/wick/cuda"
 	"github.com/wickml/wick/dist"
 	"github.com/wickml/wick/internal/data"
 	"github.com/wickml/wick/tensor"
@@ -98,7 +99,9 @@ func rankPrefix() string {
 }
 
 // rankDevice returns the --device of this rank: with several ranks, "cuda"
-// and "auto" on a GPU build mean the GPU of the rank's local rank.
+// and "auto" on a GPU build mean GPU LocalRank mod the number of GPUs (one
+// GPU per rank when the launcher starts as many ranks per node as there
+// are GPUs).
 func rankDevice(o *options, c *dist.Comm) string {
 	if c == nil || (o.Device != "cuda" && o.Device != "auto") {
 		return o.Device
@@ -106,7 +109,7 @@ func rankDevice(o *options, c *dist.Comm) string {
 	if dev, err := resolveDevice(o.Device); err != nil || dev == tensor.CPU {
 		return o.Device
 	}
-	return fmt.Sprintf("cuda:%d", c.LocalRank())
+	return fmt.Sprintf("cuda:%d", c.LocalRank()%max(cuda.DeviceCount(), 1))
 }
 
 // announce prints, on rank 0, the world size and every rank's device: the
@@ -192,10 +195,16 @@ func (t *trainer) startJob(c *dist.Comm) error {
 		return err
 	}
 	dp, err := dist.NewDataParallel(c, t.model.Parameters(), dist.DataParallelConfig{})
+	if errors.Is(err, dist.ErrOnEveryRank) { // such as NCCL missing: rank 0 says so
+		return &jobError{err}
+	}
 	if err != nil {
 		return err
 	}
 	t.dp = dp
+	if c.Rank() == 0 && t.model.Parameters()[0].Device() != tensor.CPU {
+		fmt.Fprintf(t.out, "dist: GPU gradients reduced over %s\n", c.DeviceBackend())
+	}
 	if r := c.Rank(); r > 0 {
 		// The checkpoint's dropout state is rank 0's: the other ranks
 		// draw streams of their own, fresh for the step they start at.
