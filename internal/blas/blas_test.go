@@ -210,10 +210,20 @@ func smallBlocks(p *path) *path {
 
 // TestKernels runs every micro-kernel on packed panels and on operands read
 // in place (A row- or column-major with padding, B with a row stride), and
-// compares with the float64 reference.
+// compares with the float64 reference; each path's edge kernel too.
 func TestKernels(t *testing.T) {
 	r := newRand(t)
+	var kernels []*path
 	for _, p := range testPaths(t) {
+		kernels = append(kernels, p)
+		if p.edge != nil {
+			q := *p
+			q.name += "/edge"
+			q.mr, q.kern = p.edgeRows, p.edge
+			kernels = append(kernels, &q)
+		}
+	}
+	for _, p := range kernels {
 		mr, nr := p.mr, p.nr
 		for _, k := range []int{1, 2, 3, 4, 5, 7, 8, 9, 16, 31, 64, 255, 256, 1 + r.IntN(300)} {
 			for _, acc := range []bool{false, true} {
