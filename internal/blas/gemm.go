@@ -217,8 +217,8 @@ type gemmJob struct {
 	acc              int       // the kernel's acc: add to C
 }
 
-// packBPanels packs B panels [lo, hi) of the slab (only the ragged last
-// one when B is read in place).
+// packBPanels packs B panels [lo, hi) of the slab (gemmPacked asks for
+// only the ragged last one when B is read in place).
 func (j *gemmJob) packBPanels(lo, hi int) {
 	nr := j.p.nr
 	j.p.packB(j.transB, j.b, j.ldb, j.pc, j.kb, j.jc+lo*nr, min(hi*nr, j.nb)-lo*nr, j.bp[lo*j.kb*nr:])
