@@ -4,8 +4,8 @@
 // kc×nr panels and op(A) into kc×mr panels (the packing absorbs the
 // transposes, so no whole matrix is ever copied; small products read the
 // operands in place instead), and a register-blocked mr×nr micro-kernel
-// written in assembly multiplies them: 12×32 for AVX-512, 6×16 for
-// AVX2+FMA. The path is chosen at run time by internal/cpu from the CPU's
+// written in assembly multiplies them: 12×32 for AVX-512 (with a 4×32
+// kernel for row blocks of at most 8 rows), 6×16 for AVX2+FMA. The path is chosen at run time by internal/cpu from the CPU's
 // features and the environment variable WICK_CPU, and its cache blocking
 // from the CPU's cache sizes; where no kernel can run (another
 // architecture, or an amd64 CPU or OS without AVX2, FMA or YMM state) the

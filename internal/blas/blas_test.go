@@ -210,10 +210,20 @@ func smallBlocks(p *path) *path {
 
 // TestKernels runs every micro-kernel on packed panels and on operands read
 // in place (A row- or column-major with padding, B with a row stride), and
-// compares with the float64 reference.
+// compares with the float64 reference; each path's edge kernel too.
 func TestKernels(t *testing.T) {
 	r := newRand(t)
+	var kernels []*path
 	for _, p := range testPaths(t) {
+		kernels = append(kernels, p)
+		if p.edge != nil {
+			q := *p
+			q.name += "/edge"
+			q.mr, q.kern = p.edgeRows, p.edge
+			kernels = append(kernels, &q)
+		}
+	}
+	for _, p := range kernels {
 		mr, nr := p.mr, p.nr
 		for _, k := range []int{1, 2, 3, 4, 5, 7, 8, 9, 16, 31, 64, 255, 256, 1 + r.IntN(300)} {
 			for _, acc := range []bool{false, true} {
@@ -535,6 +545,33 @@ func TestSgemmFewRowsTransB(t *testing.T) {
 					Sgemm(g.transA, g.transB, g.m, g.n, g.k, a, g.lda, b, g.ldb, c, g.ldc, g.acc, g.threads)
 				})
 			}
+		}
+	}
+}
+
+// TestSgemmOneThreadAllocs checks that the blocked driver on one thread
+// allocates nothing per call once its packing buffers are pooled (its
+// loops once escaped to the heap on every call, which cost the attention
+// products of the CPU recipe a tenth of their time).
+func TestSgemmOneThreadAllocs(t *testing.T) {
+	if active == nil {
+		t.Skipf("no assembly path on this machine or build (kernel %s): the pure-Go fallback is not the blocked driver", Kernel())
+	}
+	if raceEnabled {
+		t.Skip("under the race detector sync.Pool drops buffers on purpose")
+	}
+	for _, s := range []benchShape{
+		{"qk64x32x64NT", 64, 32, 64, false, true},
+		{"dv64x64x32TN", 64, 64, 32, true, false},
+		{"sq67NN", 67, 67, 67, false, false},
+		{"gpt768x128x512TT", 768, 128, 512, true, true},
+	} {
+		a, lda, b, ldb, c := s.operands()
+		n := testing.AllocsPerRun(20, func() {
+			Sgemm(s.transA, s.transB, s.m, s.n, s.k, a, lda, b, ldb, c, s.n, false, 1)
+		})
+		if n != 0 {
+			t.Errorf("%s: %v allocations per one-thread Sgemm, want 0", s.name, n)
 		}
 	}
 }

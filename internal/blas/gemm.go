@@ -21,6 +21,11 @@ type path struct {
 	mr, nr     int
 	kc, mc, nc int
 	kern       kernelFunc
+	// edge, when set, is a kernel of edgeRows×nr (edgeRows divides mr)
+	// for row blocks of at most mr-edgeRows rows: the full kernel would
+	// spend most of its work on the padding rows
+	edgeRows int
+	edge     kernelFunc
 	// packBRows copies kb rows of nr floats, ldb apart in src, into dst.
 	packBRows func(dst, src []float32, ldb, kb int)
 	// packBCols transposes nr columns of kb floats, ldb apart in src,
@@ -36,7 +41,8 @@ type path struct {
 func goPath(mr, nr, kc, mc, nc int) *path {
 	return &path{
 		name: fmt.Sprintf("go%dx%d", mr, nr), mr: mr, nr: nr, kc: kc, mc: mc, nc: nc,
-		kern:      kernelGoFor(mr, nr),
+		kern:     kernelGoFor(mr, nr),
+		edgeRows: mr / 2, edge: kernelGoFor(mr/2, nr),
 		packBRows: func(dst, src []float32, ldb, kb int) { packBRowsGo(dst, src, ldb, kb, nr) },
 		packBCols: func(dst, src []float32, ldb, kb int) { packBColsGo(dst, src, ldb, kb, nr, nr) },
 		packACols: func(dst, src []float32, lda, kb, panels int) { packAColsGo(dst, src, lda, kb, panels, mr) },
@@ -133,12 +139,8 @@ func gemmPacked(p *path, transA, transB bool, m, n, k int, a []float32, lda int,
 	kc := ceilDiv(k, ceilDiv(k, p.kc))
 	nc := min(n, p.nc)
 	ncPanels := ceilDiv(nc, nr)
-	directA, directB := direct(p, transB, m, n)
-	// A's element (r, p) of a direct panel is at r*rsA + p*csA
-	rsA, csA := lda, 1
-	if transA {
-		rsA, csA = 1, lda
-	}
+	j := gemmJob{p: p, transA: transA, transB: transB, m: m, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc, kc: kc}
+	j.directA, j.directB = direct(p, transB, m, n)
 
 	// row blocks of A and column splits of a slab: enough tasks to keep
 	// every thread busy, in a number divisible by the thread count
@@ -151,100 +153,170 @@ func gemmPacked(p *path, transA, transB bool, m, n, k int, a []float32, lda int,
 			mb = roundUp(mb, threads)
 		}
 	}
-	mc := roundUp(ceilDiv(m, mb), mr)
-	mb = ceilDiv(m, mc)
+	j.mc = roundUp(ceilDiv(m, mb), mr)
+	mb = ceilDiv(m, j.mc)
 
 	bbuf := getBuf(&bBufs, kc*ncPanels*nr)
 	defer bBufs.Put(bbuf)
-	bp := *bbuf
+	j.bp = *bbuf
 
+	// one thread runs the job's steps on this goroutine; more share a
+	// copy of it on the heap (the loops' closures would otherwise move the
+	// whole job, and allocations, to the heap on every call)
+	var shared *gemmJob
+	if threads > 1 {
+		shared = new(gemmJob)
+	}
 	for jc := 0; jc < n; jc += nc {
-		nb := min(nc, n-jc)
-		panels := ceilDiv(nb, nr)
-		split := ceilDiv(panels, nsplit) // B panels per task
-		perRow := ceilDiv(panels, split) // tasks per row block
-		tasks := mb * perRow
+		j.jc, j.nb = jc, min(nc, n-jc)
+		panels := ceilDiv(j.nb, nr)
+		j.panels = panels
+		j.split = ceilDiv(panels, nsplit)   // B panels per task
+		j.perRow = ceilDiv(panels, j.split) // tasks per row block
+		tasks := mb * j.perRow
 		for pc := 0; pc < k; pc += kc {
-			kb := min(kc, k-pc)
-			acc := 0
+			j.pc, j.kb = pc, min(kc, k-pc)
+			j.acc = 0
 			if accumulate || pc > 0 {
-				acc = 1
+				j.acc = 1
 			}
-			if !directB {
-				parallel.For(panels, grain(panels, threads), func(lo, hi int) {
-					p.packB(transB, b, ldb, pc, kb, jc+lo*nr, min(hi*nr, nb)-lo*nr, bp[lo*kb*nr:])
-				})
-			} else if nb%nr != 0 {
-				// only the ragged last panel is packed
-				q := panels - 1
-				p.packB(transB, b, ldb, pc, kb, jc+q*nr, nb-q*nr, bp[q*kb*nr:])
+			if threads == 1 {
+				if !j.directB {
+					j.packBPanels(0, panels)
+				} else if j.nb%nr != 0 {
+					j.packBPanels(panels-1, panels)
+				}
+				j.tiles(0, tasks)
+				continue
 			}
-			parallel.For(tasks, grain(tasks, threads), func(lo, hi int) {
-				abuf := getBuf(&aBufs, mc*kc+mr*nr)
-				defer aBufs.Put(abuf)
-				ap, tile := (*abuf)[:mc*kb], (*abuf)[mc*kc:]
-				packed := -1
-				for t := lo; t < hi; t++ {
-					ib, js := t/perRow, t%perRow
-					i0 := ib * mc
-					rows := min(mc, m-i0)
-					full := rows / mr * mr // rows in whole panels
-					if ib != packed {
-						if !directA {
-							p.packA(transA, a, lda, i0, rows, pc, kb, ap)
-						} else if full < rows {
-							p.packA(transA, a, lda, i0+full, rows-full, pc, kb, ap[full*kb:])
-						}
-						packed = ib
+			*shared = j
+			if !j.directB {
+				parallel.For(panels, grain(panels, threads), shared.packBPanels)
+			} else if j.nb%nr != 0 {
+				shared.packBPanels(panels-1, panels)
+			}
+			parallel.For(tasks, grain(tasks, threads), shared.tiles)
+		}
+	}
+}
+
+// gemmJob is one slab step of gemmPacked: its operands, blocking and the
+// position of the current kb×nb slab of op(B).
+type gemmJob struct {
+	p                *path
+	transA, transB   bool
+	directA, directB bool
+	m                int
+	a, b, c          []float32
+	lda, ldb, ldc    int
+	kc, mc           int
+	bp               []float32 // the packed slab
+	jc, nb, pc, kb   int       // the slab: columns [jc, jc+nb), rows [pc, pc+kb)
+	panels           int       // B panels in the slab
+	split, perRow    int       // B panels per task, tasks per row block
+	acc              int       // the kernel's acc: add to C
+}
+
+// packBPanels packs B panels [lo, hi) of the slab (gemmPacked asks for
+// only the ragged last one when B is read in place).
+func (j *gemmJob) packBPanels(lo, hi int) {
+	nr := j.p.nr
+	j.p.packB(j.transB, j.b, j.ldb, j.pc, j.kb, j.jc+lo*nr, min(hi*nr, j.nb)-lo*nr, j.bp[lo*j.kb*nr:])
+}
+
+// tiles runs macro-tiles [lo, hi) of the slab: tile t is row block
+// t/perRow of A times the t%perRow-th range of split B panels.
+func (j *gemmJob) tiles(lo, hi int) {
+	p := j.p
+	mr, nr, mc, kc, kb, pc, jc, nb := p.mr, p.nr, j.mc, j.kc, j.kb, j.pc, j.jc, j.nb
+	a, b, c, lda, ldb, ldc, acc := j.a, j.b, j.c, j.lda, j.ldb, j.ldc, j.acc
+	transA, directA, directB := j.transA, j.directA, j.directB
+	// A's element (r, p) of a direct panel is at r*rsA + p*csA
+	rsA, csA := lda, 1
+	if transA {
+		rsA, csA = 1, lda
+	}
+	abuf := getBuf(&aBufs, mc*kc+mr*nr)
+	defer aBufs.Put(abuf)
+	ap, tile := (*abuf)[:mc*kb], (*abuf)[mc*kc:]
+	bp := j.bp
+	packed := -1
+	for t := lo; t < hi; t++ {
+		ib, js := t/j.perRow, t%j.perRow
+		i0 := ib * mc
+		rows := min(mc, j.m-i0)
+		full := rows / mr * mr // rows in whole panels
+		if ib != packed {
+			if !directA {
+				p.packA(transA, a, lda, i0, rows, pc, kb, ap)
+			} else if full < rows {
+				p.packA(transA, a, lda, i0+full, rows-full, pc, kb, ap[full*kb:])
+			}
+			packed = ib
+		}
+		for q := js * j.split; q < min((js+1)*j.split, j.panels); q++ {
+			jj := q * nr
+			w := min(nr, nb-jj)
+			bq, rsB := &bp[q*kb*nr], nr
+			if directB && w == nr {
+				_ = b[(pc+kb-1)*ldb+jc+jj+nr-1] // the kernel reads up to here
+				bq, rsB = &b[pc*ldb+jc+jj], ldb
+			}
+			for ir := 0; ir < rows; ir += mr {
+				h := min(mr, rows-ir)
+				aq := &ap[(ir/mr)*kb*mr]
+				ra, ca := p.packedAStrides(transA, kb)
+				if directA && h == mr {
+					i := i0 + ir
+					// the kernel reads up to the last element
+					if transA {
+						_ = a[(pc+kb-1)*lda+i+mr-1]
+						aq = &a[pc*lda+i]
+					} else {
+						_ = a[(i+mr-1)*lda+pc+kb-1]
+						aq = &a[i*lda+pc]
 					}
-					for q := js * split; q < min((js+1)*split, panels); q++ {
-						j := q * nr
-						w := min(nr, nb-j)
-						bq, rsB := &bp[q*kb*nr], nr
-						if directB && w == nr {
-							_ = b[(pc+kb-1)*ldb+jc+j+nr-1] // the kernel reads up to here
-							bq, rsB = &b[pc*ldb+jc+j], ldb
+					ra, ca = rsA, csA
+				}
+				off := (i0+ir)*ldc + jc + jj
+				if h == mr && w == nr {
+					_ = c[off+(mr-1)*ldc+nr-1] // the kernel writes up to here
+					p.kern(kb, aq, ra, ca, bq, rsB, &c[off], ldc, acc)
+					continue
+				}
+				// ragged edge: compute the whole tile aside (rows from
+				// aside on), keep its valid part
+				aside := 0
+				if er := p.edgeRows; p.edge != nil && h <= mr-er {
+					// edgeRows at a time, whole ones of full width
+					// straight into C
+					if w == nr {
+						aside = h / er * er
+					}
+					a0 := (ir / mr) * kb * mr
+					for r0 := 0; r0 < h; r0 += er {
+						if r0 < aside {
+							_ = c[off+(r0+er-1)*ldc+nr-1] // the kernel writes up to here
+							p.edge(kb, &ap[a0+r0*ra], ra, ca, bq, rsB, &c[off+r0*ldc], ldc, acc)
+						} else {
+							p.edge(kb, &ap[a0+r0*ra], ra, ca, bq, rsB, &tile[r0*nr], nr, 0)
 						}
-						for ir := 0; ir < rows; ir += mr {
-							h := min(mr, rows-ir)
-							aq := &ap[(ir/mr)*kb*mr]
-							ra, ca := p.packedAStrides(transA, kb)
-							if directA && h == mr {
-								i := i0 + ir
-								// the kernel reads up to the last element
-								if transA {
-									_ = a[(pc+kb-1)*lda+i+mr-1]
-									aq = &a[pc*lda+i]
-								} else {
-									_ = a[(i+mr-1)*lda+pc+kb-1]
-									aq = &a[i*lda+pc]
-								}
-								ra, ca = rsA, csA
-							}
-							off := (i0+ir)*ldc + jc + j
-							if h == mr && w == nr {
-								_ = c[off+(mr-1)*ldc+nr-1] // the kernel writes up to here
-								p.kern(kb, aq, ra, ca, bq, rsB, &c[off], ldc, acc)
-								continue
-							}
-							// ragged edge: compute the whole tile aside,
-							// keep its valid part
-							p.kern(kb, aq, ra, ca, bq, rsB, &tile[0], nr, 0)
-							for r := range h {
-								crow := c[off+r*ldc:][:w]
-								trow := tile[r*nr:][:w]
-								if acc != 0 {
-									for x, v := range trow {
-										crow[x] += v
-									}
-								} else {
-									copy(crow, trow)
-								}
-							}
+					}
+				} else {
+					p.kern(kb, aq, ra, ca, bq, rsB, &tile[0], nr, 0)
+				}
+				for r := aside; r < h; r++ {
+					crow := c[off+r*ldc:][:w]
+					trow := tile[r*nr:][:w]
+					if acc != 0 {
+						for x, v := range trow {
+							crow[x] += v
 						}
+					} else {
+						copy(crow, trow)
 					}
 				}
-			})
+			}
 		}
 	}
 }

@@ -203,3 +203,100 @@ write:
 	VMOVUPS Z23, 64(R13)(SI*2)
 	VZEROUPPER
 	RET
+
+// STEP4 does one depth step of the 4×32 kernel: rows 0-1 at AX, AX+R8,
+// rows 2-3 at R9, R9+R8; C row r in Z(2r), Z(2r+1).
+#define STEP4 \
+	VMOVUPS (BX), Z24; \
+	VMOVUPS 64(BX), Z25; \
+	VBROADCASTSS (AX), Z26; \
+	VBROADCASTSS (AX)(R8*1), Z27; \
+	VBROADCASTSS (R9), Z28; \
+	VBROADCASTSS (R9)(R8*1), Z29; \
+	VFMADD231PS Z24, Z26, Z0; \
+	VFMADD231PS Z25, Z26, Z1; \
+	VFMADD231PS Z24, Z27, Z2; \
+	VFMADD231PS Z25, Z27, Z3; \
+	VFMADD231PS Z24, Z28, Z4; \
+	VFMADD231PS Z25, Z28, Z5; \
+	VFMADD231PS Z24, Z29, Z6; \
+	VFMADD231PS Z25, Z29, Z7; \
+	ADDQ R11, AX; \
+	ADDQ R11, R9; \
+	ADDQ R12, BX
+
+// func sgemmKernel4x32AVX512(k int, a *float32, rsA, csA int, b *float32, rsB int, c *float32, ldc int, acc int)
+//
+// The 4×32 edge kernel: sgemmKernel12x32AVX512's contract for 4 rows,
+// for row blocks of fewer than 12 rows.
+TEXT ·sgemmKernel4x32AVX512(SB), NOSPLIT, $0-72
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), AX
+	MOVQ rsA+16(FP), R8
+	MOVQ csA+24(FP), R11
+	MOVQ b+32(FP), BX
+	MOVQ rsB+40(FP), R12
+	MOVQ c+48(FP), DX
+	MOVQ ldc+56(FP), SI
+	SHLQ $2, R8
+	SHLQ $2, R11
+	SHLQ $2, R12
+	SHLQ $2, SI
+	LEAQ (AX)(R8*2), R9
+
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+
+	MOVQ CX, DI
+	SHRQ $2, CX
+	JZ   tail4
+
+loop4x4:
+	STEP4
+	STEP4
+	STEP4
+	STEP4
+	DECQ CX
+	JNZ  loop4x4
+
+tail4:
+	ANDQ $3, DI
+	JZ   store4
+
+loop4x1:
+	STEP4
+	DECQ DI
+	JNZ  loop4x1
+
+store4:
+	// C's row bases: DX for rows 0-1, R9 for rows 2-3
+	LEAQ (DX)(SI*2), R9
+	MOVQ acc+64(FP), CX
+	TESTQ CX, CX
+	JZ   write4
+	VADDPS (DX), Z0, Z0
+	VADDPS 64(DX), Z1, Z1
+	VADDPS (DX)(SI*1), Z2, Z2
+	VADDPS 64(DX)(SI*1), Z3, Z3
+	VADDPS (R9), Z4, Z4
+	VADDPS 64(R9), Z5, Z5
+	VADDPS (R9)(SI*1), Z6, Z6
+	VADDPS 64(R9)(SI*1), Z7, Z7
+
+write4:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, (DX)(SI*1)
+	VMOVUPS Z3, 64(DX)(SI*1)
+	VMOVUPS Z4, (R9)
+	VMOVUPS Z5, 64(R9)
+	VMOVUPS Z6, (R9)(SI*1)
+	VMOVUPS Z7, 64(R9)(SI*1)
+	VZEROUPPER
+	RET

@@ -18,7 +18,8 @@ var avx2Path = &path{
 // B row, 6 for broadcast A values) with its packing routines.
 var avx512Path = &path{
 	name: "avx512", level: cpu.AVX512, mr: 12, nr: 32, nc: 4096,
-	kern:      sgemmKernel12x32AVX512,
+	kern:     sgemmKernel12x32AVX512,
+	edgeRows: 4, edge: sgemmKernel4x32AVX512,
 	packBRows: packBRows32,
 	packBCols: func(dst, src []float32, ldb, kb int) { packBColsStrips(dst, src, ldb, kb, 32) },
 	packACols: packACols12,
@@ -50,6 +51,12 @@ func sgemmKernel6x16AVX2(k int, a *float32, rsA, csA int, b *float32, rsB int, c
 //
 //go:noescape
 func sgemmKernel12x32AVX512(k int, a *float32, rsA, csA int, b *float32, rsB int, c *float32, ldc int, acc int)
+
+// sgemmKernel4x32AVX512 is the 4×32 AVX-512 edge kernel of
+// kernel512_amd64.s, with kernelFunc's contract.
+//
+//go:noescape
+func sgemmKernel4x32AVX512(k int, a *float32, rsA, csA int, b *float32, rsB int, c *float32, ldc int, acc int)
 
 // Packing routines of pack_amd64.s (see pack.go for the layouts).
 
