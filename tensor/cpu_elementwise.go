@@ -114,8 +114,9 @@ func (cpuBackend) Binary(op BinaryOp, dst, a Storage, al Layout, b Storage, bl L
 	af, bf := fs(a), fs(b)
 	switch op {
 	case OpAdd, OpSub, OpMul, OpDiv:
+		stream := len(d) >= streamMinElems
 		pl.run(func(o []int, n int) {
-			binaryArith(op, d[o[0]:o[0]+n], af[o[1]:], pl.inner[1], bf[o[2]:], pl.inner[2])
+			binaryArith(op, d[o[0]:o[0]+n], af[o[1]:], pl.inner[1], bf[o[2]:], pl.inner[2], stream)
 		})
 		return
 	}
@@ -128,33 +129,40 @@ func (cpuBackend) Binary(op BinaryOp, dst, a Storage, al Layout, b Storage, bl L
 	})
 }
 
+// arithGo writes d[i] = a[i] op b[i] for the four arithmetic ops.
+func arithGo(op BinaryOp, d, a, b []float32) {
+	a, b = a[:len(d)], b[:len(d)]
+	switch op {
+	case OpAdd:
+		for k := range d {
+			d[k] = a[k] + b[k]
+		}
+	case OpSub:
+		for k := range d {
+			d[k] = a[k] - b[k]
+		}
+	case OpMul:
+		for k := range d {
+			d[k] = a[k] * b[k]
+		}
+	case OpDiv:
+		for k := range d {
+			d[k] = a[k] / b[k]
+		}
+	}
+}
+
 // binaryArith is the inner loop of the four arithmetic ops, specialised for
-// the common stride patterns.
-func binaryArith(op BinaryOp, d, a []float32, sa int, b []float32, sb int) {
+// the common stride patterns. stream asks for non-temporal stores where
+// the assembly has them (arithF32).
+func binaryArith(op BinaryOp, d, a []float32, sa int, b []float32, sb int, stream bool) {
 	n := len(d)
 	if sa == 1 && sb == 1 {
 		a, b = a[:n], b[:n]
-		if arithFast && arithF32(op, d, a, b) { // cpu_fast.go
+		if arithFast && arithF32(op, d, a, b, stream) { // cpu_fast.go
 			return
 		}
-		switch op {
-		case OpAdd:
-			for k := range d {
-				d[k] = a[k] + b[k]
-			}
-		case OpSub:
-			for k := range d {
-				d[k] = a[k] - b[k]
-			}
-		case OpMul:
-			for k := range d {
-				d[k] = a[k] * b[k]
-			}
-		case OpDiv:
-			for k := range d {
-				d[k] = a[k] / b[k]
-			}
-		}
+		arithGo(op, d, a, b)
 		return
 	}
 	if sa == 1 && sb == 0 {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"unsafe"
 )
 
 // Fast float32 kernels of the CPU backend for the functions that dominate
@@ -504,10 +505,25 @@ func scaleF32(x []float32, k float32) {
 // compare with the Go loops.
 var arithFast = true
 
+// arithSlow writes d[i] = a[i] op b[i] with the plain-store kernels where
+// there are enough elements, else in Go.
+func arithSlow(op BinaryOp, d, a, b []float32) {
+	if !arithF32(op, d, a, b, false) {
+		arithGo(op, d, a, b)
+	}
+}
+
 // arithF32 writes d[i] = a[i] op b[i] for the four arithmetic ops with the
 // AVX-512 and AVX2 kernels (same IEEE results as the Go loop), the tail in
 // Go. It reports false, doing nothing, where there is no assembly.
-func arithF32(op BinaryOp, d, a, b []float32) bool {
+//
+// stream asks for non-temporal stores, which the caller chooses for an
+// output of at least streamMinElems (of which d may be one worker's part):
+// such an output does not stay in the core's caches anyway, and plain
+// stores would first read every line of it from memory (the fresh buffer
+// of an allocating op is rarely cached). The elements before the first
+// vector-aligned one, and the tail, are written with plain stores.
+func arithF32(op BinaryOp, d, a, b []float32, stream bool) bool {
 	n := len(d) &^ 7
 	if !geluAsm || n == 0 {
 		return false
@@ -518,6 +534,39 @@ func arithF32(op BinaryOp, d, a, b []float32) bool {
 		return false
 	}
 	a, b = a[:len(d)], b[:len(d)]
+	if stream {
+		width := 32
+		if avx512Asm {
+			width = 64
+		}
+		// elements before the first aligned one (d is 4-byte aligned)
+		h := (width - int(uintptr(unsafe.Pointer(&d[0])))%width) % width / 4
+		m := (len(d) - h) &^ (width/4 - 1)
+		if m > 0 {
+			arithSlow(op, d[:h], a[:h], b[:h])
+			dm, am, bm := &d[h], &a[h], &b[h]
+			switch {
+			case avx512Asm && op == OpAdd:
+				addNTAVX512(dm, am, bm, m)
+			case avx512Asm && op == OpSub:
+				subNTAVX512(dm, am, bm, m)
+			case avx512Asm && op == OpMul:
+				mulNTAVX512(dm, am, bm, m)
+			case avx512Asm:
+				divNTAVX512(dm, am, bm, m)
+			case op == OpAdd:
+				addNTAVX2(dm, am, bm, m)
+			case op == OpSub:
+				subNTAVX2(dm, am, bm, m)
+			case op == OpMul:
+				mulNTAVX2(dm, am, bm, m)
+			default:
+				divNTAVX2(dm, am, bm, m)
+			}
+			arithSlow(op, d[h+m:], a[h+m:], b[h+m:])
+			return true
+		}
+	}
 	n16 := 0
 	if avx512Asm {
 		n16 = len(d) &^ 15

@@ -8,6 +8,18 @@ import cpufeat "github.com/wickml/wick/internal/cpu"
 // cpu_fast_amd64.s; tests switch it off to exercise the Go code.
 var geluAsm = cpufeat.HasAVX2FMA
 
+// streamMinElems is the smallest output, in elements, that the arithmetic
+// kernels write with non-temporal stores (see arithF32): one that does not
+// fit in a core's L2 (1 MiB where CPUID does not tell).
+var streamMinElems = cmpOr(cpufeat.L2, 1<<20) / 4
+
+func cmpOr(a, b int) int {
+	if a > 0 {
+		return a
+	}
+	return b
+}
+
 // geluAVX2 writes x·Φ(x) for n elements, n a multiple of 8.
 //
 //go:noescape
@@ -99,6 +111,34 @@ func mulAVX512(d, a, b *float32, n int)
 
 //go:noescape
 func divAVX512(d, a, b *float32, n int)
+
+// addNTAVX2 and its siblings are addAVX2 and its siblings with
+// non-temporal stores, for d aligned to 32 bytes; addNTAVX512 and its
+// siblings are the AVX-512 ones, for d aligned to 64 bytes.
+//
+//go:noescape
+func addNTAVX2(d, a, b *float32, n int)
+
+//go:noescape
+func subNTAVX2(d, a, b *float32, n int)
+
+//go:noescape
+func mulNTAVX2(d, a, b *float32, n int)
+
+//go:noescape
+func divNTAVX2(d, a, b *float32, n int)
+
+//go:noescape
+func addNTAVX512(d, a, b *float32, n int)
+
+//go:noescape
+func subNTAVX512(d, a, b *float32, n int)
+
+//go:noescape
+func mulNTAVX512(d, a, b *float32, n int)
+
+//go:noescape
+func divNTAVX512(d, a, b *float32, n int)
 
 // expSubToAVX512 is expSubToAVX2 for n a multiple of 16 (the sum is taken
 // over 16 lanes).

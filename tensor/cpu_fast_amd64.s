@@ -783,6 +783,42 @@ done: \
 	VZEROUPPER \
 	RET
 
+// ARITHNT is ARITH with non-temporal stores, for outputs too large to stay
+// in the caches (see arithF32): the stores go to memory without first
+// reading the lines they fill, and DI must be aligned to the vector width.
+// SFENCE orders them before whatever the caller does next.
+#define ARITHNT(op) \
+	SHRQ $VSHIFT, CX \
+	JZ   done \
+	TESTQ $1, CX \
+	JZ   pairs \
+	VMOVUPS (SI), V0 \
+	op (DX), V0, V0 \
+	VMOVNTPS V0, (DI) \
+	ADDQ $VBYTES, SI \
+	ADDQ $VBYTES, DX \
+	ADDQ $VBYTES, DI \
+	DECQ CX \
+	JZ   done \
+pairs: \
+	SHRQ $1, CX \
+loop: \
+	VMOVUPS (SI), V0 \
+	VMOVUPS VBYTES(SI), V1 \
+	op (DX), V0, V0 \
+	op VBYTES(DX), V1, V1 \
+	VMOVNTPS V0, (DI) \
+	VMOVNTPS V1, VBYTES(DI) \
+	ADDQ $(2*VBYTES), SI \
+	ADDQ $(2*VBYTES), DX \
+	ADDQ $(2*VBYTES), DI \
+	DECQ CX \
+	JNZ  loop \
+done: \
+	SFENCE \
+	VZEROUPPER \
+	RET
+
 // SCALE is the loop of the scale kernels: SI[i] *= V1 (k broadcast) for CX
 // elements, a multiple of the lanes.
 #define SCALE \
@@ -1200,6 +1236,46 @@ TEXT ·divAVX2(SB), NOSPLIT, $0-32
 	MOVQ n+24(FP), CX
 	ARITH(VDIVPS)
 
+// func addNTAVX2(d, a, b *float32, n int)
+// d[i] = a[i] + b[i] for n (a multiple of 8) elements, with d aligned
+// to 32 bytes, by non-temporal stores.
+TEXT ·addNTAVX2(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	ARITHNT(VADDPS)
+
+// func subNTAVX2(d, a, b *float32, n int)
+// d[i] = a[i] - b[i] for n (a multiple of 8) elements, with d aligned
+// to 32 bytes, by non-temporal stores.
+TEXT ·subNTAVX2(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	ARITHNT(VSUBPS)
+
+// func mulNTAVX2(d, a, b *float32, n int)
+// d[i] = a[i] * b[i] for n (a multiple of 8) elements, with d aligned
+// to 32 bytes, by non-temporal stores.
+TEXT ·mulNTAVX2(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	ARITHNT(VMULPS)
+
+// func divNTAVX2(d, a, b *float32, n int)
+// d[i] = a[i] / b[i] for n (a multiple of 8) elements, with d aligned
+// to 32 bytes, by non-temporal stores.
+TEXT ·divNTAVX2(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	ARITHNT(VDIVPS)
+
 // func scaleAVX2(x *float32, n int, k float32)
 // x[i] *= k for n (a multiple of 8) elements.
 TEXT ·scaleAVX2(SB), NOSPLIT, $0-20
@@ -1439,6 +1515,46 @@ TEXT ·divAVX512(SB), NOSPLIT, $0-32
 	MOVQ b+16(FP), DX
 	MOVQ n+24(FP), CX
 	ARITH(VDIVPS)
+
+// func addNTAVX512(d, a, b *float32, n int)
+// d[i] = a[i] + b[i] for n (a multiple of 16) elements, with d aligned
+// to 64 bytes, by non-temporal stores.
+TEXT ·addNTAVX512(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	ARITHNT(VADDPS)
+
+// func subNTAVX512(d, a, b *float32, n int)
+// d[i] = a[i] - b[i] for n (a multiple of 16) elements, with d aligned
+// to 64 bytes, by non-temporal stores.
+TEXT ·subNTAVX512(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	ARITHNT(VSUBPS)
+
+// func mulNTAVX512(d, a, b *float32, n int)
+// d[i] = a[i] * b[i] for n (a multiple of 16) elements, with d aligned
+// to 64 bytes, by non-temporal stores.
+TEXT ·mulNTAVX512(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	ARITHNT(VMULPS)
+
+// func divNTAVX512(d, a, b *float32, n int)
+// d[i] = a[i] / b[i] for n (a multiple of 16) elements, with d aligned
+// to 64 bytes, by non-temporal stores.
+TEXT ·divNTAVX512(SB), NOSPLIT, $0-32
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	ARITHNT(VDIVPS)
 
 // func scaleAVX512(x *float32, n int, k float32)
 // x[i] *= k for n (a multiple of 16) elements.

@@ -2,6 +2,9 @@
 
 package tensor
 
+// streamMinElems is unused: there are no non-temporal kernels here.
+var streamMinElems = 0
+
 // geluAsm is false: there are no assembly kernels for this platform.
 var geluAsm = false
 
@@ -39,6 +42,14 @@ func addAVX512(d, a, b *float32, n int)        { panic("tensor: addAVX512 withou
 func subAVX512(d, a, b *float32, n int)        { panic("tensor: subAVX512 without assembly") }
 func mulAVX512(d, a, b *float32, n int)        { panic("tensor: mulAVX512 without assembly") }
 func divAVX512(d, a, b *float32, n int)        { panic("tensor: divAVX512 without assembly") }
+func addNTAVX2(d, a, b *float32, n int)        { panic("tensor: addNTAVX2 without assembly") }
+func subNTAVX2(d, a, b *float32, n int)        { panic("tensor: subNTAVX2 without assembly") }
+func mulNTAVX2(d, a, b *float32, n int)        { panic("tensor: mulNTAVX2 without assembly") }
+func divNTAVX2(d, a, b *float32, n int)        { panic("tensor: divNTAVX2 without assembly") }
+func addNTAVX512(d, a, b *float32, n int)      { panic("tensor: addNTAVX512 without assembly") }
+func subNTAVX512(d, a, b *float32, n int)      { panic("tensor: subNTAVX512 without assembly") }
+func mulNTAVX512(d, a, b *float32, n int)      { panic("tensor: mulNTAVX512 without assembly") }
+func divNTAVX512(d, a, b *float32, n int)      { panic("tensor: divNTAVX512 without assembly") }
 
 func expSubToAVX512(dst, x *float32, n int, m float32) float32 {
 	panic("tensor: expSubToAVX512 without assembly")

@@ -557,13 +557,27 @@ func TestRowMax4(t *testing.T) {
 // TestArithFast checks that the assembly add, sub, mul and div give the Go
 // loops' results bit for bit, specials and tails included.
 func TestArithFast(t *testing.T) {
-	forEachPath(t, func(asm string) { testArithFast(t, asm) })
+	forEachPath(t, func(asm string) { testArithFast(t, asm, []int{1, 7, 8, 15, 16, 17, 24, 31, 32, 40, 47, 1001}, 0) })
 }
 
-func testArithFast(t *testing.T, asm string) {
+// TestArithStream checks the non-temporal kernels the same way: every
+// output streamed, starting at each alignment within a vector.
+func TestArithStream(t *testing.T) {
+	defer func(n int) { streamMinElems = n }(streamMinElems)
+	streamMinElems = 0
+	forEachPath(t, func(asm string) {
+		for off := range 17 {
+			testArithFast(t, asm, []int{1, 7, 8, 15, 16, 17, 31, 32, 33, 47, 48, 63, 64, 65, 1001}, off)
+		}
+	})
+}
+
+// testArithFast compares the kernels with the Go loops for each length in
+// ns, the output starting off elements into its buffer.
+func testArithFast(t *testing.T, asm string, ns []int, off int) {
 	defer func(f bool) { arithFast = f }(arithFast)
 	g := NewGenerator(3)
-	for _, n := range []int{1, 7, 8, 15, 16, 17, 24, 31, 32, 40, 47, 1001} {
+	for _, n := range ns {
 		a, b := make([]float32, n), make([]float32, n)
 		for i := range a {
 			a[i], b[i] = float32(g.NormFloat64()), float32(g.NormFloat64())
@@ -577,15 +591,22 @@ func testArithFast(t *testing.T, asm string) {
 		for _, op := range []BinaryOp{OpAdd, OpSub, OpMul, OpDiv} {
 			run := func(fast bool) []float32 {
 				arithFast = fast
-				d := make([]float32, n)
+				buf := make([]float32, off+n+1)
+				for i := range buf {
+					buf[i] = -7
+				}
+				d := buf[off : off+n]
 				l := contiguousLayout([]int{n})
 				cpu.Binary(op, &cpuStorage{f: d}, &cpuStorage{f: a}, l, &cpuStorage{f: b}, l)
+				if buf[off+n] != -7 || (off > 0 && buf[off-1] != -7) {
+					t.Fatalf("%s: op %v n=%d off=%d: wrote outside the output", asm, op, n, off)
+				}
 				return d
 			}
 			want, got := run(false), run(true)
 			for i := range want {
 				if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
-					t.Fatalf("%s: op %v n=%d: [%d] %v, %v: got %v, want %v", asm, op, n, i, a[i], b[i], got[i], want[i])
+					t.Fatalf("%s: op %v n=%d off=%d: [%d] %v, %v: got %v, want %v", asm, op, n, off, i, a[i], b[i], got[i], want[i])
 				}
 			}
 		}

@@ -39,7 +39,10 @@ import (
 // another tensor's data. Storages merely become unreachable are left to
 // the garbage collector: a free list fed by the collector (runtime
 // cleanups) was measured slower, since the buffers it holds count as live
-// and postpone the collections that would find the rest.
+// and postpone the collections that would find the rest; a buffer that a
+// cleanup receives also survives the collection that found its storage
+// unreachable, so each collection leaves all the buffers dropped since
+// the previous one live, and the heap kept growing (docs/perf.md).
 //
 // HostFloat32s gives the caller the buffer itself, which can outlive the
 // storage, so it pins the storage: its buffer is never recycled.
