@@ -1561,3 +1561,441 @@ TEXT ·logSoftmaxAVX512(SB), NOSPLIT, $0-32
 	VBROADCASTSS m+24(FP), V14
 	VBROADCASTSS c+28(FP), V15
 	LOGSM
+
+// Exp, Tanh and Sigmoid over the float32 range, in float64: each float32
+// lane is widened, e^u is computed in float64 to about 2 ulp of float64,
+// and the result is rounded once to float32, so that it lands on the
+// correctly rounded float32 (and on float32(math.Exp(float64(x)))) but
+// for the rare arguments whose value lies within float64 rounding error of
+// a float32 rounding boundary, and then a neighbour of it (1 ulp).
+//
+// e^u: u is clamped to [−110, 110] (NaN passes the clamp: the argument is
+// the second source of VMAXPD/VMINPD), n = round(u/ln 2) by the 1.5·2⁵²
+// shifter, r = u − n·ln 2 in two FMAs (|r| ≤ ln 2/2), e^r by its Taylor
+// polynomial of degree 12 (remainder below 2.5e-16), and 2ⁿ added into
+// the exponent field. Every e^u with u in the clamp range is a normal
+// float64; outside the float32 range the final rounding gives +Inf or 0.
+DATA vexp_min<>+0(SB)/8, $0xc05b800000000000
+DATA vexp_min<>+8(SB)/8, $0xc05b800000000000
+DATA vexp_min<>+16(SB)/8, $0xc05b800000000000
+DATA vexp_min<>+24(SB)/8, $0xc05b800000000000
+DATA vexp_min<>+32(SB)/8, $0xc05b800000000000
+DATA vexp_min<>+40(SB)/8, $0xc05b800000000000
+DATA vexp_min<>+48(SB)/8, $0xc05b800000000000
+DATA vexp_min<>+56(SB)/8, $0xc05b800000000000
+GLOBL vexp_min<>(SB), RODATA|NOPTR, $64
+DATA vexp_max<>+0(SB)/8, $0x405b800000000000
+DATA vexp_max<>+8(SB)/8, $0x405b800000000000
+DATA vexp_max<>+16(SB)/8, $0x405b800000000000
+DATA vexp_max<>+24(SB)/8, $0x405b800000000000
+DATA vexp_max<>+32(SB)/8, $0x405b800000000000
+DATA vexp_max<>+40(SB)/8, $0x405b800000000000
+DATA vexp_max<>+48(SB)/8, $0x405b800000000000
+DATA vexp_max<>+56(SB)/8, $0x405b800000000000
+GLOBL vexp_max<>(SB), RODATA|NOPTR, $64
+DATA vexp_log2e<>+0(SB)/8, $0x3ff71547652b82fe
+DATA vexp_log2e<>+8(SB)/8, $0x3ff71547652b82fe
+DATA vexp_log2e<>+16(SB)/8, $0x3ff71547652b82fe
+DATA vexp_log2e<>+24(SB)/8, $0x3ff71547652b82fe
+DATA vexp_log2e<>+32(SB)/8, $0x3ff71547652b82fe
+DATA vexp_log2e<>+40(SB)/8, $0x3ff71547652b82fe
+DATA vexp_log2e<>+48(SB)/8, $0x3ff71547652b82fe
+DATA vexp_log2e<>+56(SB)/8, $0x3ff71547652b82fe
+GLOBL vexp_log2e<>(SB), RODATA|NOPTR, $64
+DATA vexp_shift<>+0(SB)/8, $0x4338000000000000
+DATA vexp_shift<>+8(SB)/8, $0x4338000000000000
+DATA vexp_shift<>+16(SB)/8, $0x4338000000000000
+DATA vexp_shift<>+24(SB)/8, $0x4338000000000000
+DATA vexp_shift<>+32(SB)/8, $0x4338000000000000
+DATA vexp_shift<>+40(SB)/8, $0x4338000000000000
+DATA vexp_shift<>+48(SB)/8, $0x4338000000000000
+DATA vexp_shift<>+56(SB)/8, $0x4338000000000000
+GLOBL vexp_shift<>(SB), RODATA|NOPTR, $64
+DATA vexp_ln2hi<>+0(SB)/8, $0x3fe62e42fefa39ef
+DATA vexp_ln2hi<>+8(SB)/8, $0x3fe62e42fefa39ef
+DATA vexp_ln2hi<>+16(SB)/8, $0x3fe62e42fefa39ef
+DATA vexp_ln2hi<>+24(SB)/8, $0x3fe62e42fefa39ef
+DATA vexp_ln2hi<>+32(SB)/8, $0x3fe62e42fefa39ef
+DATA vexp_ln2hi<>+40(SB)/8, $0x3fe62e42fefa39ef
+DATA vexp_ln2hi<>+48(SB)/8, $0x3fe62e42fefa39ef
+DATA vexp_ln2hi<>+56(SB)/8, $0x3fe62e42fefa39ef
+GLOBL vexp_ln2hi<>(SB), RODATA|NOPTR, $64
+DATA vexp_ln2lo<>+0(SB)/8, $0x3c7abc9e3b39803f
+DATA vexp_ln2lo<>+8(SB)/8, $0x3c7abc9e3b39803f
+DATA vexp_ln2lo<>+16(SB)/8, $0x3c7abc9e3b39803f
+DATA vexp_ln2lo<>+24(SB)/8, $0x3c7abc9e3b39803f
+DATA vexp_ln2lo<>+32(SB)/8, $0x3c7abc9e3b39803f
+DATA vexp_ln2lo<>+40(SB)/8, $0x3c7abc9e3b39803f
+DATA vexp_ln2lo<>+48(SB)/8, $0x3c7abc9e3b39803f
+DATA vexp_ln2lo<>+56(SB)/8, $0x3c7abc9e3b39803f
+GLOBL vexp_ln2lo<>(SB), RODATA|NOPTR, $64
+DATA vexp_one<>+0(SB)/8, $0x3ff0000000000000
+DATA vexp_one<>+8(SB)/8, $0x3ff0000000000000
+DATA vexp_one<>+16(SB)/8, $0x3ff0000000000000
+DATA vexp_one<>+24(SB)/8, $0x3ff0000000000000
+DATA vexp_one<>+32(SB)/8, $0x3ff0000000000000
+DATA vexp_one<>+40(SB)/8, $0x3ff0000000000000
+DATA vexp_one<>+48(SB)/8, $0x3ff0000000000000
+DATA vexp_one<>+56(SB)/8, $0x3ff0000000000000
+GLOBL vexp_one<>(SB), RODATA|NOPTR, $64
+DATA vexp_two<>+0(SB)/8, $0x4000000000000000
+DATA vexp_two<>+8(SB)/8, $0x4000000000000000
+DATA vexp_two<>+16(SB)/8, $0x4000000000000000
+DATA vexp_two<>+24(SB)/8, $0x4000000000000000
+DATA vexp_two<>+32(SB)/8, $0x4000000000000000
+DATA vexp_two<>+40(SB)/8, $0x4000000000000000
+DATA vexp_two<>+48(SB)/8, $0x4000000000000000
+DATA vexp_two<>+56(SB)/8, $0x4000000000000000
+GLOBL vexp_two<>(SB), RODATA|NOPTR, $64
+DATA vexp_sign<>+0(SB)/8, $0x8000000000000000
+DATA vexp_sign<>+8(SB)/8, $0x8000000000000000
+DATA vexp_sign<>+16(SB)/8, $0x8000000000000000
+DATA vexp_sign<>+24(SB)/8, $0x8000000000000000
+DATA vexp_sign<>+32(SB)/8, $0x8000000000000000
+DATA vexp_sign<>+40(SB)/8, $0x8000000000000000
+DATA vexp_sign<>+48(SB)/8, $0x8000000000000000
+DATA vexp_sign<>+56(SB)/8, $0x8000000000000000
+GLOBL vexp_sign<>(SB), RODATA|NOPTR, $64
+DATA vexp_c0<>+0(SB)/8, $0x3ff0000000000000
+DATA vexp_c0<>+8(SB)/8, $0x3ff0000000000000
+DATA vexp_c0<>+16(SB)/8, $0x3ff0000000000000
+DATA vexp_c0<>+24(SB)/8, $0x3ff0000000000000
+DATA vexp_c0<>+32(SB)/8, $0x3ff0000000000000
+DATA vexp_c0<>+40(SB)/8, $0x3ff0000000000000
+DATA vexp_c0<>+48(SB)/8, $0x3ff0000000000000
+DATA vexp_c0<>+56(SB)/8, $0x3ff0000000000000
+GLOBL vexp_c0<>(SB), RODATA|NOPTR, $64
+DATA vexp_c1<>+0(SB)/8, $0x3ff0000000000000
+DATA vexp_c1<>+8(SB)/8, $0x3ff0000000000000
+DATA vexp_c1<>+16(SB)/8, $0x3ff0000000000000
+DATA vexp_c1<>+24(SB)/8, $0x3ff0000000000000
+DATA vexp_c1<>+32(SB)/8, $0x3ff0000000000000
+DATA vexp_c1<>+40(SB)/8, $0x3ff0000000000000
+DATA vexp_c1<>+48(SB)/8, $0x3ff0000000000000
+DATA vexp_c1<>+56(SB)/8, $0x3ff0000000000000
+GLOBL vexp_c1<>(SB), RODATA|NOPTR, $64
+DATA vexp_c2<>+0(SB)/8, $0x3fe0000000000000
+DATA vexp_c2<>+8(SB)/8, $0x3fe0000000000000
+DATA vexp_c2<>+16(SB)/8, $0x3fe0000000000000
+DATA vexp_c2<>+24(SB)/8, $0x3fe0000000000000
+DATA vexp_c2<>+32(SB)/8, $0x3fe0000000000000
+DATA vexp_c2<>+40(SB)/8, $0x3fe0000000000000
+DATA vexp_c2<>+48(SB)/8, $0x3fe0000000000000
+DATA vexp_c2<>+56(SB)/8, $0x3fe0000000000000
+GLOBL vexp_c2<>(SB), RODATA|NOPTR, $64
+DATA vexp_c3<>+0(SB)/8, $0x3fc5555555555555
+DATA vexp_c3<>+8(SB)/8, $0x3fc5555555555555
+DATA vexp_c3<>+16(SB)/8, $0x3fc5555555555555
+DATA vexp_c3<>+24(SB)/8, $0x3fc5555555555555
+DATA vexp_c3<>+32(SB)/8, $0x3fc5555555555555
+DATA vexp_c3<>+40(SB)/8, $0x3fc5555555555555
+DATA vexp_c3<>+48(SB)/8, $0x3fc5555555555555
+DATA vexp_c3<>+56(SB)/8, $0x3fc5555555555555
+GLOBL vexp_c3<>(SB), RODATA|NOPTR, $64
+DATA vexp_c4<>+0(SB)/8, $0x3fa5555555555555
+DATA vexp_c4<>+8(SB)/8, $0x3fa5555555555555
+DATA vexp_c4<>+16(SB)/8, $0x3fa5555555555555
+DATA vexp_c4<>+24(SB)/8, $0x3fa5555555555555
+DATA vexp_c4<>+32(SB)/8, $0x3fa5555555555555
+DATA vexp_c4<>+40(SB)/8, $0x3fa5555555555555
+DATA vexp_c4<>+48(SB)/8, $0x3fa5555555555555
+DATA vexp_c4<>+56(SB)/8, $0x3fa5555555555555
+GLOBL vexp_c4<>(SB), RODATA|NOPTR, $64
+DATA vexp_c5<>+0(SB)/8, $0x3f81111111111111
+DATA vexp_c5<>+8(SB)/8, $0x3f81111111111111
+DATA vexp_c5<>+16(SB)/8, $0x3f81111111111111
+DATA vexp_c5<>+24(SB)/8, $0x3f81111111111111
+DATA vexp_c5<>+32(SB)/8, $0x3f81111111111111
+DATA vexp_c5<>+40(SB)/8, $0x3f81111111111111
+DATA vexp_c5<>+48(SB)/8, $0x3f81111111111111
+DATA vexp_c5<>+56(SB)/8, $0x3f81111111111111
+GLOBL vexp_c5<>(SB), RODATA|NOPTR, $64
+DATA vexp_c6<>+0(SB)/8, $0x3f56c16c16c16c17
+DATA vexp_c6<>+8(SB)/8, $0x3f56c16c16c16c17
+DATA vexp_c6<>+16(SB)/8, $0x3f56c16c16c16c17
+DATA vexp_c6<>+24(SB)/8, $0x3f56c16c16c16c17
+DATA vexp_c6<>+32(SB)/8, $0x3f56c16c16c16c17
+DATA vexp_c6<>+40(SB)/8, $0x3f56c16c16c16c17
+DATA vexp_c6<>+48(SB)/8, $0x3f56c16c16c16c17
+DATA vexp_c6<>+56(SB)/8, $0x3f56c16c16c16c17
+GLOBL vexp_c6<>(SB), RODATA|NOPTR, $64
+DATA vexp_c7<>+0(SB)/8, $0x3f2a01a01a01a01a
+DATA vexp_c7<>+8(SB)/8, $0x3f2a01a01a01a01a
+DATA vexp_c7<>+16(SB)/8, $0x3f2a01a01a01a01a
+DATA vexp_c7<>+24(SB)/8, $0x3f2a01a01a01a01a
+DATA vexp_c7<>+32(SB)/8, $0x3f2a01a01a01a01a
+DATA vexp_c7<>+40(SB)/8, $0x3f2a01a01a01a01a
+DATA vexp_c7<>+48(SB)/8, $0x3f2a01a01a01a01a
+DATA vexp_c7<>+56(SB)/8, $0x3f2a01a01a01a01a
+GLOBL vexp_c7<>(SB), RODATA|NOPTR, $64
+DATA vexp_c8<>+0(SB)/8, $0x3efa01a01a01a01a
+DATA vexp_c8<>+8(SB)/8, $0x3efa01a01a01a01a
+DATA vexp_c8<>+16(SB)/8, $0x3efa01a01a01a01a
+DATA vexp_c8<>+24(SB)/8, $0x3efa01a01a01a01a
+DATA vexp_c8<>+32(SB)/8, $0x3efa01a01a01a01a
+DATA vexp_c8<>+40(SB)/8, $0x3efa01a01a01a01a
+DATA vexp_c8<>+48(SB)/8, $0x3efa01a01a01a01a
+DATA vexp_c8<>+56(SB)/8, $0x3efa01a01a01a01a
+GLOBL vexp_c8<>(SB), RODATA|NOPTR, $64
+DATA vexp_c9<>+0(SB)/8, $0x3ec71de3a556c734
+DATA vexp_c9<>+8(SB)/8, $0x3ec71de3a556c734
+DATA vexp_c9<>+16(SB)/8, $0x3ec71de3a556c734
+DATA vexp_c9<>+24(SB)/8, $0x3ec71de3a556c734
+DATA vexp_c9<>+32(SB)/8, $0x3ec71de3a556c734
+DATA vexp_c9<>+40(SB)/8, $0x3ec71de3a556c734
+DATA vexp_c9<>+48(SB)/8, $0x3ec71de3a556c734
+DATA vexp_c9<>+56(SB)/8, $0x3ec71de3a556c734
+GLOBL vexp_c9<>(SB), RODATA|NOPTR, $64
+DATA vexp_c10<>+0(SB)/8, $0x3e927e4fb7789f5c
+DATA vexp_c10<>+8(SB)/8, $0x3e927e4fb7789f5c
+DATA vexp_c10<>+16(SB)/8, $0x3e927e4fb7789f5c
+DATA vexp_c10<>+24(SB)/8, $0x3e927e4fb7789f5c
+DATA vexp_c10<>+32(SB)/8, $0x3e927e4fb7789f5c
+DATA vexp_c10<>+40(SB)/8, $0x3e927e4fb7789f5c
+DATA vexp_c10<>+48(SB)/8, $0x3e927e4fb7789f5c
+DATA vexp_c10<>+56(SB)/8, $0x3e927e4fb7789f5c
+GLOBL vexp_c10<>(SB), RODATA|NOPTR, $64
+DATA vexp_c11<>+0(SB)/8, $0x3e5ae64567f544e4
+DATA vexp_c11<>+8(SB)/8, $0x3e5ae64567f544e4
+DATA vexp_c11<>+16(SB)/8, $0x3e5ae64567f544e4
+DATA vexp_c11<>+24(SB)/8, $0x3e5ae64567f544e4
+DATA vexp_c11<>+32(SB)/8, $0x3e5ae64567f544e4
+DATA vexp_c11<>+40(SB)/8, $0x3e5ae64567f544e4
+DATA vexp_c11<>+48(SB)/8, $0x3e5ae64567f544e4
+DATA vexp_c11<>+56(SB)/8, $0x3e5ae64567f544e4
+GLOBL vexp_c11<>(SB), RODATA|NOPTR, $64
+DATA vexp_c12<>+0(SB)/8, $0x3e21eed8eff8d898
+DATA vexp_c12<>+8(SB)/8, $0x3e21eed8eff8d898
+DATA vexp_c12<>+16(SB)/8, $0x3e21eed8eff8d898
+DATA vexp_c12<>+24(SB)/8, $0x3e21eed8eff8d898
+DATA vexp_c12<>+32(SB)/8, $0x3e21eed8eff8d898
+DATA vexp_c12<>+40(SB)/8, $0x3e21eed8eff8d898
+DATA vexp_c12<>+48(SB)/8, $0x3e21eed8eff8d898
+DATA vexp_c12<>+56(SB)/8, $0x3e21eed8eff8d898
+GLOBL vexp_c12<>(SB), RODATA|NOPTR, $64
+
+// VEXP_RANGE(U, T, N): clamps U (float64 lanes; LO and HI hold −110 and
+// 110), leaves r in U, n in N and n<<52 in T.
+#define VEXP_RANGE(U, T, N, LO, HI) \
+	VMAXPD U, LO, U \
+	VMINPD U, HI, U \
+	VMOVUPD vexp_shift<>(SB), T \
+	VFMADD231PD vexp_log2e<>(SB), U, T \
+	VSUBPD vexp_shift<>(SB), T, N \
+	VFNMADD231PD vexp_ln2hi<>(SB), N, U \
+	VFNMADD231PD vexp_ln2lo<>(SB), N, U \
+	VPSLLQ $52, T, T
+
+// VEXP_POLY1(U, P): P = q(r) = Σ_{k=1..12} r^(k−1)/k!, so that
+// e^r ≈ 1 + r·q(r), r in U.
+#define VEXP_POLY1(U, P) \
+	VMOVUPD vexp_c12<>(SB), P \
+	VFMADD213PD vexp_c11<>(SB), U, P \
+	VFMADD213PD vexp_c10<>(SB), U, P \
+	VFMADD213PD vexp_c9<>(SB), U, P \
+	VFMADD213PD vexp_c8<>(SB), U, P \
+	VFMADD213PD vexp_c7<>(SB), U, P \
+	VFMADD213PD vexp_c6<>(SB), U, P \
+	VFMADD213PD vexp_c5<>(SB), U, P \
+	VFMADD213PD vexp_c4<>(SB), U, P \
+	VFMADD213PD vexp_c3<>(SB), U, P \
+	VFMADD213PD vexp_c2<>(SB), U, P \
+	VFMADD213PD vexp_c1<>(SB), U, P
+
+// VEXPPD(U, T, N, P, LO, HI): P = e^U (U, T, N clobbered).
+#define VEXPPD(U, T, N, P, LO, HI) \
+	VEXP_RANGE(U, T, N, LO, HI) \
+	VEXP_POLY1(U, P) \
+	VFMADD213PD vexp_c0<>(SB), U, P \
+	VPADDQ T, P, P
+
+// VEXPM1PD(U, T, N, P, LO, HI): P = e^U − 1 without cancellation near 0,
+// as 2ⁿ·(r·q(r)) + (2ⁿ − 1) (U, T, N clobbered).
+#define VEXPM1PD(U, T, N, P, LO, HI) \
+	VEXP_RANGE(U, T, N, LO, HI) \
+	VEXP_POLY1(U, P) \
+	VMULPD U, P, P \
+	VPADDQ vexp_one<>(SB), T, T \
+	VSUBPD vexp_one<>(SB), T, N \
+	VFMADD213PD N, T, P
+
+// VTANHPD(X, U, T, N, P, LO, HI): P = tanh(X) = e/(e + 2), e = e^(2X) − 1,
+// with X's sign (so tanh(−0) = −0); X is kept.
+#define VTANHPD(X, U, T, N, P, LO, HI) \
+	VADDPD X, X, U \
+	VEXPM1PD(U, T, N, P, LO, HI) \
+	VADDPD vexp_two<>(SB), P, N \
+	VDIVPD N, P, P \
+	VANDPD vexp_sign<>(SB), X, N \
+	VORPD N, P, P
+
+// VSIGMOIDPD(X, T, N, P, LO, HI): P = 1/(1 + e^−X) (X clobbered).
+#define VSIGMOIDPD(X, T, N, P, LO, HI) \
+	VXORPD vexp_sign<>(SB), X, X \
+	VEXPPD(X, T, N, P, LO, HI) \
+	VADDPD vexp_one<>(SB), P, P \
+	VMOVUPD vexp_one<>(SB), N \
+	VDIVPD P, N, P
+
+// func expAVX512(dst, x *float32, n int)
+// dst[i] = e^x[i] for n (a multiple of 16) elements.
+TEXT ·expAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VMOVUPD vexp_min<>(SB), Z30
+	VMOVUPD vexp_max<>(SB), Z31
+	SHRQ $4, CX
+	JZ   vexp16done
+vexp16loop:
+	VCVTPS2PD (SI), Z0
+	VCVTPS2PD 32(SI), Z1
+	VEXPPD(Z0, Z2, Z4, Z6, Z30, Z31)
+	VEXPPD(Z1, Z3, Z5, Z7, Z30, Z31)
+	VCVTPD2PS Z6, Y6
+	VCVTPD2PS Z7, Y7
+	VMOVUPS Y6, (DI)
+	VMOVUPS Y7, 32(DI)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  vexp16loop
+vexp16done:
+	VZEROUPPER
+	RET
+
+// func expAVX2(dst, x *float32, n int)
+// dst[i] = e^x[i] for n (a multiple of 8) elements, as expAVX512.
+TEXT ·expAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VMOVUPD vexp_min<>(SB), Y14
+	VMOVUPD vexp_max<>(SB), Y15
+	SHRQ $3, CX
+	JZ   vexp8done
+vexp8loop:
+	VCVTPS2PD (SI), Y0
+	VCVTPS2PD 16(SI), Y1
+	VEXPPD(Y0, Y2, Y4, Y6, Y14, Y15)
+	VEXPPD(Y1, Y3, Y5, Y7, Y14, Y15)
+	VCVTPD2PSY Y6, X6
+	VCVTPD2PSY Y7, X7
+	VMOVUPS X6, (DI)
+	VMOVUPS X7, 16(DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  vexp8loop
+vexp8done:
+	VZEROUPPER
+	RET
+
+// func tanhAVX512(dst, x *float32, n int)
+// dst[i] = tanh(x[i]) for n (a multiple of 16) elements.
+TEXT ·tanhAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VMOVUPD vexp_min<>(SB), Z30
+	VMOVUPD vexp_max<>(SB), Z31
+	SHRQ $4, CX
+	JZ   vtanh16done
+vtanh16loop:
+	VCVTPS2PD (SI), Z0
+	VCVTPS2PD 32(SI), Z1
+	VTANHPD(Z0, Z8, Z2, Z4, Z6, Z30, Z31)
+	VTANHPD(Z1, Z9, Z3, Z5, Z7, Z30, Z31)
+	VCVTPD2PS Z6, Y6
+	VCVTPD2PS Z7, Y7
+	VMOVUPS Y6, (DI)
+	VMOVUPS Y7, 32(DI)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  vtanh16loop
+vtanh16done:
+	VZEROUPPER
+	RET
+
+// func tanhAVX2(dst, x *float32, n int)
+// dst[i] = tanh(x[i]) for n (a multiple of 8) elements, as tanhAVX512.
+TEXT ·tanhAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VMOVUPD vexp_min<>(SB), Y14
+	VMOVUPD vexp_max<>(SB), Y15
+	SHRQ $3, CX
+	JZ   vtanh8done
+vtanh8loop:
+	VCVTPS2PD (SI), Y0
+	VCVTPS2PD 16(SI), Y1
+	VTANHPD(Y0, Y8, Y2, Y4, Y6, Y14, Y15)
+	VTANHPD(Y1, Y9, Y3, Y5, Y7, Y14, Y15)
+	VCVTPD2PSY Y6, X6
+	VCVTPD2PSY Y7, X7
+	VMOVUPS X6, (DI)
+	VMOVUPS X7, 16(DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  vtanh8loop
+vtanh8done:
+	VZEROUPPER
+	RET
+
+// func sigmoidAVX512(dst, x *float32, n int)
+// dst[i] = 1/(1 + e^−x[i]) for n (a multiple of 16) elements.
+TEXT ·sigmoidAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VMOVUPD vexp_min<>(SB), Z30
+	VMOVUPD vexp_max<>(SB), Z31
+	SHRQ $4, CX
+	JZ   vsig16done
+vsig16loop:
+	VCVTPS2PD (SI), Z0
+	VCVTPS2PD 32(SI), Z1
+	VSIGMOIDPD(Z0, Z2, Z4, Z6, Z30, Z31)
+	VSIGMOIDPD(Z1, Z3, Z5, Z7, Z30, Z31)
+	VCVTPD2PS Z6, Y6
+	VCVTPD2PS Z7, Y7
+	VMOVUPS Y6, (DI)
+	VMOVUPS Y7, 32(DI)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  vsig16loop
+vsig16done:
+	VZEROUPPER
+	RET
+
+// func sigmoidAVX2(dst, x *float32, n int)
+// dst[i] = 1/(1 + e^−x[i]) for n (a multiple of 8) elements, as
+// sigmoidAVX512.
+TEXT ·sigmoidAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VMOVUPD vexp_min<>(SB), Y14
+	VMOVUPD vexp_max<>(SB), Y15
+	SHRQ $3, CX
+	JZ   vsig8done
+vsig8loop:
+	VCVTPS2PD (SI), Y0
+	VCVTPS2PD 16(SI), Y1
+	VSIGMOIDPD(Y0, Y2, Y4, Y6, Y14, Y15)
+	VSIGMOIDPD(Y1, Y3, Y5, Y7, Y14, Y15)
+	VCVTPD2PSY Y6, X6
+	VCVTPD2PSY Y7, X7
+	VMOVUPS X6, (DI)
+	VMOVUPS X7, 16(DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  vsig8loop
+vsig8done:
+	VZEROUPPER
+	RET
