@@ -1774,68 +1774,107 @@ DATA vexp_c12<>+48(SB)/8, $0x3e21eed8eff8d898
 DATA vexp_c12<>+56(SB)/8, $0x3e21eed8eff8d898
 GLOBL vexp_c12<>(SB), RODATA|NOPTR, $64
 
-// VEXP_RANGE(U, T, N): clamps U (float64 lanes; LO and HI hold −110 and
-// 110), leaves r in U, n in N and n<<52 in T.
-#define VEXP_RANGE(U, T, N, LO, HI) \
-	VMAXPD U, LO, U \
-	VMINPD U, HI, U \
-	VMOVUPD vexp_shift<>(SB), T \
-	VFMADD231PD vexp_log2e<>(SB), U, T \
-	VSUBPD vexp_shift<>(SB), T, N \
-	VFNMADD231PD vexp_ln2hi<>(SB), N, U \
-	VFNMADD231PD vexp_ln2lo<>(SB), N, U \
-	VPSLLQ $52, T, T
+// The macros below work on two sets of registers at once (U1, T1, N1,
+// P1 and U2, T2, N2, P2: 16 float64 lanes in Z registers, 8 in Y), their
+// instructions interleaved so that the two dependency chains overlap; LO
+// and HI hold −110 and 110.
 
-// VEXP_POLY1(U, P): P = q(r) = Σ_{k=1..12} r^(k−1)/k!, so that
-// e^r ≈ 1 + r·q(r), r in U.
-#define VEXP_POLY1(U, P) \
-	VMOVUPD vexp_c12<>(SB), P \
-	VFMADD213PD vexp_c11<>(SB), U, P \
-	VFMADD213PD vexp_c10<>(SB), U, P \
-	VFMADD213PD vexp_c9<>(SB), U, P \
-	VFMADD213PD vexp_c8<>(SB), U, P \
-	VFMADD213PD vexp_c7<>(SB), U, P \
-	VFMADD213PD vexp_c6<>(SB), U, P \
-	VFMADD213PD vexp_c5<>(SB), U, P \
-	VFMADD213PD vexp_c4<>(SB), U, P \
-	VFMADD213PD vexp_c3<>(SB), U, P \
-	VFMADD213PD vexp_c2<>(SB), U, P \
-	VFMADD213PD vexp_c1<>(SB), U, P
+// VEXP_RANGE: clamps U (NaN stays), leaves r in U, n in N and n<<52 in T.
+#define VEXP_RANGE(U1, T1, N1, P1, U2, T2, N2, P2, LO, HI) \
+	VMAXPD U1, LO, U1 \
+	VMAXPD U2, LO, U2 \
+	VMINPD U1, HI, U1 \
+	VMINPD U2, HI, U2 \
+	VMOVUPD vexp_shift<>(SB), T1 \
+	VMOVUPD vexp_shift<>(SB), T2 \
+	VFMADD231PD vexp_log2e<>(SB), U1, T1 \
+	VFMADD231PD vexp_log2e<>(SB), U2, T2 \
+	VSUBPD vexp_shift<>(SB), T1, N1 \
+	VSUBPD vexp_shift<>(SB), T2, N2 \
+	VFNMADD231PD vexp_ln2hi<>(SB), N1, U1 \
+	VFNMADD231PD vexp_ln2hi<>(SB), N2, U2 \
+	VFNMADD231PD vexp_ln2lo<>(SB), N1, U1 \
+	VFNMADD231PD vexp_ln2lo<>(SB), N2, U2 \
+	VPSLLQ $52, T1, T1 \
+	VPSLLQ $52, T2, T2
 
-// VEXPPD(U, T, N, P, LO, HI): P = e^U (U, T, N clobbered).
-#define VEXPPD(U, T, N, P, LO, HI) \
-	VEXP_RANGE(U, T, N, LO, HI) \
-	VEXP_POLY1(U, P) \
-	VFMADD213PD vexp_c0<>(SB), U, P \
-	VPADDQ T, P, P
+// VEXP_POLY1: P = q(r) = Σ_{k=1..12} r^(k−1)/k!, so that e^r ≈ 1 + r·q(r),
+// r in U.
+#define VEXP_POLY1(U1, P1, U2, P2) \
+	VMOVUPD vexp_c12<>(SB), P1 \
+	VMOVUPD vexp_c12<>(SB), P2 \
+	VFMADD213PD vexp_c11<>(SB), U1, P1 \
+	VFMADD213PD vexp_c11<>(SB), U2, P2 \
+	VFMADD213PD vexp_c10<>(SB), U1, P1 \
+	VFMADD213PD vexp_c10<>(SB), U2, P2 \
+	VFMADD213PD vexp_c9<>(SB), U1, P1 \
+	VFMADD213PD vexp_c9<>(SB), U2, P2 \
+	VFMADD213PD vexp_c8<>(SB), U1, P1 \
+	VFMADD213PD vexp_c8<>(SB), U2, P2 \
+	VFMADD213PD vexp_c7<>(SB), U1, P1 \
+	VFMADD213PD vexp_c7<>(SB), U2, P2 \
+	VFMADD213PD vexp_c6<>(SB), U1, P1 \
+	VFMADD213PD vexp_c6<>(SB), U2, P2 \
+	VFMADD213PD vexp_c5<>(SB), U1, P1 \
+	VFMADD213PD vexp_c5<>(SB), U2, P2 \
+	VFMADD213PD vexp_c4<>(SB), U1, P1 \
+	VFMADD213PD vexp_c4<>(SB), U2, P2 \
+	VFMADD213PD vexp_c3<>(SB), U1, P1 \
+	VFMADD213PD vexp_c3<>(SB), U2, P2 \
+	VFMADD213PD vexp_c2<>(SB), U1, P1 \
+	VFMADD213PD vexp_c2<>(SB), U2, P2 \
+	VFMADD213PD vexp_c1<>(SB), U1, P1 \
+	VFMADD213PD vexp_c1<>(SB), U2, P2
 
-// VEXPM1PD(U, T, N, P, LO, HI): P = e^U − 1 without cancellation near 0,
-// as 2ⁿ·(r·q(r)) + (2ⁿ − 1) (U, T, N clobbered).
-#define VEXPM1PD(U, T, N, P, LO, HI) \
-	VEXP_RANGE(U, T, N, LO, HI) \
-	VEXP_POLY1(U, P) \
-	VMULPD U, P, P \
-	VPADDQ vexp_one<>(SB), T, T \
-	VSUBPD vexp_one<>(SB), T, N \
-	VFMADD213PD N, T, P
+// VEXPPD: P = e^U (U, T, N clobbered).
+#define VEXPPD(U1, T1, N1, P1, U2, T2, N2, P2, LO, HI) \
+	VEXP_RANGE(U1, T1, N1, P1, U2, T2, N2, P2, LO, HI) \
+	VEXP_POLY1(U1, P1, U2, P2) \
+	VFMADD213PD vexp_c0<>(SB), U1, P1 \
+	VFMADD213PD vexp_c0<>(SB), U2, P2 \
+	VPADDQ T1, P1, P1 \
+	VPADDQ T2, P2, P2
 
-// VTANHPD(X, U, T, N, P, LO, HI): P = tanh(X) = e/(e + 2), e = e^(2X) − 1,
-// with X's sign (so tanh(−0) = −0); X is kept.
-#define VTANHPD(X, U, T, N, P, LO, HI) \
-	VADDPD X, X, U \
-	VEXPM1PD(U, T, N, P, LO, HI) \
-	VADDPD vexp_two<>(SB), P, N \
-	VDIVPD N, P, P \
-	VANDPD vexp_sign<>(SB), X, N \
-	VORPD N, P, P
+// VEXPM1PD: P = e^U − 1 without cancellation near 0, as
+// 2ⁿ·(r·q(r)) + (2ⁿ − 1) (U, T, N clobbered).
+#define VEXPM1PD(U1, T1, N1, P1, U2, T2, N2, P2, LO, HI) \
+	VEXP_RANGE(U1, T1, N1, P1, U2, T2, N2, P2, LO, HI) \
+	VEXP_POLY1(U1, P1, U2, P2) \
+	VMULPD U1, P1, P1 \
+	VMULPD U2, P2, P2 \
+	VPADDQ vexp_one<>(SB), T1, T1 \
+	VPADDQ vexp_one<>(SB), T2, T2 \
+	VSUBPD vexp_one<>(SB), T1, N1 \
+	VSUBPD vexp_one<>(SB), T2, N2 \
+	VFMADD213PD N1, T1, P1 \
+	VFMADD213PD N2, T2, P2
 
-// VSIGMOIDPD(X, T, N, P, LO, HI): P = 1/(1 + e^−X) (X clobbered).
-#define VSIGMOIDPD(X, T, N, P, LO, HI) \
-	VXORPD vexp_sign<>(SB), X, X \
-	VEXPPD(X, T, N, P, LO, HI) \
-	VADDPD vexp_one<>(SB), P, P \
-	VMOVUPD vexp_one<>(SB), N \
-	VDIVPD P, N, P
+// VTANHPD: P = tanh(X) = e/(e + 2), e = e^(2X) − 1, with X's sign (so
+// tanh(−0) = −0); X is kept.
+#define VTANHPD(X1, X2, U1, T1, N1, P1, U2, T2, N2, P2, LO, HI) \
+	VADDPD X1, X1, U1 \
+	VADDPD X2, X2, U2 \
+	VEXPM1PD(U1, T1, N1, P1, U2, T2, N2, P2, LO, HI) \
+	VADDPD vexp_two<>(SB), P1, N1 \
+	VADDPD vexp_two<>(SB), P2, N2 \
+	VDIVPD N1, P1, P1 \
+	VDIVPD N2, P2, P2 \
+	VANDPD vexp_sign<>(SB), X1, N1 \
+	VANDPD vexp_sign<>(SB), X2, N2 \
+	VORPD N1, P1, P1 \
+	VORPD N2, P2, P2
+
+// VSIGMOIDPD: P = 1/(1 + e^−U) (U, T, N clobbered).
+#define VSIGMOIDPD(U1, T1, N1, P1, U2, T2, N2, P2, LO, HI) \
+	VXORPD vexp_sign<>(SB), U1, U1 \
+	VXORPD vexp_sign<>(SB), U2, U2 \
+	VEXPPD(U1, T1, N1, P1, U2, T2, N2, P2, LO, HI) \
+	VADDPD vexp_one<>(SB), P1, P1 \
+	VADDPD vexp_one<>(SB), P2, P2 \
+	VMOVUPD vexp_one<>(SB), N1 \
+	VMOVUPD vexp_one<>(SB), N2 \
+	VDIVPD P1, N1, P1 \
+	VDIVPD P2, N2, P2
 
 // func expAVX512(dst, x *float32, n int)
 // dst[i] = e^x[i] for n (a multiple of 16) elements.
@@ -1850,8 +1889,7 @@ TEXT ·expAVX512(SB), NOSPLIT, $0-24
 vexp16loop:
 	VCVTPS2PD (SI), Z0
 	VCVTPS2PD 32(SI), Z1
-	VEXPPD(Z0, Z2, Z4, Z6, Z30, Z31)
-	VEXPPD(Z1, Z3, Z5, Z7, Z30, Z31)
+	VEXPPD(Z0, Z2, Z4, Z6, Z1, Z3, Z5, Z7, Z30, Z31)
 	VCVTPD2PS Z6, Y6
 	VCVTPD2PS Z7, Y7
 	VMOVUPS Y6, (DI)
@@ -1877,8 +1915,7 @@ TEXT ·expAVX2(SB), NOSPLIT, $0-24
 vexp8loop:
 	VCVTPS2PD (SI), Y0
 	VCVTPS2PD 16(SI), Y1
-	VEXPPD(Y0, Y2, Y4, Y6, Y14, Y15)
-	VEXPPD(Y1, Y3, Y5, Y7, Y14, Y15)
+	VEXPPD(Y0, Y2, Y4, Y6, Y1, Y3, Y5, Y7, Y14, Y15)
 	VCVTPD2PSY Y6, X6
 	VCVTPD2PSY Y7, X7
 	VMOVUPS X6, (DI)
@@ -1904,8 +1941,7 @@ TEXT ·tanhAVX512(SB), NOSPLIT, $0-24
 vtanh16loop:
 	VCVTPS2PD (SI), Z0
 	VCVTPS2PD 32(SI), Z1
-	VTANHPD(Z0, Z8, Z2, Z4, Z6, Z30, Z31)
-	VTANHPD(Z1, Z9, Z3, Z5, Z7, Z30, Z31)
+	VTANHPD(Z0, Z1, Z8, Z2, Z4, Z6, Z9, Z3, Z5, Z7, Z30, Z31)
 	VCVTPD2PS Z6, Y6
 	VCVTPD2PS Z7, Y7
 	VMOVUPS Y6, (DI)
@@ -1931,8 +1967,7 @@ TEXT ·tanhAVX2(SB), NOSPLIT, $0-24
 vtanh8loop:
 	VCVTPS2PD (SI), Y0
 	VCVTPS2PD 16(SI), Y1
-	VTANHPD(Y0, Y8, Y2, Y4, Y6, Y14, Y15)
-	VTANHPD(Y1, Y9, Y3, Y5, Y7, Y14, Y15)
+	VTANHPD(Y0, Y1, Y8, Y2, Y4, Y6, Y9, Y3, Y5, Y7, Y14, Y15)
 	VCVTPD2PSY Y6, X6
 	VCVTPD2PSY Y7, X7
 	VMOVUPS X6, (DI)
@@ -1958,8 +1993,7 @@ TEXT ·sigmoidAVX512(SB), NOSPLIT, $0-24
 vsig16loop:
 	VCVTPS2PD (SI), Z0
 	VCVTPS2PD 32(SI), Z1
-	VSIGMOIDPD(Z0, Z2, Z4, Z6, Z30, Z31)
-	VSIGMOIDPD(Z1, Z3, Z5, Z7, Z30, Z31)
+	VSIGMOIDPD(Z0, Z2, Z4, Z6, Z1, Z3, Z5, Z7, Z30, Z31)
 	VCVTPD2PS Z6, Y6
 	VCVTPD2PS Z7, Y7
 	VMOVUPS Y6, (DI)
@@ -1986,8 +2020,7 @@ TEXT ·sigmoidAVX2(SB), NOSPLIT, $0-24
 vsig8loop:
 	VCVTPS2PD (SI), Y0
 	VCVTPS2PD 16(SI), Y1
-	VSIGMOIDPD(Y0, Y2, Y4, Y6, Y14, Y15)
-	VSIGMOIDPD(Y1, Y3, Y5, Y7, Y14, Y15)
+	VSIGMOIDPD(Y0, Y2, Y4, Y6, Y1, Y3, Y5, Y7, Y14, Y15)
 	VCVTPD2PSY Y6, X6
 	VCVTPD2PSY Y7, X7
 	VMOVUPS X6, (DI)
