@@ -1562,12 +1562,14 @@ TEXT ·logSoftmaxAVX512(SB), NOSPLIT, $0-32
 	VBROADCASTSS c+28(FP), V15
 	LOGSM
 
-// Exp, Tanh and Sigmoid over the float32 range, in float64: each float32
-// lane is widened, e^u is computed in float64 to about 2 ulp of float64,
-// and the result is rounded once to float32, so that it lands on the
-// correctly rounded float32 (and on float32(math.Exp(float64(x)))) but
-// for the rare arguments whose value lies within float64 rounding error of
-// a float32 rounding boundary, and then a neighbour of it (1 ulp).
+// Tanh and Sigmoid over the float32 range, in float64: each float32 lane
+// is widened, e^u (e^u − 1 for tanh) is computed in float64 to about 2 ulp
+// of float64, the function finished in float64 and rounded once to
+// float32, as the Go reference does with math.Tanh and math.Exp: the
+// result can differ from the reference's only for an argument whose value
+// lies within a few float64 ulp of a float32 rounding boundary, and then
+// by 1 ulp (over all 2³² float32 inputs none did; TestUnaryKernelsULP
+// with -unary.exhaustive).
 //
 // e^u: u is clamped to [−110, 110] (NaN passes the clamp: the argument is
 // the second source of VMAXPD/VMINPD), n = round(u/ln 2) by the 1.5·2⁵²
@@ -1876,29 +1878,83 @@ GLOBL vexp_c12<>(SB), RODATA|NOPTR, $64
 	VDIVPD P1, N1, P1 \
 	VDIVPD P2, N2, P2
 
+// Exp in float32, 16 (8) lanes at a time: x is clamped to [−104, 89]
+// (NaN passes), n = round(x·log₂e), r = x − n·ln 2 in two FMAs (ln 2 split
+// so that n·hi is exact), e^r by its Taylor polynomial of degree 7
+// (remainder below 2⁻²⁷ of the result) in FMAs, and the product with 2ⁿ
+// rounded once: VSCALEFPS in the AVX-512 kernel, two exact powers of two
+// (2^⌊n/2⌋ exactly, then 2^(n−⌊n/2⌋) with the one rounding) in the AVX2
+// one, so both give the same bits, +Inf above the float32 range and the
+// correctly rounded subnormals and 0 below it. Over all 2³² float32
+// inputs the result is within 1 ulp of float32(math.Exp(float64(x)))
+// (TestUnaryKernelsULP with -unary.exhaustive).
+DATA vexpf_min<>+0(SB)/4, $0xc2d00000
+GLOBL vexpf_min<>(SB), RODATA|NOPTR, $4
+DATA vexpf_max<>+0(SB)/4, $0x42b20000
+GLOBL vexpf_max<>(SB), RODATA|NOPTR, $4
+DATA vexpf_log2e<>+0(SB)/4, $0x3fb8aa3b
+GLOBL vexpf_log2e<>(SB), RODATA|NOPTR, $4
+DATA vexpf_ln2hi<>+0(SB)/4, $0x3f317200
+GLOBL vexpf_ln2hi<>(SB), RODATA|NOPTR, $4
+DATA vexpf_ln2lo<>+0(SB)/4, $0x35bfbe8e
+GLOBL vexpf_ln2lo<>(SB), RODATA|NOPTR, $4
+DATA vexpf_c0<>+0(SB)/4, $0x3f800000
+GLOBL vexpf_c0<>(SB), RODATA|NOPTR, $4
+DATA vexpf_c1<>+0(SB)/4, $0x3f800000
+GLOBL vexpf_c1<>(SB), RODATA|NOPTR, $4
+DATA vexpf_c2<>+0(SB)/4, $0x3f000000
+GLOBL vexpf_c2<>(SB), RODATA|NOPTR, $4
+DATA vexpf_c3<>+0(SB)/4, $0x3e2aaaab
+GLOBL vexpf_c3<>(SB), RODATA|NOPTR, $4
+DATA vexpf_c4<>+0(SB)/4, $0x3d2aaaab
+GLOBL vexpf_c4<>(SB), RODATA|NOPTR, $4
+DATA vexpf_c5<>+0(SB)/4, $0x3c088889
+GLOBL vexpf_c5<>(SB), RODATA|NOPTR, $4
+DATA vexpf_c6<>+0(SB)/4, $0x3ab60b61
+GLOBL vexpf_c6<>(SB), RODATA|NOPTR, $4
+DATA vexpf_c7<>+0(SB)/4, $0x39500d01
+GLOBL vexpf_c7<>(SB), RODATA|NOPTR, $4
+DATA vexpf_bias<>+0(SB)/4, $0x0000007f
+GLOBL vexpf_bias<>(SB), RODATA|NOPTR, $4
+
+// VEXPF_POLY(R, P): P = Σ_{k=0..7} r^k/k!, r in R (AVX-512, broadcast
+// constants).
+#define VEXPF_POLY16(R, P) \
+	VBROADCASTSS vexpf_c7<>(SB), P \
+	VFMADD213PS.BCST vexpf_c6<>(SB), R, P \
+	VFMADD213PS.BCST vexpf_c5<>(SB), R, P \
+	VFMADD213PS.BCST vexpf_c4<>(SB), R, P \
+	VFMADD213PS.BCST vexpf_c3<>(SB), R, P \
+	VFMADD213PS.BCST vexpf_c2<>(SB), R, P \
+	VFMADD213PS.BCST vexpf_c1<>(SB), R, P \
+	VFMADD213PS.BCST vexpf_c0<>(SB), R, P
+
 // func expAVX512(dst, x *float32, n int)
 // dst[i] = e^x[i] for n (a multiple of 16) elements.
 TEXT ·expAVX512(SB), NOSPLIT, $0-24
 	MOVQ dst+0(FP), DI
 	MOVQ x+8(FP), SI
 	MOVQ n+16(FP), CX
-	VMOVUPD vexp_min<>(SB), Z30
-	VMOVUPD vexp_max<>(SB), Z31
+	VBROADCASTSS vexpf_min<>(SB), Z30
+	VBROADCASTSS vexpf_max<>(SB), Z31
 	SHRQ $4, CX
-	JZ   vexp16done
-vexp16loop:
-	VCVTPS2PD (SI), Z0
-	VCVTPS2PD 32(SI), Z1
-	VEXPPD(Z0, Z2, Z4, Z6, Z1, Z3, Z5, Z7, Z30, Z31)
-	VCVTPD2PS Z6, Y6
-	VCVTPD2PS Z7, Y7
-	VMOVUPS Y6, (DI)
-	VMOVUPS Y7, 32(DI)
+	JZ   vexpf16done
+vexpf16loop:
+	VMOVUPS (SI), Z0
+	VMAXPS Z0, Z30, Z0
+	VMINPS Z0, Z31, Z0
+	VMULPS.BCST vexpf_log2e<>(SB), Z0, Z1
+	VRNDSCALEPS $0, Z1, Z1
+	VFNMADD231PS.BCST vexpf_ln2hi<>(SB), Z1, Z0
+	VFNMADD231PS.BCST vexpf_ln2lo<>(SB), Z1, Z0
+	VEXPF_POLY16(Z0, Z2)
+	VSCALEFPS Z1, Z2, Z2
+	VMOVUPS Z2, (DI)
 	ADDQ $64, SI
 	ADDQ $64, DI
 	DECQ CX
-	JNZ  vexp16loop
-vexp16done:
+	JNZ  vexpf16loop
+vexpf16done:
 	VZEROUPPER
 	RET
 
@@ -1908,23 +1964,52 @@ TEXT ·expAVX2(SB), NOSPLIT, $0-24
 	MOVQ dst+0(FP), DI
 	MOVQ x+8(FP), SI
 	MOVQ n+16(FP), CX
-	VMOVUPD vexp_min<>(SB), Y14
-	VMOVUPD vexp_max<>(SB), Y15
+	VBROADCASTSS vexpf_min<>(SB), Y14
+	VBROADCASTSS vexpf_max<>(SB), Y15
+	VBROADCASTSS vexpf_log2e<>(SB), Y13
+	VBROADCASTSS vexpf_ln2hi<>(SB), Y12
+	VBROADCASTSS vexpf_ln2lo<>(SB), Y11
+	VPBROADCASTD vexpf_bias<>(SB), Y10
 	SHRQ $3, CX
-	JZ   vexp8done
-vexp8loop:
-	VCVTPS2PD (SI), Y0
-	VCVTPS2PD 16(SI), Y1
-	VEXPPD(Y0, Y2, Y4, Y6, Y1, Y3, Y5, Y7, Y14, Y15)
-	VCVTPD2PSY Y6, X6
-	VCVTPD2PSY Y7, X7
-	VMOVUPS X6, (DI)
-	VMOVUPS X7, 16(DI)
+	JZ   vexpf8done
+vexpf8loop:
+	VMOVUPS (SI), Y0
+	VMAXPS Y0, Y14, Y0
+	VMINPS Y0, Y15, Y0
+	VMULPS Y13, Y0, Y1
+	VROUNDPS $0, Y1, Y1
+	VFNMADD231PS Y12, Y1, Y0
+	VFNMADD231PS Y11, Y1, Y0
+	VBROADCASTSS vexpf_c7<>(SB), Y2
+	VBROADCASTSS vexpf_c6<>(SB), Y4
+	VFMADD213PS Y4, Y0, Y2
+	VBROADCASTSS vexpf_c5<>(SB), Y4
+	VFMADD213PS Y4, Y0, Y2
+	VBROADCASTSS vexpf_c4<>(SB), Y4
+	VFMADD213PS Y4, Y0, Y2
+	VBROADCASTSS vexpf_c3<>(SB), Y4
+	VFMADD213PS Y4, Y0, Y2
+	VBROADCASTSS vexpf_c2<>(SB), Y4
+	VFMADD213PS Y4, Y0, Y2
+	VBROADCASTSS vexpf_c1<>(SB), Y4
+	VFMADD213PS Y4, Y0, Y2
+	VBROADCASTSS vexpf_c0<>(SB), Y4
+	VFMADD213PS Y4, Y0, Y2
+	VCVTPS2DQ Y1, Y3
+	VPSRAD $1, Y3, Y4
+	VPSUBD Y4, Y3, Y3
+	VPADDD Y10, Y4, Y4
+	VPADDD Y10, Y3, Y3
+	VPSLLD $23, Y4, Y4
+	VPSLLD $23, Y3, Y3
+	VMULPS Y4, Y2, Y2
+	VMULPS Y3, Y2, Y2
+	VMOVUPS Y2, (DI)
 	ADDQ $32, SI
 	ADDQ $32, DI
 	DECQ CX
-	JNZ  vexp8loop
-vexp8done:
+	JNZ  vexpf8loop
+vexpf8done:
 	VZEROUPPER
 	RET
 
