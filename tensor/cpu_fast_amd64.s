@@ -7,7 +7,9 @@
 // cpu_fast_softmax.go) are one macro body each, at the end of the file.
 // Constants are 32-byte vectors of one repeated float32 (bit patterns of the
 // constants in cpu_fast.go; docs/perf-train.md has the fit that produced
-// them).
+// them). After the macro bodies come the kernels of the unary op table's
+// Exp, Tanh and Sigmoid rows (unary_ops.go), each in both widths, with
+// their own constants.
 
 //go:build amd64 && !purego
 
