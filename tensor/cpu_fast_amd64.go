@@ -208,3 +208,33 @@ func logSoftmaxAVX2(y, x *float32, n int, m, c float32)
 
 //go:noescape
 func logSoftmaxAVX512(y, x *float32, n int, m, c float32)
+
+// expAVX2 writes e^x for n elements, n a multiple of 8, in float32
+// arithmetic with one final rounding (see cpu_fast_amd64.s): each result is
+// within 1 ulp of the Go reference float32(math.Exp(float64(x))).
+//
+//go:noescape
+func expAVX2(dst, x *float32, n int)
+
+// tanhAVX2 and sigmoidAVX2 write tanh(x) and 1/(1 + e^−x) for n elements,
+// n a multiple of 8, computed in float64 and rounded once (see
+// cpu_fast_amd64.s): each result is within 1 ulp of the Go reference's
+// and almost always equal to it.
+//
+//go:noescape
+func tanhAVX2(dst, x *float32, n int)
+
+//go:noescape
+func sigmoidAVX2(dst, x *float32, n int)
+
+// expAVX512, tanhAVX512 and sigmoidAVX512 are expAVX2 and its siblings
+// for n a multiple of 16, with the same results bit for bit.
+//
+//go:noescape
+func expAVX512(dst, x *float32, n int)
+
+//go:noescape
+func tanhAVX512(dst, x *float32, n int)
+
+//go:noescape
+func sigmoidAVX512(dst, x *float32, n int)

@@ -7,7 +7,9 @@
 // cpu_fast_softmax.go) are one macro body each, at the end of the file.
 // Constants are 32-byte vectors of one repeated float32 (bit patterns of the
 // constants in cpu_fast.go; docs/perf-train.md has the fit that produced
-// them).
+// them). After the macro bodies come the kernels of the unary op table's
+// Exp, Tanh and Sigmoid rows (unary_ops.go), each in both widths, with
+// their own constants.
 
 //go:build amd64 && !purego
 
@@ -1677,3 +1679,559 @@ TEXT ·logSoftmaxAVX512(SB), NOSPLIT, $0-32
 	VBROADCASTSS m+24(FP), V14
 	VBROADCASTSS c+28(FP), V15
 	LOGSM
+
+// Tanh and Sigmoid over the float32 range, in float64: each float32 lane
+// is widened, e^u (e^u − 1 for tanh) is computed in float64 to about 2 ulp
+// of float64, the function finished in float64 and rounded once to
+// float32, as the Go reference does with math.Tanh and math.Exp: the
+// result can differ from the reference's only for an argument whose value
+// lies within a few float64 ulp of a float32 rounding boundary, and then
+// by 1 ulp (over all 2³² float32 inputs none did; TestUnaryKernelsULP
+// with -unary.exhaustive).
+//
+// e^u: u is clamped to [−110, 110] (NaN passes the clamp: the argument is
+// the second source of VMAXPD/VMINPD), n = round(u/ln 2) by the 1.5·2⁵²
+// shifter, r = u − n·ln 2 in two FMAs (|r| ≤ ln 2/2), e^r by its Taylor
+// polynomial of degree 12 (remainder below 2.5e-16), and 2ⁿ added into
+// the exponent field. Every e^u with u in the clamp range is a normal
+// float64; outside the float32 range the final rounding gives +Inf or 0.
+DATA vexp_min<>+0(SB)/8, $0xc05b800000000000
+DATA vexp_min<>+8(SB)/8, $0xc05b800000000000
+DATA vexp_min<>+16(SB)/8, $0xc05b800000000000
+DATA vexp_min<>+24(SB)/8, $0xc05b800000000000
+DATA vexp_min<>+32(SB)/8, $0xc05b800000000000
+DATA vexp_min<>+40(SB)/8, $0xc05b800000000000
+DATA vexp_min<>+48(SB)/8, $0xc05b800000000000
+DATA vexp_min<>+56(SB)/8, $0xc05b800000000000
+GLOBL vexp_min<>(SB), RODATA|NOPTR, $64
+DATA vexp_max<>+0(SB)/8, $0x405b800000000000
+DATA vexp_max<>+8(SB)/8, $0x405b800000000000
+DATA vexp_max<>+16(SB)/8, $0x405b800000000000
+DATA vexp_max<>+24(SB)/8, $0x405b800000000000
+DATA vexp_max<>+32(SB)/8, $0x405b800000000000
+DATA vexp_max<>+40(SB)/8, $0x405b800000000000
+DATA vexp_max<>+48(SB)/8, $0x405b800000000000
+DATA vexp_max<>+56(SB)/8, $0x405b800000000000
+GLOBL vexp_max<>(SB), RODATA|NOPTR, $64
+DATA vexp_log2e<>+0(SB)/8, $0x3ff71547652b82fe
+DATA vexp_log2e<>+8(SB)/8, $0x3ff71547652b82fe
+DATA vexp_log2e<>+16(SB)/8, $0x3ff71547652b82fe
+DATA vexp_log2e<>+24(SB)/8, $0x3ff71547652b82fe
+DATA vexp_log2e<>+32(SB)/8, $0x3ff71547652b82fe
+DATA vexp_log2e<>+40(SB)/8, $0x3ff71547652b82fe
+DATA vexp_log2e<>+48(SB)/8, $0x3ff71547652b82fe
+DATA vexp_log2e<>+56(SB)/8, $0x3ff71547652b82fe
+GLOBL vexp_log2e<>(SB), RODATA|NOPTR, $64
+DATA vexp_shift<>+0(SB)/8, $0x4338000000000000
+DATA vexp_shift<>+8(SB)/8, $0x4338000000000000
+DATA vexp_shift<>+16(SB)/8, $0x4338000000000000
+DATA vexp_shift<>+24(SB)/8, $0x4338000000000000
+DATA vexp_shift<>+32(SB)/8, $0x4338000000000000
+DATA vexp_shift<>+40(SB)/8, $0x4338000000000000
+DATA vexp_shift<>+48(SB)/8, $0x4338000000000000
+DATA vexp_shift<>+56(SB)/8, $0x4338000000000000
+GLOBL vexp_shift<>(SB), RODATA|NOPTR, $64
+DATA vexp_ln2hi<>+0(SB)/8, $0x3fe62e42fefa39ef
+DATA vexp_ln2hi<>+8(SB)/8, $0x3fe62e42fefa39ef
+DATA vexp_ln2hi<>+16(SB)/8, $0x3fe62e42fefa39ef
+DATA vexp_ln2hi<>+24(SB)/8, $0x3fe62e42fefa39ef
+DATA vexp_ln2hi<>+32(SB)/8, $0x3fe62e42fefa39ef
+DATA vexp_ln2hi<>+40(SB)/8, $0x3fe62e42fefa39ef
+DATA vexp_ln2hi<>+48(SB)/8, $0x3fe62e42fefa39ef
+DATA vexp_ln2hi<>+56(SB)/8, $0x3fe62e42fefa39ef
+GLOBL vexp_ln2hi<>(SB), RODATA|NOPTR, $64
+DATA vexp_ln2lo<>+0(SB)/8, $0x3c7abc9e3b39803f
+DATA vexp_ln2lo<>+8(SB)/8, $0x3c7abc9e3b39803f
+DATA vexp_ln2lo<>+16(SB)/8, $0x3c7abc9e3b39803f
+DATA vexp_ln2lo<>+24(SB)/8, $0x3c7abc9e3b39803f
+DATA vexp_ln2lo<>+32(SB)/8, $0x3c7abc9e3b39803f
+DATA vexp_ln2lo<>+40(SB)/8, $0x3c7abc9e3b39803f
+DATA vexp_ln2lo<>+48(SB)/8, $0x3c7abc9e3b39803f
+DATA vexp_ln2lo<>+56(SB)/8, $0x3c7abc9e3b39803f
+GLOBL vexp_ln2lo<>(SB), RODATA|NOPTR, $64
+DATA vexp_one<>+0(SB)/8, $0x3ff0000000000000
+DATA vexp_one<>+8(SB)/8, $0x3ff0000000000000
+DATA vexp_one<>+16(SB)/8, $0x3ff0000000000000
+DATA vexp_one<>+24(SB)/8, $0x3ff0000000000000
+DATA vexp_one<>+32(SB)/8, $0x3ff0000000000000
+DATA vexp_one<>+40(SB)/8, $0x3ff0000000000000
+DATA vexp_one<>+48(SB)/8, $0x3ff0000000000000
+DATA vexp_one<>+56(SB)/8, $0x3ff0000000000000
+GLOBL vexp_one<>(SB), RODATA|NOPTR, $64
+DATA vexp_two<>+0(SB)/8, $0x4000000000000000
+DATA vexp_two<>+8(SB)/8, $0x4000000000000000
+DATA vexp_two<>+16(SB)/8, $0x4000000000000000
+DATA vexp_two<>+24(SB)/8, $0x4000000000000000
+DATA vexp_two<>+32(SB)/8, $0x4000000000000000
+DATA vexp_two<>+40(SB)/8, $0x4000000000000000
+DATA vexp_two<>+48(SB)/8, $0x4000000000000000
+DATA vexp_two<>+56(SB)/8, $0x4000000000000000
+GLOBL vexp_two<>(SB), RODATA|NOPTR, $64
+DATA vexp_sign<>+0(SB)/8, $0x8000000000000000
+DATA vexp_sign<>+8(SB)/8, $0x8000000000000000
+DATA vexp_sign<>+16(SB)/8, $0x8000000000000000
+DATA vexp_sign<>+24(SB)/8, $0x8000000000000000
+DATA vexp_sign<>+32(SB)/8, $0x8000000000000000
+DATA vexp_sign<>+40(SB)/8, $0x8000000000000000
+DATA vexp_sign<>+48(SB)/8, $0x8000000000000000
+DATA vexp_sign<>+56(SB)/8, $0x8000000000000000
+GLOBL vexp_sign<>(SB), RODATA|NOPTR, $64
+DATA vexp_c0<>+0(SB)/8, $0x3ff0000000000000
+DATA vexp_c0<>+8(SB)/8, $0x3ff0000000000000
+DATA vexp_c0<>+16(SB)/8, $0x3ff0000000000000
+DATA vexp_c0<>+24(SB)/8, $0x3ff0000000000000
+DATA vexp_c0<>+32(SB)/8, $0x3ff0000000000000
+DATA vexp_c0<>+40(SB)/8, $0x3ff0000000000000
+DATA vexp_c0<>+48(SB)/8, $0x3ff0000000000000
+DATA vexp_c0<>+56(SB)/8, $0x3ff0000000000000
+GLOBL vexp_c0<>(SB), RODATA|NOPTR, $64
+DATA vexp_c1<>+0(SB)/8, $0x3ff0000000000000
+DATA vexp_c1<>+8(SB)/8, $0x3ff0000000000000
+DATA vexp_c1<>+16(SB)/8, $0x3ff0000000000000
+DATA vexp_c1<>+24(SB)/8, $0x3ff0000000000000
+DATA vexp_c1<>+32(SB)/8, $0x3ff0000000000000
+DATA vexp_c1<>+40(SB)/8, $0x3ff0000000000000
+DATA vexp_c1<>+48(SB)/8, $0x3ff0000000000000
+DATA vexp_c1<>+56(SB)/8, $0x3ff0000000000000
+GLOBL vexp_c1<>(SB), RODATA|NOPTR, $64
+DATA vexp_c2<>+0(SB)/8, $0x3fe0000000000000
+DATA vexp_c2<>+8(SB)/8, $0x3fe0000000000000
+DATA vexp_c2<>+16(SB)/8, $0x3fe0000000000000
+DATA vexp_c2<>+24(SB)/8, $0x3fe0000000000000
+DATA vexp_c2<>+32(SB)/8, $0x3fe0000000000000
+DATA vexp_c2<>+40(SB)/8, $0x3fe0000000000000
+DATA vexp_c2<>+48(SB)/8, $0x3fe0000000000000
+DATA vexp_c2<>+56(SB)/8, $0x3fe0000000000000
+GLOBL vexp_c2<>(SB), RODATA|NOPTR, $64
+DATA vexp_c3<>+0(SB)/8, $0x3fc5555555555555
+DATA vexp_c3<>+8(SB)/8, $0x3fc5555555555555
+DATA vexp_c3<>+16(SB)/8, $0x3fc5555555555555
+DATA vexp_c3<>+24(SB)/8, $0x3fc5555555555555
+DATA vexp_c3<>+32(SB)/8, $0x3fc5555555555555
+DATA vexp_c3<>+40(SB)/8, $0x3fc5555555555555
+DATA vexp_c3<>+48(SB)/8, $0x3fc5555555555555
+DATA vexp_c3<>+56(SB)/8, $0x3fc5555555555555
+GLOBL vexp_c3<>(SB), RODATA|NOPTR, $64
+DATA vexp_c4<>+0(SB)/8, $0x3fa5555555555555
+DATA vexp_c4<>+8(SB)/8, $0x3fa5555555555555
+DATA vexp_c4<>+16(SB)/8, $0x3fa5555555555555
+DATA vexp_c4<>+24(SB)/8, $0x3fa5555555555555
+DATA vexp_c4<>+32(SB)/8, $0x3fa5555555555555
+DATA vexp_c4<>+40(SB)/8, $0x3fa5555555555555
+DATA vexp_c4<>+48(SB)/8, $0x3fa5555555555555
+DATA vexp_c4<>+56(SB)/8, $0x3fa5555555555555
+GLOBL vexp_c4<>(SB), RODATA|NOPTR, $64
+DATA vexp_c5<>+0(SB)/8, $0x3f81111111111111
+DATA vexp_c5<>+8(SB)/8, $0x3f81111111111111
+DATA vexp_c5<>+16(SB)/8, $0x3f81111111111111
+DATA vexp_c5<>+24(SB)/8, $0x3f81111111111111
+DATA vexp_c5<>+32(SB)/8, $0x3f81111111111111
+DATA vexp_c5<>+40(SB)/8, $0x3f81111111111111
+DATA vexp_c5<>+48(SB)/8, $0x3f81111111111111
+DATA vexp_c5<>+56(SB)/8, $0x3f81111111111111
+GLOBL vexp_c5<>(SB), RODATA|NOPTR, $64
+DATA vexp_c6<>+0(SB)/8, $0x3f56c16c16c16c17
+DATA vexp_c6<>+8(SB)/8, $0x3f56c16c16c16c17
+DATA vexp_c6<>+16(SB)/8, $0x3f56c16c16c16c17
+DATA vexp_c6<>+24(SB)/8, $0x3f56c16c16c16c17
+DATA vexp_c6<>+32(SB)/8, $0x3f56c16c16c16c17
+DATA vexp_c6<>+40(SB)/8, $0x3f56c16c16c16c17
+DATA vexp_c6<>+48(SB)/8, $0x3f56c16c16c16c17
+DATA vexp_c6<>+56(SB)/8, $0x3f56c16c16c16c17
+GLOBL vexp_c6<>(SB), RODATA|NOPTR, $64
+DATA vexp_c7<>+0(SB)/8, $0x3f2a01a01a01a01a
+DATA vexp_c7<>+8(SB)/8, $0x3f2a01a01a01a01a
+DATA vexp_c7<>+16(SB)/8, $0x3f2a01a01a01a01a
+DATA vexp_c7<>+24(SB)/8, $0x3f2a01a01a01a01a
+DATA vexp_c7<>+32(SB)/8, $0x3f2a01a01a01a01a
+DATA vexp_c7<>+40(SB)/8, $0x3f2a01a01a01a01a
+DATA vexp_c7<>+48(SB)/8, $0x3f2a01a01a01a01a
+DATA vexp_c7<>+56(SB)/8, $0x3f2a01a01a01a01a
+GLOBL vexp_c7<>(SB), RODATA|NOPTR, $64
+DATA vexp_c8<>+0(SB)/8, $0x3efa01a01a01a01a
+DATA vexp_c8<>+8(SB)/8, $0x3efa01a01a01a01a
+DATA vexp_c8<>+16(SB)/8, $0x3efa01a01a01a01a
+DATA vexp_c8<>+24(SB)/8, $0x3efa01a01a01a01a
+DATA vexp_c8<>+32(SB)/8, $0x3efa01a01a01a01a
+DATA vexp_c8<>+40(SB)/8, $0x3efa01a01a01a01a
+DATA vexp_c8<>+48(SB)/8, $0x3efa01a01a01a01a
+DATA vexp_c8<>+56(SB)/8, $0x3efa01a01a01a01a
+GLOBL vexp_c8<>(SB), RODATA|NOPTR, $64
+DATA vexp_c9<>+0(SB)/8, $0x3ec71de3a556c734
+DATA vexp_c9<>+8(SB)/8, $0x3ec71de3a556c734
+DATA vexp_c9<>+16(SB)/8, $0x3ec71de3a556c734
+DATA vexp_c9<>+24(SB)/8, $0x3ec71de3a556c734
+DATA vexp_c9<>+32(SB)/8, $0x3ec71de3a556c734
+DATA vexp_c9<>+40(SB)/8, $0x3ec71de3a556c734
+DATA vexp_c9<>+48(SB)/8, $0x3ec71de3a556c734
+DATA vexp_c9<>+56(SB)/8, $0x3ec71de3a556c734
+GLOBL vexp_c9<>(SB), RODATA|NOPTR, $64
+DATA vexp_c10<>+0(SB)/8, $0x3e927e4fb7789f5c
+DATA vexp_c10<>+8(SB)/8, $0x3e927e4fb7789f5c
+DATA vexp_c10<>+16(SB)/8, $0x3e927e4fb7789f5c
+DATA vexp_c10<>+24(SB)/8, $0x3e927e4fb7789f5c
+DATA vexp_c10<>+32(SB)/8, $0x3e927e4fb7789f5c
+DATA vexp_c10<>+40(SB)/8, $0x3e927e4fb7789f5c
+DATA vexp_c10<>+48(SB)/8, $0x3e927e4fb7789f5c
+DATA vexp_c10<>+56(SB)/8, $0x3e927e4fb7789f5c
+GLOBL vexp_c10<>(SB), RODATA|NOPTR, $64
+DATA vexp_c11<>+0(SB)/8, $0x3e5ae64567f544e4
+DATA vexp_c11<>+8(SB)/8, $0x3e5ae64567f544e4
+DATA vexp_c11<>+16(SB)/8, $0x3e5ae64567f544e4
+DATA vexp_c11<>+24(SB)/8, $0x3e5ae64567f544e4
+DATA vexp_c11<>+32(SB)/8, $0x3e5ae64567f544e4
+DATA vexp_c11<>+40(SB)/8, $0x3e5ae64567f544e4
+DATA vexp_c11<>+48(SB)/8, $0x3e5ae64567f544e4
+DATA vexp_c11<>+56(SB)/8, $0x3e5ae64567f544e4
+GLOBL vexp_c11<>(SB), RODATA|NOPTR, $64
+DATA vexp_c12<>+0(SB)/8, $0x3e21eed8eff8d898
+DATA vexp_c12<>+8(SB)/8, $0x3e21eed8eff8d898
+DATA vexp_c12<>+16(SB)/8, $0x3e21eed8eff8d898
+DATA vexp_c12<>+24(SB)/8, $0x3e21eed8eff8d898
+DATA vexp_c12<>+32(SB)/8, $0x3e21eed8eff8d898
+DATA vexp_c12<>+40(SB)/8, $0x3e21eed8eff8d898
+DATA vexp_c12<>+48(SB)/8, $0x3e21eed8eff8d898
+DATA vexp_c12<>+56(SB)/8, $0x3e21eed8eff8d898
+GLOBL vexp_c12<>(SB), RODATA|NOPTR, $64
+
+// The macros below work on two sets of registers at once (U1, T1, N1,
+// P1 and U2, T2, N2, P2: 16 float64 lanes in Z registers, 8 in Y), their
+// instructions interleaved so that the two dependency chains overlap; LO
+// and HI hold −110 and 110.
+
+// VEXP_RANGE: clamps U (NaN stays), leaves r in U, n in N and n<<52 in T.
+#define VEXP_RANGE(U1, T1, N1, P1, U2, T2, N2, P2, LO, HI) \
+	VMAXPD U1, LO, U1 \
+	VMAXPD U2, LO, U2 \
+	VMINPD U1, HI, U1 \
+	VMINPD U2, HI, U2 \
+	VMOVUPD vexp_shift<>(SB), T1 \
+	VMOVUPD vexp_shift<>(SB), T2 \
+	VFMADD231PD vexp_log2e<>(SB), U1, T1 \
+	VFMADD231PD vexp_log2e<>(SB), U2, T2 \
+	VSUBPD vexp_shift<>(SB), T1, N1 \
+	VSUBPD vexp_shift<>(SB), T2, N2 \
+	VFNMADD231PD vexp_ln2hi<>(SB), N1, U1 \
+	VFNMADD231PD vexp_ln2hi<>(SB), N2, U2 \
+	VFNMADD231PD vexp_ln2lo<>(SB), N1, U1 \
+	VFNMADD231PD vexp_ln2lo<>(SB), N2, U2 \
+	VPSLLQ $52, T1, T1 \
+	VPSLLQ $52, T2, T2
+
+// VEXP_POLY1: P = q(r) = Σ_{k=1..12} r^(k−1)/k!, so that e^r ≈ 1 + r·q(r),
+// r in U.
+#define VEXP_POLY1(U1, P1, U2, P2) \
+	VMOVUPD vexp_c12<>(SB), P1 \
+	VMOVUPD vexp_c12<>(SB), P2 \
+	VFMADD213PD vexp_c11<>(SB), U1, P1 \
+	VFMADD213PD vexp_c11<>(SB), U2, P2 \
+	VFMADD213PD vexp_c10<>(SB), U1, P1 \
+	VFMADD213PD vexp_c10<>(SB), U2, P2 \
+	VFMADD213PD vexp_c9<>(SB), U1, P1 \
+	VFMADD213PD vexp_c9<>(SB), U2, P2 \
+	VFMADD213PD vexp_c8<>(SB), U1, P1 \
+	VFMADD213PD vexp_c8<>(SB), U2, P2 \
+	VFMADD213PD vexp_c7<>(SB), U1, P1 \
+	VFMADD213PD vexp_c7<>(SB), U2, P2 \
+	VFMADD213PD vexp_c6<>(SB), U1, P1 \
+	VFMADD213PD vexp_c6<>(SB), U2, P2 \
+	VFMADD213PD vexp_c5<>(SB), U1, P1 \
+	VFMADD213PD vexp_c5<>(SB), U2, P2 \
+	VFMADD213PD vexp_c4<>(SB), U1, P1 \
+	VFMADD213PD vexp_c4<>(SB), U2, P2 \
+	VFMADD213PD vexp_c3<>(SB), U1, P1 \
+	VFMADD213PD vexp_c3<>(SB), U2, P2 \
+	VFMADD213PD vexp_c2<>(SB), U1, P1 \
+	VFMADD213PD vexp_c2<>(SB), U2, P2 \
+	VFMADD213PD vexp_c1<>(SB), U1, P1 \
+	VFMADD213PD vexp_c1<>(SB), U2, P2
+
+// VEXPPD: P = e^U (U, T, N clobbered).
+#define VEXPPD(U1, T1, N1, P1, U2, T2, N2, P2, LO, HI) \
+	VEXP_RANGE(U1, T1, N1, P1, U2, T2, N2, P2, LO, HI) \
+	VEXP_POLY1(U1, P1, U2, P2) \
+	VFMADD213PD vexp_c0<>(SB), U1, P1 \
+	VFMADD213PD vexp_c0<>(SB), U2, P2 \
+	VPADDQ T1, P1, P1 \
+	VPADDQ T2, P2, P2
+
+// VEXPM1PD: P = e^U − 1 without cancellation near 0, as
+// 2ⁿ·(r·q(r)) + (2ⁿ − 1) (U, T, N clobbered).
+#define VEXPM1PD(U1, T1, N1, P1, U2, T2, N2, P2, LO, HI) \
+	VEXP_RANGE(U1, T1, N1, P1, U2, T2, N2, P2, LO, HI) \
+	VEXP_POLY1(U1, P1, U2, P2) \
+	VMULPD U1, P1, P1 \
+	VMULPD U2, P2, P2 \
+	VPADDQ vexp_one<>(SB), T1, T1 \
+	VPADDQ vexp_one<>(SB), T2, T2 \
+	VSUBPD vexp_one<>(SB), T1, N1 \
+	VSUBPD vexp_one<>(SB), T2, N2 \
+	VFMADD213PD N1, T1, P1 \
+	VFMADD213PD N2, T2, P2
+
+// VTANHPD: P = tanh(X) = e/(e + 2), e = e^(2X) − 1, with X's sign (so
+// tanh(−0) = −0); X is kept.
+#define VTANHPD(X1, X2, U1, T1, N1, P1, U2, T2, N2, P2, LO, HI) \
+	VADDPD X1, X1, U1 \
+	VADDPD X2, X2, U2 \
+	VEXPM1PD(U1, T1, N1, P1, U2, T2, N2, P2, LO, HI) \
+	VADDPD vexp_two<>(SB), P1, N1 \
+	VADDPD vexp_two<>(SB), P2, N2 \
+	VDIVPD N1, P1, P1 \
+	VDIVPD N2, P2, P2 \
+	VANDPD vexp_sign<>(SB), X1, N1 \
+	VANDPD vexp_sign<>(SB), X2, N2 \
+	VORPD N1, P1, P1 \
+	VORPD N2, P2, P2
+
+// VSIGMOIDPD: P = 1/(1 + e^−U) (U, T, N clobbered).
+#define VSIGMOIDPD(U1, T1, N1, P1, U2, T2, N2, P2, LO, HI) \
+	VXORPD vexp_sign<>(SB), U1, U1 \
+	VXORPD vexp_sign<>(SB), U2, U2 \
+	VEXPPD(U1, T1, N1, P1, U2, T2, N2, P2, LO, HI) \
+	VADDPD vexp_one<>(SB), P1, P1 \
+	VADDPD vexp_one<>(SB), P2, P2 \
+	VMOVUPD vexp_one<>(SB), N1 \
+	VMOVUPD vexp_one<>(SB), N2 \
+	VDIVPD P1, N1, P1 \
+	VDIVPD P2, N2, P2
+
+// Exp in float32, 16 (8) lanes at a time: x is clamped to [−104, 89]
+// (NaN passes), n = round(x·log₂e), r = x − n·ln 2 in two FMAs (ln 2 split
+// so that n·hi is exact), e^r by its Taylor polynomial of degree 7
+// (remainder below 2⁻²⁷ of the result) in FMAs, and the product with 2ⁿ
+// rounded once: VSCALEFPS in the AVX-512 kernel, two exact powers of two
+// (2^⌊n/2⌋ exactly, then 2^(n−⌊n/2⌋) with the one rounding) in the AVX2
+// one, so both give the same bits, +Inf above the float32 range and the
+// correctly rounded subnormals and 0 below it. Over all 2³² float32
+// inputs the result is within 1 ulp of float32(math.Exp(float64(x)))
+// (TestUnaryKernelsULP with -unary.exhaustive).
+DATA vexpf_min<>+0(SB)/4, $0xc2d00000
+GLOBL vexpf_min<>(SB), RODATA|NOPTR, $4
+DATA vexpf_max<>+0(SB)/4, $0x42b20000
+GLOBL vexpf_max<>(SB), RODATA|NOPTR, $4
+DATA vexpf_log2e<>+0(SB)/4, $0x3fb8aa3b
+GLOBL vexpf_log2e<>(SB), RODATA|NOPTR, $4
+DATA vexpf_ln2hi<>+0(SB)/4, $0x3f317200
+GLOBL vexpf_ln2hi<>(SB), RODATA|NOPTR, $4
+DATA vexpf_ln2lo<>+0(SB)/4, $0x35bfbe8e
+GLOBL vexpf_ln2lo<>(SB), RODATA|NOPTR, $4
+DATA vexpf_c0<>+0(SB)/4, $0x3f800000
+GLOBL vexpf_c0<>(SB), RODATA|NOPTR, $4
+DATA vexpf_c1<>+0(SB)/4, $0x3f800000
+GLOBL vexpf_c1<>(SB), RODATA|NOPTR, $4
+DATA vexpf_c2<>+0(SB)/4, $0x3f000000
+GLOBL vexpf_c2<>(SB), RODATA|NOPTR, $4
+DATA vexpf_c3<>+0(SB)/4, $0x3e2aaaab
+GLOBL vexpf_c3<>(SB), RODATA|NOPTR, $4
+DATA vexpf_c4<>+0(SB)/4, $0x3d2aaaab
+GLOBL vexpf_c4<>(SB), RODATA|NOPTR, $4
+DATA vexpf_c5<>+0(SB)/4, $0x3c088889
+GLOBL vexpf_c5<>(SB), RODATA|NOPTR, $4
+DATA vexpf_c6<>+0(SB)/4, $0x3ab60b61
+GLOBL vexpf_c6<>(SB), RODATA|NOPTR, $4
+DATA vexpf_c7<>+0(SB)/4, $0x39500d01
+GLOBL vexpf_c7<>(SB), RODATA|NOPTR, $4
+DATA vexpf_bias<>+0(SB)/4, $0x0000007f
+GLOBL vexpf_bias<>(SB), RODATA|NOPTR, $4
+
+// VEXPF_POLY(R, P): P = Σ_{k=0..7} r^k/k!, r in R (AVX-512, broadcast
+// constants).
+#define VEXPF_POLY16(R, P) \
+	VBROADCASTSS vexpf_c7<>(SB), P \
+	VFMADD213PS.BCST vexpf_c6<>(SB), R, P \
+	VFMADD213PS.BCST vexpf_c5<>(SB), R, P \
+	VFMADD213PS.BCST vexpf_c4<>(SB), R, P \
+	VFMADD213PS.BCST vexpf_c3<>(SB), R, P \
+	VFMADD213PS.BCST vexpf_c2<>(SB), R, P \
+	VFMADD213PS.BCST vexpf_c1<>(SB), R, P \
+	VFMADD213PS.BCST vexpf_c0<>(SB), R, P
+
+// func expAVX512(dst, x *float32, n int)
+// dst[i] = e^x[i] for n (a multiple of 16) elements.
+TEXT ·expAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS vexpf_min<>(SB), Z30
+	VBROADCASTSS vexpf_max<>(SB), Z31
+	SHRQ $4, CX
+	JZ   vexpf16done
+vexpf16loop:
+	VMOVUPS (SI), Z0
+	VMAXPS Z0, Z30, Z0
+	VMINPS Z0, Z31, Z0
+	VMULPS.BCST vexpf_log2e<>(SB), Z0, Z1
+	VRNDSCALEPS $0, Z1, Z1
+	VFNMADD231PS.BCST vexpf_ln2hi<>(SB), Z1, Z0
+	VFNMADD231PS.BCST vexpf_ln2lo<>(SB), Z1, Z0
+	VEXPF_POLY16(Z0, Z2)
+	VSCALEFPS Z1, Z2, Z2
+	VMOVUPS Z2, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  vexpf16loop
+vexpf16done:
+	VZEROUPPER
+	RET
+
+// func expAVX2(dst, x *float32, n int)
+// dst[i] = e^x[i] for n (a multiple of 8) elements, as expAVX512.
+TEXT ·expAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS vexpf_min<>(SB), Y14
+	VBROADCASTSS vexpf_max<>(SB), Y15
+	VBROADCASTSS vexpf_log2e<>(SB), Y13
+	VBROADCASTSS vexpf_ln2hi<>(SB), Y12
+	VBROADCASTSS vexpf_ln2lo<>(SB), Y11
+	VPBROADCASTD vexpf_bias<>(SB), Y10
+	SHRQ $3, CX
+	JZ   vexpf8done
+vexpf8loop:
+	VMOVUPS (SI), Y0
+	VMAXPS Y0, Y14, Y0
+	VMINPS Y0, Y15, Y0
+	VMULPS Y13, Y0, Y1
+	VROUNDPS $0, Y1, Y1
+	VFNMADD231PS Y12, Y1, Y0
+	VFNMADD231PS Y11, Y1, Y0
+	VBROADCASTSS vexpf_c7<>(SB), Y2
+	VBROADCASTSS vexpf_c6<>(SB), Y4
+	VFMADD213PS Y4, Y0, Y2
+	VBROADCASTSS vexpf_c5<>(SB), Y4
+	VFMADD213PS Y4, Y0, Y2
+	VBROADCASTSS vexpf_c4<>(SB), Y4
+	VFMADD213PS Y4, Y0, Y2
+	VBROADCASTSS vexpf_c3<>(SB), Y4
+	VFMADD213PS Y4, Y0, Y2
+	VBROADCASTSS vexpf_c2<>(SB), Y4
+	VFMADD213PS Y4, Y0, Y2
+	VBROADCASTSS vexpf_c1<>(SB), Y4
+	VFMADD213PS Y4, Y0, Y2
+	VBROADCASTSS vexpf_c0<>(SB), Y4
+	VFMADD213PS Y4, Y0, Y2
+	VCVTPS2DQ Y1, Y3
+	VPSRAD $1, Y3, Y4
+	VPSUBD Y4, Y3, Y3
+	VPADDD Y10, Y4, Y4
+	VPADDD Y10, Y3, Y3
+	VPSLLD $23, Y4, Y4
+	VPSLLD $23, Y3, Y3
+	VMULPS Y4, Y2, Y2
+	VMULPS Y3, Y2, Y2
+	VMOVUPS Y2, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  vexpf8loop
+vexpf8done:
+	VZEROUPPER
+	RET
+
+// func tanhAVX512(dst, x *float32, n int)
+// dst[i] = tanh(x[i]) for n (a multiple of 16) elements.
+TEXT ·tanhAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VMOVUPD vexp_min<>(SB), Z30
+	VMOVUPD vexp_max<>(SB), Z31
+	SHRQ $4, CX
+	JZ   vtanh16done
+vtanh16loop:
+	VCVTPS2PD (SI), Z0
+	VCVTPS2PD 32(SI), Z1
+	VTANHPD(Z0, Z1, Z8, Z2, Z4, Z6, Z9, Z3, Z5, Z7, Z30, Z31)
+	VCVTPD2PS Z6, Y6
+	VCVTPD2PS Z7, Y7
+	VMOVUPS Y6, (DI)
+	VMOVUPS Y7, 32(DI)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  vtanh16loop
+vtanh16done:
+	VZEROUPPER
+	RET
+
+// func tanhAVX2(dst, x *float32, n int)
+// dst[i] = tanh(x[i]) for n (a multiple of 8) elements, as tanhAVX512.
+TEXT ·tanhAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VMOVUPD vexp_min<>(SB), Y14
+	VMOVUPD vexp_max<>(SB), Y15
+	SHRQ $3, CX
+	JZ   vtanh8done
+vtanh8loop:
+	VCVTPS2PD (SI), Y0
+	VCVTPS2PD 16(SI), Y1
+	VTANHPD(Y0, Y1, Y8, Y2, Y4, Y6, Y9, Y3, Y5, Y7, Y14, Y15)
+	VCVTPD2PSY Y6, X6
+	VCVTPD2PSY Y7, X7
+	VMOVUPS X6, (DI)
+	VMOVUPS X7, 16(DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  vtanh8loop
+vtanh8done:
+	VZEROUPPER
+	RET
+
+// func sigmoidAVX512(dst, x *float32, n int)
+// dst[i] = 1/(1 + e^−x[i]) for n (a multiple of 16) elements.
+TEXT ·sigmoidAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VMOVUPD vexp_min<>(SB), Z30
+	VMOVUPD vexp_max<>(SB), Z31
+	SHRQ $4, CX
+	JZ   vsig16done
+vsig16loop:
+	VCVTPS2PD (SI), Z0
+	VCVTPS2PD 32(SI), Z1
+	VSIGMOIDPD(Z0, Z2, Z4, Z6, Z1, Z3, Z5, Z7, Z30, Z31)
+	VCVTPD2PS Z6, Y6
+	VCVTPD2PS Z7, Y7
+	VMOVUPS Y6, (DI)
+	VMOVUPS Y7, 32(DI)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  vsig16loop
+vsig16done:
+	VZEROUPPER
+	RET
+
+// func sigmoidAVX2(dst, x *float32, n int)
+// dst[i] = 1/(1 + e^−x[i]) for n (a multiple of 8) elements, as
+// sigmoidAVX512.
+TEXT ·sigmoidAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VMOVUPD vexp_min<>(SB), Y14
+	VMOVUPD vexp_max<>(SB), Y15
+	SHRQ $3, CX
+	JZ   vsig8done
+vsig8loop:
+	VCVTPS2PD (SI), Y0
+	VCVTPS2PD 16(SI), Y1
+	VSIGMOIDPD(Y0, Y2, Y4, Y6, Y1, Y3, Y5, Y7, Y14, Y15)
+	VCVTPD2PSY Y6, X6
+	VCVTPD2PSY Y7, X7
+	VMOVUPS X6, (DI)
+	VMOVUPS X7, 16(DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  vsig8loop
+vsig8done:
+	VZEROUPPER
+	RET

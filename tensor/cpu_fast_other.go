@@ -120,3 +120,10 @@ func logSoftmaxAVX2(y, x *float32, n int, m, c float32) {
 func logSoftmaxAVX512(y, x *float32, n int, m, c float32) {
 	panic("tensor: logSoftmaxAVX512 without assembly")
 }
+
+func expAVX2(dst, x *float32, n int)       { panic("tensor: expAVX2 without assembly") }
+func tanhAVX2(dst, x *float32, n int)      { panic("tensor: tanhAVX2 without assembly") }
+func sigmoidAVX2(dst, x *float32, n int)   { panic("tensor: sigmoidAVX2 without assembly") }
+func expAVX512(dst, x *float32, n int)     { panic("tensor: expAVX512 without assembly") }
+func tanhAVX512(dst, x *float32, n int)    { panic("tensor: tanhAVX512 without assembly") }
+func sigmoidAVX512(dst, x *float32, n int) { panic("tensor: sigmoidAVX512 without assembly") }

@@ -67,14 +67,24 @@ type unaryDef struct {
 	ref     func(x float32) float32
 	refGrad func(g, x float32) float32
 
-	// The CPU fast paths, each equal to fwd or grad element by element.
-	// loop is fwd over a run of elements with stride st, written out for
-	// the ops of every training step so that no call is made per element
-	// (without it the backend calls fwd per element). avx512 and avx2
-	// compute fwd over n elements, n a multiple of 16 or 8, where the
-	// processor has them (cpu_fast_amd64.s); avx512Grad and avx2Grad
-	// compute grad likewise (without y, so only for ops whose derivative
-	// does not read it).
+	// The CPU fast paths. loop is fwd over a run of elements with stride
+	// st, written out for the ops of every training step so that no call
+	// is made per element (without it the backend calls fwd per element);
+	// it equals fwd element by element. avx512 and avx2 compute fwd over n
+	// elements, n a multiple of 16 or 8, where the processor has them
+	// (cpu_fast_amd64.s); avx512Grad and avx2Grad compute grad likewise
+	// (without y, so only for ops whose derivative does not read it). In
+	// a row with ref the kernels approximate ref in float32 as fwd and
+	// grad do (cpu_fast_test.go bounds them against ref); in a row without
+	// ref (Exp, Tanh, Sigmoid) they are within 1 ulp of fwd, not always
+	// equal: Exp's work in float32 and differ from fwd by 1 ulp for about
+	// 1 input in 400 (the correctly rounded value's neighbour); Tanh's and
+	// Sigmoid's work in float64 and round once, as fwd does, and differ
+	// only where their float64 value and math's straddle a float32
+	// rounding boundary (none of the 2³² float32 inputs did when
+	// measured). unary_fast_test.go checks the bound and counts the
+	// differences. The AVX-512 and AVX2 kernels of a row give the same
+	// bits; the Go tail after them gives fwd's.
 	loop       func(d, s []float32, st int, p UnaryParams)
 	avx512     func(dst, x *float32, n int)
 	avx2       func(dst, x *float32, n int)
@@ -102,10 +112,11 @@ var unaryOps = [...]unaryDef{
 		cu:   "-x", cuGrad: "-g",
 	},
 	OpExp: {
-		name: "Exp",
-		fwd:  func(x float32, p UnaryParams) float32 { return float32(math.Exp(float64(x))) },
-		grad: func(g, x, y float32, p UnaryParams) float32 { return g * y },
-		cu:   "(float)exp(v)", cuGrad: "g * y",
+		name:   "Exp",
+		fwd:    func(x float32, p UnaryParams) float32 { return float32(math.Exp(float64(x))) },
+		grad:   func(g, x, y float32, p UnaryParams) float32 { return g * y },
+		avx512: expAVX512, avx2: expAVX2,
+		cu: "(float)exp(v)", cuGrad: "g * y",
 	},
 	OpLog: {
 		name: "Log",
@@ -140,16 +151,18 @@ var unaryOps = [...]unaryDef{
 		cu: "fabsf(x)", cuGrad: "x > 0.0f ? g : (x < 0.0f ? -g : 0.0f)",
 	},
 	OpTanh: {
-		name: "Tanh",
-		fwd:  func(x float32, p UnaryParams) float32 { return float32(math.Tanh(float64(x))) },
-		grad: func(g, x, y float32, p UnaryParams) float32 { return g * (1 - y*y) },
-		cu:   "(float)tanh(v)", cuGrad: "g * (1.0f - y * y)",
+		name:   "Tanh",
+		fwd:    func(x float32, p UnaryParams) float32 { return float32(math.Tanh(float64(x))) },
+		grad:   func(g, x, y float32, p UnaryParams) float32 { return g * (1 - y*y) },
+		avx512: tanhAVX512, avx2: tanhAVX2,
+		cu: "(float)tanh(v)", cuGrad: "g * (1.0f - y * y)",
 	},
 	OpSigmoid: {
-		name: "Sigmoid",
-		fwd:  func(x float32, p UnaryParams) float32 { return float32(1 / (1 + math.Exp(-float64(x)))) },
-		grad: func(g, x, y float32, p UnaryParams) float32 { return g * (1 - y) * y },
-		cu:   "(float)(1.0 / (1.0 + exp(-v)))", cuGrad: "g * (1.0f - y) * y",
+		name:   "Sigmoid",
+		fwd:    func(x float32, p UnaryParams) float32 { return float32(1 / (1 + math.Exp(-float64(x)))) },
+		grad:   func(g, x, y float32, p UnaryParams) float32 { return g * (1 - y) * y },
+		avx512: sigmoidAVX512, avx2: sigmoidAVX2,
+		cu: "(float)(1.0 / (1.0 + exp(-v)))", cuGrad: "g * (1.0f - y) * y",
 	},
 	OpReLU: { // NaN stays NaN
 		name: "ReLU",
