@@ -64,6 +64,8 @@ import (
 	"unsafe"
 
 	"gorgonia.org/cu"
+
+	"github.com/wickml/wick/internal/libsearch"
 )
 
 // cublasSonames are the names cuBLAS is loaded by, newest first, so that a
@@ -85,42 +87,12 @@ var cublasWheelDirs = []string{"nvidia/cublas/lib", "nvidia/cu13/lib", "nvidia/c
 // /usr/local, /usr and /opt/conda). env and home stand in for os.Getenv and
 // the home directory; glob for filepath.Glob.
 func cublasCandidates(env func(string) string, home string, glob func(string) ([]string, error)) []string {
-	var out []string
-	if f := env("WICK_CUBLAS"); f != "" {
-		out = append(out, f)
-	}
-	out = append(out, cublasSonames...)
-	var sites []string
-	for _, prefix := range []string{env("VIRTUAL_ENV"), env("CONDA_PREFIX"), filepath.Join(home, ".local"), "/usr/local", "/usr", "/opt/conda"} {
-		if prefix == "" || prefix == ".local" {
-			continue
-		}
-		for _, pat := range []string{"lib/python3*/site-packages", "lib/python3*/dist-packages", "lib/python3/dist-packages"} {
-			m, _ := glob(filepath.Join(prefix, pat))
-			sites = append(sites, m...)
-		}
-	}
-	for _, p := range filepath.SplitList(env("PYTHONPATH")) {
-		if p != "" {
-			sites = append(sites, p)
-		}
-	}
-	seen := map[string]bool{}
-	for _, site := range sites {
-		for _, so := range cublasSonames[:3] {
-			for _, dir := range cublasWheelDirs {
-				f := filepath.Join(site, dir, so)
-				if seen[f] {
-					continue
-				}
-				seen[f] = true
-				if m, _ := glob(f); len(m) > 0 {
-					out = append(out, f)
-				}
-			}
-		}
-	}
-	return out
+	return libsearch.Candidates(libsearch.Lib{
+		EnvVar:       "WICK_CUBLAS",
+		Sonames:      cublasSonames,
+		WheelSonames: cublasSonames[:3],
+		WheelDirs:    cublasWheelDirs,
+	}, env, home, glob)
 }
 
 // cuBLAS constants (cublas_api.h).

@@ -9,10 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
+	"github.com/wickml/wick/internal/libsearch"
 	"github.com/wickml/wick/tensor"
 )
 
@@ -215,40 +215,12 @@ var ncclWheelDirs = []string{"nvidia/nccl/lib", "nvidia/cu13/lib", "nvidia/cu12/
 // and /opt/conda. env, home and glob stand in for os.Getenv, the home
 // directory and filepath.Glob.
 func ncclCandidates(env func(string) string, home string, glob func(string) ([]string, error)) []string {
-	var out []string
-	if f := env("WICK_NCCL"); f != "" {
-		out = append(out, f)
-	}
-	out = append(out, ncclSonames...)
-	var sites []string
-	for _, prefix := range []string{env("VIRTUAL_ENV"), env("CONDA_PREFIX"), filepath.Join(home, ".local"), "/usr/local", "/usr", "/opt/conda"} {
-		if prefix == "" || prefix == ".local" {
-			continue
-		}
-		for _, pat := range []string{"lib/python3*/site-packages", "lib/python3*/dist-packages", "lib/python3/dist-packages"} {
-			m, _ := glob(filepath.Join(prefix, pat))
-			sites = append(sites, m...)
-		}
-	}
-	for _, p := range filepath.SplitList(env("PYTHONPATH")) {
-		if p != "" {
-			sites = append(sites, p)
-		}
-	}
-	seen := map[string]bool{}
-	for _, site := range sites {
-		for _, dir := range ncclWheelDirs {
-			f := filepath.Join(site, dir, ncclSonames[0])
-			if seen[f] {
-				continue
-			}
-			seen[f] = true
-			if m, _ := glob(f); len(m) > 0 {
-				out = append(out, f)
-			}
-		}
-	}
-	return out
+	return libsearch.Candidates(libsearch.Lib{
+		EnvVar:       "WICK_NCCL",
+		Sonames:      ncclSonames,
+		WheelSonames: ncclSonames[:1],
+		WheelDirs:    ncclWheelDirs,
+	}, env, home, glob)
 }
 
 // ncclMissing is the error when no candidate loads: tried lists each
