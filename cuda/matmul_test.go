@@ -8,35 +8,13 @@ import (
 	"testing"
 
 	"github.com/wickml/wick/tensor"
+	"github.com/wickml/wick/tensor/backendtest"
 )
 
-// matLayout returns a layout of shape [..., rows, cols] whose matrices are
-// row-major (trans false) or column-major (trans true), with a leading
-// dimension padded by pad, batch dims contiguous or broadcast (stride 0
-// where bcast[i]).
+// matLayout is backendtest.MatLayout as a view.
 func matLayout(batch []int, rows, cols int, trans bool, pad int, bcast []bool) view {
-	nd := len(batch) + 2
-	l := tensor.Layout{Shape: append(append([]int{}, batch...), rows, cols), Strides: make([]int, nd)}
-	var matSize int
-	if trans {
-		ld := rows + pad
-		l.Strides[nd-2], l.Strides[nd-1] = 1, ld
-		matSize = ld * cols
-	} else {
-		ld := cols + pad
-		l.Strides[nd-2], l.Strides[nd-1] = ld, 1
-		matSize = ld * rows
-	}
-	size := max(matSize, 1)
-	for i := len(batch) - 1; i >= 0; i-- {
-		if bcast != nil && bcast[i] {
-			l.Strides[i] = 0
-			continue
-		}
-		l.Strides[i] = size
-		size *= batch[i]
-	}
-	return view{l, size}
+	l, n := backendtest.MatLayout(batch, rows, cols, trans, pad, bcast)
+	return view{l, n}
 }
 
 // absProduct is the product of |a| and |b|: the scale of each output's

@@ -8,6 +8,16 @@ import (
 	"github.com/wickml/wick/tensor"
 )
 
+// MatLayout returns a layout of shape [..., rows, cols] whose matrices are
+// row-major (trans false) or column-major (trans true), with a leading
+// dimension padded by pad and batch dims contiguous or broadcast (stride 0
+// where bcast[i]), and the number of storage elements it spans. Backend
+// packages use it for their own product tests (cuda's TF32 products).
+func MatLayout(batch []int, rows, cols int, trans bool, pad int, bcast []bool) (tensor.Layout, int) {
+	v := matLayout(batch, rows, cols, trans, pad, bcast)
+	return v.l, v.n
+}
+
 // matLayout returns a layout of shape [..., rows, cols] whose matrices are
 // row-major (trans false) or column-major (trans true), with a leading
 // dimension padded by pad, batch dims contiguous or broadcast (stride 0
