@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/wickml/wick/internal/plugintest"
 	"github.com/wickml/wick/tensor"
 )
 
@@ -267,29 +268,7 @@ func TestZeroGeneratorFirstUseConcurrent(t *testing.T) {
 // another package: gophernotes loads every package such a type comes from
 // and warns about each generic declaration in it (math/rand/v2, sync).
 func TestGeneratorShape(t *testing.T) {
-	seen := map[reflect.Type]bool{}
-	var walk func(path string, typ reflect.Type)
-	walk = func(path string, typ reflect.Type) {
-		if seen[typ] {
-			return
-		}
-		seen[typ] = true
-		if p := typ.PkgPath(); p != "" && p != "github.com/wickml/wick/tensor" {
-			t.Errorf("%s has type %v from package %s", path, typ, p)
-			return
-		}
-		switch typ.Kind() {
-		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Chan:
-			walk(path, typ.Elem())
-		case reflect.Map:
-			walk(path, typ.Key())
-			walk(path, typ.Elem())
-		case reflect.Struct:
-			for i := range typ.NumField() {
-				f := typ.Field(i)
-				walk(path+"."+f.Name, f.Type)
-			}
-		}
+	for _, e := range plugintest.ForeignTypes("Generator", reflect.TypeFor[tensor.Generator](), "github.com/wickml/wick/tensor") {
+		t.Error(e)
 	}
-	walk("Generator", reflect.TypeFor[tensor.Generator]())
 }

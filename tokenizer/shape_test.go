@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/wickml/wick/internal/plugintest"
 	"github.com/wickml/wick/tokenizer"
 )
 
@@ -13,31 +14,14 @@ import (
 // type comes from and warns about each generic declaration in it
 // (hash/maphash and sync among them).
 func TestTypesNameNoOtherPackage(t *testing.T) {
-	seen := map[reflect.Type]bool{}
-	var walk func(path string, typ reflect.Type)
-	walk = func(path string, typ reflect.Type) {
-		if seen[typ] {
-			return
-		}
-		seen[typ] = true
-		if p := typ.PkgPath(); p != "" && p != "github.com/wickml/wick/tokenizer" {
-			t.Errorf("%s has type %v from package %s", path, typ, p)
-			return
-		}
-		switch typ.Kind() {
-		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Chan:
-			walk(path, typ.Elem())
-		case reflect.Map:
-			walk(path, typ.Key())
-			walk(path, typ.Elem())
-		case reflect.Struct:
-			for i := range typ.NumField() {
-				f := typ.Field(i)
-				walk(path+"."+f.Name, f.Type)
-			}
+	const pkg = "github.com/wickml/wick/tokenizer"
+	for name, typ := range map[string]reflect.Type{
+		"BPE":  reflect.TypeFor[tokenizer.BPE](),
+		"Char": reflect.TypeFor[tokenizer.Char](),
+		"GPT2": reflect.TypeFor[tokenizer.GPT2](),
+	} {
+		for _, e := range plugintest.ForeignTypes(name, typ, pkg) {
+			t.Error(e)
 		}
 	}
-	walk("BPE", reflect.TypeFor[tokenizer.BPE]())
-	walk("Char", reflect.TypeFor[tokenizer.Char]())
-	walk("GPT2", reflect.TypeFor[tokenizer.GPT2]())
 }

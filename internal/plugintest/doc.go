@@ -8,5 +8,6 @@
 // packages, and parse those packages to reject what gomacro cannot import:
 // exported generic declarations and exported uses of unsafe.Pointer.
 //
-// The package has no API; it exists for its tests.
+// Apart from ForeignTypes, which the public packages' own tests call, the
+// package exists for its tests.
 package plugintest
