@@ -50,7 +50,9 @@ func (l Level) String() string {
 var Detected = detect()
 
 // Use is the level the kernels run at: Detected, or the lower level that
-// WICK_CPU asks for.
+// WICK_CPU asks for. The variable is read once, when the program starts,
+// before go test records what a test reads: its cache does not see
+// WICK_CPU, so run go test with -count=1 when switching paths.
 var Use = choose(os.Getenv("WICK_CPU"), Detected, os.Stderr)
 
 // HasAVX2FMA reports whether the AVX2+FMA kernels run: the processor has
