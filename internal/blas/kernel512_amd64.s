@@ -82,18 +82,6 @@ TEXT ·sgemmKernel12x32AVX512(SB), NOSPLIT, $0-72
 	LEAQ (R10)(R8*2), R13
 	ADDQ R8, R13
 
-	// warm C's rows while the products run
-	MOVQ DX, DI
-	MOVQ $12, R14
-
-prefetch:
-	PREFETCHT0 (DI)
-	PREFETCHT0 64(DI)
-	PREFETCHT0 124(DI)
-	ADDQ SI, DI
-	DECQ R14
-	JNZ  prefetch
-
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -119,8 +107,37 @@ prefetch:
 	VPXORD Z22, Z22, Z22
 	VPXORD Z23, Z23, Z23
 
-	MOVQ CX, DI
+	// C's rows are fetched 32 depth steps before the end (the tile's 24
+	// lines fall in as few as two L1 sets when C's row stride is a
+	// multiple of 4 KiB; fetched at the start they would evict B's and
+	// A's lines from those sets for the whole loop)
 	SHRQ $2, CX
+	JZ   warm
+	CMPQ CX, $8
+	JLE  warm
+	SUBQ $8, CX
+
+early4:
+	STEP12
+	STEP12
+	STEP12
+	STEP12
+	DECQ CX
+	JNZ  early4
+	MOVQ $8, CX
+
+warm:
+	MOVQ DX, DI
+	MOVQ $12, R14
+
+prefetch:
+	PREFETCHT0 (DI)
+	PREFETCHT0 64(DI)
+	PREFETCHT0 124(DI)
+	ADDQ SI, DI
+	DECQ R14
+	JNZ  prefetch
+	TESTQ CX, CX
 	JZ   tail
 
 loop4:
@@ -132,6 +149,7 @@ loop4:
 	JNZ  loop4
 
 tail:
+	MOVQ k+0(FP), DI
 	ANDQ $3, DI
 	JZ   store
 
