@@ -1,7 +1,8 @@
 // The GELU kernels of cpu_fast_amd64.s as they were before lanes whose
 // e^(−x²/2) underflows (|x| > 13.2) stopped evaluating the exponential at
-// the clamp: there it produced subnormal intermediates, which cost a
-// microcode assist per instruction on Intel CPUs, before being masked to 0.
+// the clamp, and lanes with x ≥ 8 stopped evaluating the erfc tail: both
+// produced subnormal intermediates, which cost a microcode assist per
+// instruction on Intel CPUs, before being masked to 0 or rounded away.
 // Only gelu_prev_amd64_test.go calls them, to check that the current
 // kernels give their bits for every input; the linker drops them from
 // other binaries.
