@@ -304,11 +304,32 @@ DATA gelu_bias<>+24(SB)/4, $0x3f800000
 DATA gelu_bias<>+28(SB)/4, $0x3f800000
 GLOBL gelu_bias<>(SB), RODATA|NOPTR, $32
 
+DATA gelu_tailx<>+0(SB)/4, $0x41000000
+DATA gelu_tailx<>+4(SB)/4, $0x41000000
+DATA gelu_tailx<>+8(SB)/4, $0x41000000
+DATA gelu_tailx<>+12(SB)/4, $0x41000000
+DATA gelu_tailx<>+16(SB)/4, $0x41000000
+DATA gelu_tailx<>+20(SB)/4, $0x41000000
+DATA gelu_tailx<>+24(SB)/4, $0x41000000
+DATA gelu_tailx<>+28(SB)/4, $0x41000000
+GLOBL gelu_tailx<>(SB), RODATA|NOPTR, $32
+
 // GELU_CDF loads 8 floats from (SI) into Y0 and leaves Φ(x) in Y9 and
 // e^(−x²/2) in Y6; it clobbers Y1-Y15. The polynomials are evaluated in
 // Estrin's scheme (pairs, then squares) rather than Horner's: the kernel is
 // bound by the latency of its dependency chains, and Estrin's are about
-// half as long.
+// half as long. Lanes whose −x²/2 is below gelu_minarg (|x| > 13.2, where
+// e^(−x²/2) underflows and is masked to 0) evaluate the exponential at 0
+// rather than at the clamp: there the scaling by 2^-126 gave subnormal
+// intermediates, and each instruction that meets one costs a microcode
+// assist of about 100 cycles on Intel CPUs. For the same reason lanes with
+// x ≥ gelu_tailx (8) take e^(−x²/2)·t·B(t) as 0, rather than a value that is
+// subnormal for x in [12.95, 13.22], since 1 − half rounds to 1 either way
+// (and x·φ(x) vanishes beside Φ(x) = 1 in the derivative, which zeroes φ
+// there too). What subnormal arithmetic remains is that of Φ(x) and φ(x)
+// themselves, for x in [−13.22, −12.95]. No result changes
+// (gelu_prev_amd64_test.go compares all 2^32 inputs with the previous
+// kernels).
 #define GELU_CDF \
 	VMOVUPS (SI), Y0 \
 	VMULPS Y0, Y0, Y1 \
@@ -318,6 +339,7 @@ GLOBL gelu_bias<>(SB), RODATA|NOPTR, $32
 	VMULPS gelu_half<>(SB), Y2, Y2 \
 	VCMPPS $1, gelu_minarg<>(SB), Y1, Y3 \
 	VMAXPS gelu_minarg<>(SB), Y1, Y1 \
+	VANDNPS Y1, Y3, Y1 \
 	VMOVUPS gelu_log2e<>(SB), Y4 \
 	VFMADD213PS gelu_half<>(SB), Y1, Y4 \
 	VROUNDPS $1, Y4, Y4 \
@@ -376,7 +398,9 @@ GLOBL gelu_bias<>(SB), RODATA|NOPTR, $32
 	VMULPS Y15, Y15, Y15 \
 	VFMADD213PS Y13, Y15, Y10 \
 	VMULPS Y8, Y10, Y10 \
-	VMULPS Y6, Y10, Y10 \
+	VCMPPS $9, gelu_tailx<>(SB), Y0, Y12 \
+	VANDPS Y6, Y12, Y12 \
+	VMULPS Y12, Y10, Y10 \
 	VMULPS gelu_half<>(SB), Y10, Y10 \
 	VMOVUPS gelu_one<>(SB), Y11 \
 	VSUBPS Y10, Y11, Y11 \
@@ -415,6 +439,8 @@ TEXT ·geluGradAVX2(SB), NOSPLIT, $0-32
 	JZ   bwddone
 bwdloop:
 	GELU_CDF
+	VCMPPS $9, gelu_tailx<>(SB), Y0, Y12
+	VANDPS Y6, Y12, Y6
 	VMULPS gelu_invsqrt2pi<>(SB), Y6, Y6
 	VFMADD231PS Y0, Y6, Y9
 	VMULPS (DX), Y9, Y9
@@ -521,7 +547,9 @@ exptodone:
 // masks, and the constants above read with embedded broadcasts.
 
 // GELU_CDF16 loads 16 floats from (SI) into Z0 and leaves Φ(x) in Z9 and
-// e^(−x²/2) in Z6; it clobbers Z1-Z15 and K1-K4. See GELU_CDF.
+// e^(−x²/2) in Z6; it clobbers Z1-Z15 and K1-K4, and leaves in K2 the lanes
+// with x < 8 (or NaN). See GELU_CDF (the masked VMAXPS zeroes the
+// underflowing lanes' −x²/2).
 #define GELU_CDF16 \
 	VMOVUPS (SI), Z0 \
 	VMULPS Z0, Z0, Z1 \
@@ -529,7 +557,7 @@ exptodone:
 	VFMSUB213PS Z1, Z0, Z2 \
 	VMULPS.BCST gelu_neghalf<>(SB), Z1, Z1 \
 	VCMPPS.BCST $5, gelu_minarg<>(SB), Z1, K1 \
-	VMAXPS.BCST gelu_minarg<>(SB), Z1, Z1 \
+	VMAXPS.BCST.Z gelu_minarg<>(SB), Z1, K1, Z1 \
 	VBROADCASTSS gelu_log2e<>(SB), Z4 \
 	VFMADD213PS.BCST gelu_half<>(SB), Z1, Z4 \
 	VMULPS.BCST gelu_half<>(SB), Z2, Z2 \
@@ -589,7 +617,8 @@ exptodone:
 	VMULPS Z15, Z15, Z15 \
 	VFMADD213PS Z13, Z15, Z10 \
 	VMULPS Z8, Z10, Z10 \
-	VMULPS Z6, Z10, Z10 \
+	VCMPPS.BCST $9, gelu_tailx<>(SB), Z0, K2 \
+	VMULPS.Z Z6, Z10, K2, Z10 \
 	VMULPS.BCST gelu_half<>(SB), Z10, Z10 \
 	VBROADCASTSS gelu_one<>(SB), Z11 \
 	VSUBPS Z10, Z11, Z11 \
@@ -629,7 +658,7 @@ TEXT ·geluGradAVX512(SB), NOSPLIT, $0-32
 	JZ   bwd16done
 bwd16loop:
 	GELU_CDF16
-	VMULPS.BCST gelu_invsqrt2pi<>(SB), Z6, Z6
+	VMULPS.BCST.Z gelu_invsqrt2pi<>(SB), Z6, K2, Z6
 	VFMADD231PS Z0, Z6, Z9
 	VMULPS (DX), Z9, Z9
 	VMOVUPS Z9, (DI)

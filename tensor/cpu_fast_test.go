@@ -762,3 +762,31 @@ func BenchmarkLayerNormRows(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGELUScale runs the GELU kernels (forward and derivative) over
+// 64×256 standard normal values times s: the tails of the larger scales
+// reach the arguments where e^(−x²/2) leaves float32's normal range.
+func BenchmarkGELUScale(b *testing.B) {
+	for _, s := range []float32{1, 4, 6, 8, 12, 20} {
+		g := NewGenerator(1)
+		xs := make([]float32, 64*256)
+		gs := make([]float32, len(xs))
+		for i := range xs {
+			xs[i] = float32(g.NormFloat64()) * s
+			gs[i] = float32(g.NormFloat64())
+		}
+		y := make([]float32, len(xs))
+		b.Run(fmt.Sprintf("fwd/s=%g", s), func(b *testing.B) {
+			NoPoison(b)
+			for b.Loop() {
+				geluF32(y, xs)
+			}
+		})
+		b.Run(fmt.Sprintf("grad/s=%g", s), func(b *testing.B) {
+			NoPoison(b)
+			for b.Loop() {
+				geluGradF32(y, gs, xs)
+			}
+		})
+	}
+}
