@@ -175,7 +175,8 @@ func TestGELUTanhFastMatchesReference(t *testing.T) {
 	}
 }
 
-func BenchmarkGELUFast(b *testing.B) {
+// benchGELURows times f over 64K inputs spread over [−5, 5).
+func benchGELURows(b *testing.B, f func(y, xs []float32)) {
 	NoPoison(b)
 	xs := make([]float32, 1<<16)
 	for i := range xs {
@@ -184,25 +185,22 @@ func BenchmarkGELUFast(b *testing.B) {
 	y := make([]float32, len(xs))
 	b.SetBytes(int64(4 * len(xs)))
 	for b.Loop() {
-		geluF32(y, xs)
+		f(y, xs)
 	}
 }
 
-func BenchmarkGELUReference(b *testing.B) {
-	NoPoison(b)
-	xs := make([]float32, 1<<16)
-	for i := range xs {
-		xs[i] = float32(i%2000)/200 - 5
-	}
-	y := make([]float32, len(xs))
-	f := unaryFunc(OpGELU, UnaryParams{})
-	b.SetBytes(int64(4 * len(xs)))
-	for b.Loop() {
+// perElement is the unary op's reference applied element by element.
+func perElement(op UnaryOp) func(y, xs []float32) {
+	f := unaryFunc(op, UnaryParams{})
+	return func(y, xs []float32) {
 		for i, x := range xs {
 			y[i] = f(x)
 		}
 	}
 }
+
+func BenchmarkGELUFast(b *testing.B)      { benchGELURows(b, geluF32) }
+func BenchmarkGELUReference(b *testing.B) { benchGELURows(b, perElement(OpGELU)) }
 
 func TestExpSub(t *testing.T) {
 	forEachPath(t, func(asm string) {
@@ -644,34 +642,8 @@ func TestExpSubTo(t *testing.T) {
 	})
 }
 
-func BenchmarkGELUTanhFast(b *testing.B) {
-	NoPoison(b)
-	xs := make([]float32, 1<<16)
-	for i := range xs {
-		xs[i] = float32(i%2000)/200 - 5
-	}
-	y := make([]float32, len(xs))
-	b.SetBytes(int64(4 * len(xs)))
-	for b.Loop() {
-		geluTanhF32(y, xs)
-	}
-}
-
-func BenchmarkGELUTanhReference(b *testing.B) {
-	NoPoison(b)
-	xs := make([]float32, 1<<16)
-	for i := range xs {
-		xs[i] = float32(i%2000)/200 - 5
-	}
-	y := make([]float32, len(xs))
-	f := unaryFunc(OpGELUTanh, UnaryParams{})
-	b.SetBytes(int64(4 * len(xs)))
-	for b.Loop() {
-		for i, x := range xs {
-			y[i] = f(x)
-		}
-	}
-}
+func BenchmarkGELUTanhFast(b *testing.B)      { benchGELURows(b, geluTanhF32) }
+func BenchmarkGELUTanhReference(b *testing.B) { benchGELURows(b, perElement(OpGELUTanh)) }
 
 // TestAVX512MatchesAVX2 checks that the AVX-512 kernels give the AVX2
 // kernels' results bit for bit (they do the same operations per lane), on
