@@ -3,7 +3,6 @@
 package cuda
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -108,14 +107,4 @@ func whole(n int) tensor.Layout { return tensor.Layout{Shape: []int{n}, Strides:
 func (p pair) read(g, c tensor.Backend) (gv, cv []float32) {
 	n := p.g.Len()
 	return g.Float32s(p.g, whole(n)), c.Float32s(p.c, whole(n))
-}
-
-// view is a strided view of the given shape into a storage of size n.
-type view struct {
-	l tensor.Layout
-	n int // storage elements
-}
-
-func (v view) String() string {
-	return fmt.Sprintf("shape %v strides %v offset %d", v.l.Shape, v.l.Strides, v.l.Offset)
 }

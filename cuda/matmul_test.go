@@ -11,12 +11,6 @@ import (
 	"github.com/wickml/wick/tensor/backendtest"
 )
 
-// matLayout is backendtest.MatLayout as a view.
-func matLayout(batch []int, rows, cols int, trans bool, pad int, bcast []bool) view {
-	l, n := backendtest.MatLayout(batch, rows, cols, trans, pad, bcast)
-	return view{l, n}
-}
-
 // absProduct is the product of |a| and |b|: the scale of each output's
 // rounding error.
 func absProduct(c tensor.Backend, a, b pair, al, bl tensor.Layout, n int) []float32 {
@@ -70,51 +64,16 @@ func tf32Rel(k int) float64 {
 func TestMatMulTF32(t *testing.T) {
 	g, c := gpu(t)
 	r := newRNG(t)
-	type mm struct {
-		batch      []int
-		m, k, n    int
-		bcA, bcB   []bool
-		denseSteps bool // give a a matrix stride of 2 in both dims (no BLAS layout)
-	}
-	cases := []mm{
-		{nil, 1, 1, 1, nil, nil, false},
-		{nil, 17, 33, 9, nil, nil, false},
-		{nil, 128, 384, 256, nil, nil, false},
-		{nil, 1, 64, 50, nil, nil, false},
-		{nil, 50, 64, 1, nil, nil, false},
-		{[]int{3}, 8, 16, 8, nil, nil, false},
-		{[]int{2, 3}, 5, 7, 6, nil, []bool{true, false}, false},
-		{[]int{2, 3}, 5, 7, 6, []bool{true, true}, nil, false},
-		{[]int{4}, 6, 5, 3, nil, nil, true},
-		{nil, 4, 0, 3, nil, nil, false},
-		{[]int{0}, 4, 3, 3, nil, nil, false},
-	}
 	SetAllowTF32(true)
 	defer SetAllowTF32(false)
-	for _, cs := range cases {
-		rel := tf32Rel(cs.k)
-		for _, ta := range []bool{false, true} {
-			for _, tb := range []bool{false, true} {
-				va := matLayout(cs.batch, cs.m, cs.k, ta, r.IntN(3), cs.bcA)
-				vb := matLayout(cs.batch, cs.k, cs.n, tb, r.IntN(3), cs.bcB)
-				if cs.denseSteps {
-					nd := len(va.l.Shape)
-					va.l.Strides[nd-2] *= 2
-					va.l.Strides[nd-1] *= 2
-					for i := range nd - 2 {
-						va.l.Strides[i] *= 2
-					}
-					va.n *= 2
-				}
-				name := fmt.Sprintf("MatMul tf32 a %v × b %v", va, vb)
-				a, b := upload(g, c, randn(r, va.n)), upload(g, c, randn(r, vb.n))
-				n := numel(cs.batch) * cs.m * cs.n
-				dst := poisoned(g, c, tensor.Float32, n)
-				g.MatMul(dst.g, a.g, va.l, b.g, vb.l)
-				c.MatMul(dst.c, a.c, va.l, b.c, vb.l)
-				gv, cv := dst.read(g, c)
-				compareMatMul(t, name, gv, cv, absProduct(c, a, b, va.l, vb.l, n), rel)
-			}
-		}
+	for _, cs := range backendtest.MatMulCases(r) {
+		name := fmt.Sprintf("MatMul tf32 %v", cs)
+		a, b := upload(g, c, randn(r, cs.ASize)), upload(g, c, randn(r, cs.BSize))
+		n := numel(cs.Batch) * cs.M * cs.N
+		dst := poisoned(g, c, tensor.Float32, n)
+		g.MatMul(dst.g, a.g, cs.A, b.g, cs.B)
+		c.MatMul(dst.c, a.c, cs.A, b.c, cs.B)
+		gv, cv := dst.read(g, c)
+		compareMatMul(t, name, gv, cv, absProduct(c, a, b, cs.A, cs.B, n), tf32Rel(cs.K))
 	}
 }

@@ -3,19 +3,70 @@ package backendtest
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/wickml/wick/tensor"
 )
 
-// MatLayout returns a layout of shape [..., rows, cols] whose matrices are
-// row-major (trans false) or column-major (trans true), with a leading
-// dimension padded by pad and batch dims contiguous or broadcast (stride 0
-// where bcast[i]), and the number of storage elements it spans. Backend
-// packages use it for their own product tests (cuda's TF32 products).
-func MatLayout(batch []int, rows, cols int, trans bool, pad int, bcast []bool) (tensor.Layout, int) {
-	v := matLayout(batch, rows, cols, trans, pad, bcast)
-	return v.l, v.n
+// MatMulCase is one product of the suite's matmul cases: a [Batch..., M, K]
+// in layout A over ASize storage elements, b [Batch..., K, N] in layout B
+// over BSize.
+type MatMulCase struct {
+	Batch        []int
+	M, K, N      int
+	A, B         tensor.Layout
+	ASize, BSize int
+}
+
+// String names the case by its two layouts.
+func (c MatMulCase) String() string {
+	return fmt.Sprintf("a %v × b %v", view{c.A, c.ASize}, view{c.B, c.BSize})
+}
+
+// MatMulCases returns the products the suite checks: row- and
+// column-major operands with leading dimensions padded at random (from r),
+// batches with broadcast batch dims, an operand with doubled strides that
+// needs a dense copy first, and degenerate sizes. Backend packages use it
+// for their own product tests (cuda's TF32 products).
+func MatMulCases(r *rand.Rand) []MatMulCase {
+	type mm struct {
+		batch      []int
+		m, k, n    int
+		bcA, bcB   []bool
+		denseSteps bool // give a a matrix stride of 2 in both dims (no BLAS layout)
+	}
+	shapes := []mm{
+		{nil, 1, 1, 1, nil, nil, false},
+		{nil, 17, 33, 9, nil, nil, false},
+		{nil, 128, 384, 256, nil, nil, false},
+		{nil, 1, 64, 50, nil, nil, false},
+		{nil, 50, 64, 1, nil, nil, false},
+		{nil, 3, 2000, 5, nil, nil, false},
+		{[]int{3}, 8, 16, 8, nil, nil, false},
+		{[]int{2, 3}, 5, 7, 6, nil, []bool{true, false}, false},
+		{[]int{2, 3}, 5, 7, 6, []bool{true, true}, nil, false},
+		{[]int{4}, 6, 5, 3, nil, nil, true},
+		{nil, 4, 0, 3, nil, nil, false},
+		{[]int{0}, 4, 3, 3, nil, nil, false},
+	}
+	var out []MatMulCase
+	for _, cs := range shapes {
+		for _, ta := range []bool{false, true} {
+			for _, tb := range []bool{false, true} {
+				va := matLayout(cs.batch, cs.m, cs.k, ta, r.IntN(3), cs.bcA)
+				vb := matLayout(cs.batch, cs.k, cs.n, tb, r.IntN(3), cs.bcB)
+				if cs.denseSteps {
+					for i := range va.l.Strides {
+						va.l.Strides[i] *= 2
+					}
+					va.n *= 2
+				}
+				out = append(out, MatMulCase{cs.batch, cs.m, cs.k, cs.n, va.l, vb.l, va.n, vb.n})
+			}
+		}
+	}
+	return out
 }
 
 // matLayout returns a layout of shape [..., rows, cols] whose matrices are
@@ -74,46 +125,14 @@ func matMulRef(a, b []float32, batch, m, k, n int) (want, allowed []float64) {
 // dense copy first, and degenerate sizes, at full float32 precision.
 func testMatMul(t testing.TB, b tensor.Backend) {
 	r := NewRand(t)
-	type mm struct {
-		batch      []int
-		m, k, n    int
-		bcA, bcB   []bool
-		denseSteps bool // give a a matrix stride of 2 in both dims (no BLAS layout)
-	}
-	cases := []mm{
-		{nil, 1, 1, 1, nil, nil, false},
-		{nil, 17, 33, 9, nil, nil, false},
-		{nil, 128, 384, 256, nil, nil, false},
-		{nil, 1, 64, 50, nil, nil, false},
-		{nil, 50, 64, 1, nil, nil, false},
-		{nil, 3, 2000, 5, nil, nil, false},
-		{[]int{3}, 8, 16, 8, nil, nil, false},
-		{[]int{2, 3}, 5, 7, 6, nil, []bool{true, false}, false},
-		{[]int{2, 3}, 5, 7, 6, []bool{true, true}, nil, false},
-		{[]int{4}, 6, 5, 3, nil, nil, true},
-		{nil, 4, 0, 3, nil, nil, false},
-		{[]int{0}, 4, 3, 3, nil, nil, false},
-	}
-	for _, cs := range cases {
-		for _, ta := range []bool{false, true} {
-			for _, tb := range []bool{false, true} {
-				va := matLayout(cs.batch, cs.m, cs.k, ta, r.IntN(3), cs.bcA)
-				vb := matLayout(cs.batch, cs.k, cs.n, tb, r.IntN(3), cs.bcB)
-				if cs.denseSteps {
-					for i := range va.l.Strides {
-						va.l.Strides[i] *= 2
-					}
-					va.n *= 2
-				}
-				name := fmt.Sprintf("MatMul a %v × b %v", va, vb)
-				xa, xb := randn(r, va.n), randn(r, vb.n)
-				nb := numel(cs.batch)
-				n := nb * cs.m * cs.n
-				dst := poisoned(b, tensor.Float32, n)
-				b.MatMul(dst, b.FromFloat32s(xa), va.l, b.FromFloat32s(xb), vb.l)
-				want, allowed := matMulRef(gatherView(xa, va.l), gatherView(xb, vb.l), nb, cs.m, cs.k, cs.n)
-				checkBound(t, name, read(b, dst), want, allowed)
-			}
-		}
+	for _, cs := range MatMulCases(r) {
+		name := fmt.Sprintf("MatMul %v", cs)
+		xa, xb := randn(r, cs.ASize), randn(r, cs.BSize)
+		nb := numel(cs.Batch)
+		n := nb * cs.M * cs.N
+		dst := poisoned(b, tensor.Float32, n)
+		b.MatMul(dst, b.FromFloat32s(xa), cs.A, b.FromFloat32s(xb), cs.B)
+		want, allowed := matMulRef(gatherView(xa, cs.A), gatherView(xb, cs.B), nb, cs.M, cs.K, cs.N)
+		checkBound(t, name, read(b, dst), want, allowed)
 	}
 }
