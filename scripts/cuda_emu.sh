@@ -47,8 +47,8 @@ if [ "${CUDA_EMU_KEEP:-0}" = 1 ]; then
 else
 	trap 'rm -rf "$tmp"' EXIT
 fi
-emu=scripts/kernel_emu
-cxx=(g++ -std=c++20 -O2 -fPIC -ffp-contract=off -w -DWICK_ROWTHREADS=32)
+# shellcheck source=scripts/kernel_emu/build_driver.sh
+. scripts/kernel_emu/build_driver.sh
 
 echo "== cuda_emu: building the test binaries of packages cuda and tensor"
 mkdir -p "$tmp/lib"
@@ -56,19 +56,7 @@ go test -c -tags cuda -o "$tmp/cuda.test" ./cuda/
 go test -c -tags cuda -o "$tmp/tensor.test" ./tensor/
 
 echo "== cuda_emu: building the emulated driver and cuBLAS"
-# the kernel table: every .entry of the committed PTX
-grep -oE '\.entry [a-z0-9_]+' cuda/kernels.ptx | awk '{print "K(" $2 ")"}' >"$tmp/kernels.inc"
-"${cxx[@]}" -I"$tmp" -c "$emu/driver.cpp" -o "$tmp/driver.o"
-# a stub for every other driver symbol the binary links
-nm -D --undefined-only "$tmp/cuda.test" "$tmp/tensor.test" | awk '$2 ~ /^cu[A-Z]/ {print $2}' | sort -u >"$tmp/wanted"
-nm --defined-only -g "$tmp/driver.o" | awk '{print $3}' | sort -u >"$tmp/have"
-comm -23 "$tmp/wanted" "$tmp/have" | awk '
-	BEGIN { print "#include <stdio.h>" }
-	{ printf "int %s(void) { fputs(\"emulated CUDA driver: %s is not emulated\\n\", stderr); return 801; }\n", $1, $1 }
-' >"$tmp/stubs.c"
-gcc -O1 -fPIC -c "$tmp/stubs.c" -o "$tmp/stubs.o"
-"${cxx[@]}" -shared -Wl,-soname,libcuda.so.1 "$tmp/driver.o" "$tmp/stubs.o" -o "$tmp/lib/libcuda.so.1"
-"${cxx[@]}" -O3 -shared -Wl,-soname,libcublas.so.12 "$emu/cublas.cpp" "$tmp/lib/libcuda.so.1" -o "$tmp/lib/libcublas.so.12"
+emu_build_driver "$tmp" "$tmp/cuda.test" "$tmp/tensor.test"
 export LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # blocks and threads run in a random order (float atomics land in a
 # different order at every launch, as on a GPU); WICKEMU_SEED repeats a run

@@ -43,8 +43,8 @@ if [ "${NCCL_EMU_KEEP:-0}" = 1 ]; then
 else
 	trap 'rm -rf "$tmp"' EXIT
 fi
-emu=scripts/kernel_emu
-cxx=(g++ -std=c++20 -O2 -fPIC -ffp-contract=off -w -DWICK_ROWTHREADS=32)
+# shellcheck source=scripts/kernel_emu/build_driver.sh
+. scripts/kernel_emu/build_driver.sh
 mpirun=(mpirun)
 if mpirun --version 2>/dev/null | grep -q "Open MPI"; then mpirun+=(--allow-run-as-root --oversubscribe); fi
 
@@ -64,18 +64,7 @@ done
 echo "$needed" | grep -q libcuda.so.1 && echo "$needed" | grep -qE 'libmpi(ch)?\.so' || die "train does not link libcuda.so.1 and MPI"
 
 echo "== nccl_emu: building the emulated driver and the stand-in NCCL"
-grep -oE '\.entry [a-z0-9_]+' cuda/kernels.ptx | awk '{print "K(" $2 ")"}' >"$tmp/kernels.inc"
-"${cxx[@]}" -I"$tmp" -c "$emu/driver.cpp" -o "$tmp/driver.o"
-# a stub for every other driver symbol the binaries link
-nm -D --undefined-only "$tmp/dist.test" "$tmp/train" | awk '$2 ~ /^cu[A-Z]/ {print $2}' | sort -u >"$tmp/wanted"
-nm --defined-only -g "$tmp/driver.o" | awk '{print $3}' | sort -u >"$tmp/have"
-comm -23 "$tmp/wanted" "$tmp/have" | awk '
-	BEGIN { print "#include <stdio.h>" }
-	{ printf "int %s(void) { fputs(\"emulated CUDA driver: %s is not emulated\\n\", stderr); return 801; }\n", $1, $1 }
-' >"$tmp/stubs.c"
-gcc -O1 -fPIC -c "$tmp/stubs.c" -o "$tmp/stubs.o"
-"${cxx[@]}" -shared -Wl,-soname,libcuda.so.1 "$tmp/driver.o" "$tmp/stubs.o" -o "$tmp/lib/libcuda.so.1"
-"${cxx[@]}" -O3 -shared -Wl,-soname,libcublas.so.12 "$emu/cublas.cpp" "$tmp/lib/libcuda.so.1" -o "$tmp/lib/libcublas.so.12"
+emu_build_driver "$tmp" "$tmp/dist.test" "$tmp/train"
 # shellcheck disable=SC2046
 "${cxx[@]}" -shared -Wl,-soname,libnccl.so.2 "$emu/nccl.cpp" $(pkg-config --cflags --libs mpi) "$tmp/lib/libcuda.so.1" -o "$tmp/lib/libnccl.so.2"
 export LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
