@@ -7,9 +7,9 @@ package tensor_test
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/wickml/wick/autograd"
+	"github.com/wickml/wick/internal/cputime"
 	"github.com/wickml/wick/tensor"
 )
 
@@ -22,12 +22,6 @@ func reportFlops(b *testing.B, flops float64) {
 // reportBytes reports GB/s for bytes moved per iteration.
 func reportBytes(b *testing.B, bytes float64) {
 	b.ReportMetric(bytes*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
-}
-
-// reportCPU reports the process's CPU time per op since c0 (cpu-ns/op),
-// which a machine shared with other work disturbs less than the wall time.
-func reportCPU(b *testing.B, c0 time.Duration) {
-	b.ReportMetric(float64(tensor.ProcessCPU()-c0)/float64(b.N), "cpu-ns/op")
 }
 
 func benchMatMul(b *testing.B, x, y *tensor.Tensor) {
@@ -72,11 +66,11 @@ func BenchmarkAdd(b *testing.B) {
 	tensor.NoPoison(b)
 	tensor.ManualSeed(1)
 	x, y := tensor.Randn(1024, 1024), tensor.Randn(1024, 1024)
-	c0 := tensor.ProcessCPU()
+	c0 := cputime.Process()
 	for b.Loop() {
 		x.Add(y)
 	}
-	reportCPU(b, c0)
+	cputime.ReportPerOp(b, c0)
 	reportBytes(b, 3*4*1024*1024)
 }
 
@@ -88,11 +82,11 @@ func BenchmarkAddRelease(b *testing.B) {
 	tensor.NoPoison(b)
 	tensor.ManualSeed(1)
 	x, y := tensor.Randn(1024, 1024), tensor.Randn(1024, 1024)
-	c0 := tensor.ProcessCPU()
+	c0 := cputime.Process()
 	for b.Loop() {
 		x.Add(y).Release()
 	}
-	reportCPU(b, c0)
+	cputime.ReportPerOp(b, c0)
 	reportBytes(b, 3*4*1024*1024)
 }
 

@@ -3,6 +3,8 @@ package tensor
 import (
 	"math"
 	"testing"
+
+	"github.com/wickml/wick/internal/cputime"
 )
 
 // TestRowSumsF64 checks sumF64 and dotF64 (the AVX-512 and AVX2 kernels on
@@ -91,11 +93,11 @@ func BenchmarkSoftmaxRows(b *testing.B) {
 	}
 	x, g, y, dx := mk(rows*cols), mk(rows*cols), make([]float32, rows*cols), make([]float32, rows*cols)
 	timed := func(b *testing.B, f func()) {
-		c0 := processCPU()
+		c0 := cputime.Process()
 		for b.Loop() {
 			f()
 		}
-		b.ReportMetric(float64(processCPU()-c0)/float64(b.N), "cpu-ns/op")
+		cputime.ReportPerOp(b, c0)
 	}
 	for _, log := range []bool{false, true} {
 		name := map[bool]string{false: "softmax", true: "logsoftmax"}[log]

@@ -5,9 +5,9 @@ import (
 	"math"
 	"testing"
 
-	cpufeat "github.com/wickml/wick/internal/cpu"
-
 	"github.com/wickml/wick/internal/approx"
+	cpufeat "github.com/wickml/wick/internal/cpu"
+	"github.com/wickml/wick/internal/cputime"
 )
 
 // ulps returns how many float32 steps apart got and want are.
@@ -718,19 +718,19 @@ func BenchmarkLayerNormRows(b *testing.B) {
 		name := fmt.Sprintf("%dx%d", s.rows, s.cols)
 		b.Run("fwd/"+name, func(b *testing.B) {
 			b.SetBytes(int64(8 * n))
-			c0 := processCPU()
+			c0 := cputime.Process()
 			for b.Loop() {
 				cpu.LayerNorm(&cpuStorage{f: y}, &cpuStorage{f: mean}, &cpuStorage{f: rstd}, &cpuStorage{f: x}, &cpuStorage{f: w}, &cpuStorage{f: bias}, s.rows, s.cols, 1e-5)
 			}
-			b.ReportMetric(float64(processCPU()-c0)/float64(b.N), "cpu-ns/op")
+			cputime.ReportPerOp(b, c0)
 		})
 		b.Run("bwd/"+name, func(b *testing.B) {
 			b.SetBytes(int64(12 * n))
-			c0 := processCPU()
+			c0 := cputime.Process()
 			for b.Loop() {
 				cpu.LayerNormGrad(&cpuStorage{f: dx}, &cpuStorage{f: dw}, &cpuStorage{f: db}, &cpuStorage{f: g}, &cpuStorage{f: x}, &cpuStorage{f: mean}, &cpuStorage{f: rstd}, &cpuStorage{f: w}, s.rows, s.cols)
 			}
-			b.ReportMetric(float64(processCPU()-c0)/float64(b.N), "cpu-ns/op")
+			cputime.ReportPerOp(b, c0)
 		})
 	}
 }

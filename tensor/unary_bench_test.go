@@ -1,6 +1,10 @@
 package tensor
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/wickml/wick/internal/cputime"
+)
 
 // benchUnary times op over 1M contiguous elements drawn from N(0, 3²),
 // the output released each time, and reports the process's CPU time per
@@ -9,11 +13,11 @@ func benchUnary(b *testing.B, f func(*Tensor) *Tensor) {
 	NoPoison(b)
 	x := NewGenerator(1).Randn(1 << 20).MulScalar(3)
 	b.SetBytes(8 << 20)
-	c0 := processCPU()
+	c0 := cputime.Process()
 	for b.Loop() {
 		f(x).Release()
 	}
-	b.ReportMetric(float64(processCPU()-c0)/float64(b.N), "cpu-ns/op")
+	cputime.ReportPerOp(b, c0)
 }
 
 func BenchmarkUnaryExp1M(b *testing.B)     { benchUnary(b, (*Tensor).Exp) }
@@ -36,11 +40,11 @@ func BenchmarkUnaryKernels(b *testing.B) {
 			b.Run(u.name+"/"+path, func(b *testing.B) {
 				defer setKernelPath(path)()
 				b.SetBytes(8 * n)
-				c0 := processCPU()
+				c0 := cputime.Process()
 				for b.Loop() {
 					u.dense(y, x, UnaryParams{})
 				}
-				b.ReportMetric(float64(processCPU()-c0)/float64(b.N), "cpu-ns/op")
+				cputime.ReportPerOp(b, c0)
 			})
 		}
 	}

@@ -2,10 +2,11 @@ package blas
 
 import (
 	"fmt"
-	"github.com/wickml/wick/internal/cpu"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/wickml/wick/internal/cpu"
+	"github.com/wickml/wick/internal/cputime"
 	"github.com/wickml/wick/internal/parallel"
 )
 
@@ -67,11 +68,11 @@ func BenchmarkSgemm(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/t%d", s.name, threads), func(b *testing.B) {
 				a, lda, bm, ldb, c := s.operands()
 				flops := 2 * float64(s.m) * float64(s.n) * float64(s.k)
-				cpu0 := processCPU()
+				cpu0 := cputime.Process()
 				for b.Loop() {
 					Sgemm(s.transA, s.transB, s.m, s.n, s.k, a, lda, bm, ldb, c, s.n, false, threads)
 				}
-				if cpu := processCPU() - cpu0; threads == 1 && cpu > 0 {
+				if cpu := cputime.Process() - cpu0; threads == 1 && cpu > 0 {
 					b.ReportMetric(flops*float64(b.N)/cpu.Seconds()/1e9, "cpuGFLOP/s")
 				}
 				reportGflops(b, flops)
@@ -132,12 +133,12 @@ func BenchmarkKernel(b *testing.B) {
 			copy(ap, randSlice(r, k*mr))
 			copy(bp, randSlice(r, k*nr))
 			c := alignedFloats(mr * nr)
-			cpu0 := processCPU()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				p.kern(k, &ap[0], 1, mr, &bp[0], nr, &c[0], nr, 1)
 			}
 			flops := 2 * float64(mr*nr*k)
-			if cpu := processCPU() - cpu0; cpu > 0 {
+			if cpu := cputime.Process() - cpu0; cpu > 0 {
 				b.ReportMetric(flops*float64(b.N)/cpu.Seconds()/1e9, "cpuGFLOP/s")
 			}
 			reportGflops(b, flops)

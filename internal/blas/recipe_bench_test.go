@@ -3,6 +3,8 @@ package blas
 import (
 	"fmt"
 	"testing"
+
+	"github.com/wickml/wick/internal/cputime"
 )
 
 // recipeShapes are the products of one training step of the GPT CPU recipe
@@ -40,11 +42,11 @@ func BenchmarkRecipe(b *testing.B) {
 		b.Run(s.name, func(b *testing.B) {
 			a, lda, bm, ldb, c := s.operands()
 			flops := 2 * float64(s.m) * float64(s.n) * float64(s.k)
-			cpu0 := processCPU()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				Sgemm(s.transA, s.transB, s.m, s.n, s.k, a, lda, bm, ldb, c, s.n, false, 1)
 			}
-			if cpu := processCPU() - cpu0; cpu > 0 {
+			if cpu := cputime.Process() - cpu0; cpu > 0 {
 				b.ReportMetric(flops*float64(b.N)/cpu.Seconds()/1e9, "cpuGFLOP/s")
 				b.ReportMetric(cpu.Seconds()*1e6/float64(b.N)*float64(s.calls), "cpuµs/step")
 			}
@@ -62,7 +64,7 @@ func BenchmarkRecipe(b *testing.B) {
 			a, lda, bm, ldb, c := s.operands()
 			ops = append(ops, op{s.benchShape, s.calls, a, bm, c, lda, ldb})
 		}
-		cpu0 := processCPU()
+		cpu0 := cputime.Process()
 		for b.Loop() {
 			for _, o := range ops {
 				for range o.calls {
@@ -70,7 +72,7 @@ func BenchmarkRecipe(b *testing.B) {
 				}
 			}
 		}
-		if cpu := processCPU() - cpu0; cpu > 0 {
+		if cpu := cputime.Process() - cpu0; cpu > 0 {
 			b.ReportMetric(cpu.Seconds()*1e3/float64(b.N), "cpums/step")
 		}
 	})

@@ -1,15 +1,15 @@
 //go:build unix
 
-package blas
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU returns the CPU time (user + system) the process has used, or
-// 0 where it cannot be read.
-func processCPU() time.Duration {
+// Process returns the CPU time (user + system) the process has used, or 0
+// where it cannot be read.
+func Process() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0
