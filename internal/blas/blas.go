@@ -99,6 +99,66 @@ func Sgemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, 
 	sgemmGeneric(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, accumulate, threads)
 }
 
+// SgemmRange computes C = op(A)[:, k0:k1]·op(B)[k0:k1, :]: the terms at
+// depths [k0, k1) of the depth-k product that Sgemm(transA, transB, m, n,
+// k, a, lda, b, ldb, c, ldc, false, threads) computes, with the same
+// operands, grouped and added in the order Sgemm adds them for depth k.
+// Sgemm sums the depth in blocks, each from zero, and adds the blocks'
+// sums in turn; SgemmRange cuts its range at those blocks' bounds, so a
+// term it leaves out that is a product with a zero (and a finite factor)
+// changes nothing: such products are ±0, a sum that starts at +0 never
+// becomes -0, and adding ±0 to it is exact. Where every term outside
+// [k0, k1) is such a product, C is therefore bit for bit Sgemm's, for work
+// proportional to k1-k0 (the causal attention of internal callers skips
+// the masked part of its products this way). Products that Sgemm computes
+// as dot products (see gemv.go), whose sums do not follow the depth in
+// order, are computed over the whole depth.
+//
+// SgemmRange panics if k0 < 0, k1 < k0 or k1 > k, and as Sgemm does for
+// the depth-k product.
+func SgemmRange(transA, transB bool, m, n, k, k0, k1 int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, threads int) {
+	if k0 < 0 || k1 < k0 || k1 > k {
+		panic(fmt.Sprintf("blas: SgemmRange: depths [%d, %d) are not within [0, %d)", k0, k1, k))
+	}
+	if m < 0 || n < 0 {
+		panic(fmt.Sprintf("blas: SgemmRange: negative size m=%d n=%d", m, n))
+	}
+	if m == 0 || n == 0 {
+		return
+	}
+	checkMatrix("C", false, m, n, c, ldc)
+	checkMatrix("A", transA, m, k, a, lda)
+	checkMatrix("B", transB, k, n, b, ldb)
+	if active != nil && transB && !transA && m <= gemvMaxRows {
+		Sgemm(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, false, threads)
+		return
+	}
+	if k1 == k0 {
+		for i := range m {
+			clear(c[i*ldc : i*ldc+n])
+		}
+		return
+	}
+	// the depth of Sgemm's blocks for depth k: gemmPacked's balanced
+	// blocks; the pure-Go fallback adds every term straight into C, so any
+	// cut leaves its sums as they are
+	kc := k
+	if active != nil {
+		kc = ceilDiv(k, ceilDiv(k, active.kc))
+	}
+	for p0 := k0 / kc * kc; p0 < k1; p0 += kc {
+		lo, hi := max(p0, k0), min(p0+kc, k1)
+		ao, bo := lo, lo*ldb // op(A)'s column lo, op(B)'s row lo
+		if transA {
+			ao = lo * lda
+		}
+		if transB {
+			bo = lo
+		}
+		Sgemm(transA, transB, m, n, hi-lo, a[ao:], lda, b[bo:], ldb, c, ldc, lo > k0, threads)
+	}
+}
+
 // sgemmGeneric is the pure-Go fallback: gemmRef over row blocks of C.
 func sgemmGeneric(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool, threads int) {
 	if !accumulate {

@@ -575,3 +575,87 @@ func TestSgemmOneThreadAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestSgemmRange checks SgemmRange against Sgemm bit for bit on products
+// whose terms outside the range are products with zeros (op(A)'s columns
+// or op(B)'s rows there zeroed, the other factor random, so that some of
+// the dropped terms are -0), with every path of testPaths, each also with
+// small blocks so that ranges cut through several depth blocks, and the
+// pure-Go fallback.
+func TestSgemmRange(t *testing.T) {
+	r := newRand(t)
+	saved := active
+	defer func() { active = saved }()
+	paths := []*path{nil}
+	for _, p := range testPaths(t) {
+		paths = append(paths, p, smallBlocks(p))
+	}
+	for _, p := range paths {
+		active = p
+		name := "generic"
+		if p != nil {
+			name = p.name
+		}
+		for i := range 60 {
+			g := randomCase(r, 300)
+			g.acc = false
+			if i%8 == 0 { // the dot-product path
+				g.transA, g.transB, g.m, g.lda, g.ldb = false, true, 1+r.IntN(gemvMaxRows), g.k, g.k
+			}
+			k0 := r.IntN(g.k + 1)
+			k1 := k0 + r.IntN(g.k-k0+1)
+			switch r.IntN(4) {
+			case 0:
+				k0 = 0
+			case 1:
+				k1 = g.k
+			}
+			a, b, c := g.operands(r)
+			zeroA := r.IntN(2) == 0
+			for p := range g.k {
+				if p >= k0 && p < k1 {
+					continue
+				}
+				if zeroA {
+					for i := range g.m {
+						if g.transA {
+							a[p*g.lda+i] = 0
+						} else {
+							a[i*g.lda+p] = 0
+						}
+					}
+				} else {
+					for j := range g.n {
+						if g.transB {
+							b[j*g.ldb+p] = 0
+						} else {
+							b[p*g.ldb+j] = 0
+						}
+					}
+				}
+			}
+			want := append([]float32(nil), c...)
+			Sgemm(g.transA, g.transB, g.m, g.n, g.k, a, g.lda, b, g.ldb, want, g.ldc, false, g.threads)
+			SgemmRange(g.transA, g.transB, g.m, g.n, g.k, k0, k1, a, g.lda, b, g.ldb, c, g.ldc, g.threads)
+			for x := range c {
+				if math.Float32bits(c[x]) != math.Float32bits(want[x]) {
+					t.Fatalf("%s %v, depths [%d, %d): C[%d][%d] = %v, Sgemm gives %v", name, g, k0, k1, x/g.ldc, x%g.ldc, c[x], want[x])
+				}
+			}
+		}
+	}
+}
+
+func TestSgemmRangePanics(t *testing.T) {
+	a, b, c := make([]float32, 6), make([]float32, 6), make([]float32, 4)
+	for _, r := range [][2]int{{-1, 2}, {2, 1}, {0, 4}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("depths [%d, %d) of 3: no panic", r[0], r[1])
+				}
+			}()
+			SgemmRange(false, false, 2, 2, 3, r[0], r[1], a, 3, b, 2, c, 2, 1)
+		}()
+	}
+}
