@@ -1,6 +1,8 @@
 package tensor
 
 import (
+	"iter"
+
 	"github.com/wickml/wick/internal/blas"
 	"github.com/wickml/wick/internal/parallel"
 )
@@ -15,11 +17,13 @@ import (
 //	backward: dV = Pᵀ·dY, dP = dY·Vᵀ, dS = P⊙(dP − rowsum(dP⊙P))·scale,
 //	          dQ = dS·K, dK = dSᵀ·Q
 //
-// Causal attention cuts each head's rows into blocks (causalBlockEnd) and
-// gives each block only the part of the products the mask keeps: rows
-// [i0, i1) of S and dP take the columns [0, i1), of Y and dQ the depth
-// [0, i1); rows [j0, j1) of dV and dK take the depth [j0, T) (row j needs
-// i ≥ j only). That skips about half the work of full T×T products, and
+// Causal attention cuts each head's T positions into blocks
+// (causalBlocks) and gives the products only what the mask keeps: S and dP
+// column block by column block, the columns [j0, j1) over the rows
+// [j0, T) that may see them; Y and dQ row block by row block, the rows
+// [i0, i1) over the depth [0, i1); dV and dK row block by row block, the
+// rows [j0, j1) over the depth [j0, T) (row j of Pᵀ and dSᵀ is zero
+// before j). That skips about half the work of full T×T products, and
 // changes no bit of y, p or the gradient for finite inputs: what is left
 // out is either cleared afterwards (S and dP above the diagonal) or
 // products with the exact zeros of P and dS above it, and
@@ -27,9 +31,9 @@ import (
 //
 // The exception is a non-finite value at a masked position: an Inf or NaN
 // in V's row j (or, in the backward pass, in dY's, Q's or K's) multiplied
-// by the zeros of the rows that may not see it gave NaN in those rows, as
-// in PyTorch's masked attention written out (nanoGPT's non-flash path).
-// Now it reaches only the masked rows of its own block; the rows of
+// by the zeros of the rows that may not see it gave NaN in all of those
+// rows, as in PyTorch's masked attention written out (nanoGPT's non-flash
+// path). Now it reaches only those of them in its own block; the rows of
 // earlier blocks keep the values that the mask defines. Causality is the
 // contract (row i depends on positions ≤ i only), and the rows at and
 // after the position are non-finite either way, so a loss over all rows
@@ -54,43 +58,65 @@ func (cpuBackend) Attention(y, p, qkv Storage, b, t, nh, hs int, causal bool) {
 				blas.Sgemm(false, false, t, hs, t, pr, t, v, 3*c, yh, c, false, 1)
 				continue
 			}
-			// rows [i0, i1) see the keys [0, i1)
-			for i0, i1 := 0, causalBlockEnd(0, t); i0 < t; i0, i1 = i1, causalBlockEnd(i1, t) {
-				pb := pr[i0*t:]
-				blas.Sgemm(false, true, i1-i0, i1, hs, q[i0*3*c:], 3*c, k, 3*c, pb, t, false, 1)
-				for i := i0; i < i1; i++ {
-					row := pr[i*t : (i+1)*t]
-					softmaxRowScaled(row[:i+1], scale)
-					clear(row[i+1:])
-				}
-				blas.SgemmRange(false, false, i1-i0, hs, t, 0, i1, pb, t, v, 3*c, yh[i0*c:], c, 1)
+			// the keys [j0, j1) are seen by the queries [j0, T)
+			for j0, j1 := range causalBlocks(t) {
+				blas.Sgemm(false, true, t-j0, j1-j0, hs, q[j0*3*c:], 3*c, k[j0*3*c:], 3*c, pr[j0*t+j0:], t, false, 1)
+			}
+			for i := range t {
+				row := pr[i*t : (i+1)*t]
+				softmaxRowScaled(row[:i+1], scale)
+				clear(row[i+1:])
+			}
+			// the rows [i0, i1) of P are zero from the column i1 on
+			for i0, i1 := range causalBlocks(t) {
+				blas.SgemmRange(false, false, i1-i0, hs, t, 0, i1, pr[i0*t:], t, v, 3*c, yh[i0*c:], c, 1)
 			}
 		}
 	})
 }
 
-// causalBlockEnd returns the end of the causal attention's block of rows
-// that starts at row i0 of t: causalBlock rows, or the rest of them when
-// fewer than causalBlock/2 would be left after it. The rows of a block
-// take every product over the columns, or to the depth, of the block's
-// last row, so the products skip most of the masked triangle at a few
-// more sgemm calls per head.
+// causalBlocks yields the blocks [i0, i1) into which causal attention cuts
+// T positions: causalBlockRows(T) positions each, the last one taking the
+// rest when fewer than half a block would be left after it.
 //
-// A block of 4 rows or fewer would send Sgemm's products by a transposed
-// operand down its dot-product path, whose sums round differently from the
-// full product's: with causalBlock ≥ 10 only t ≤ 4 makes such a block,
-// and then the full product does too.
-func causalBlockEnd(i0, t int) int {
-	i1 := i0 + causalBlock
-	if t-i1 < causalBlock/2 {
-		return t
+// A product of 4 rows or fewer by a transposed operand would go down
+// Sgemm's dot-product path, whose sums round differently from the full
+// product's: with blocks of at least 10 only T ≤ 4 gives one, and then the
+// full product does too.
+func causalBlocks(t int) iter.Seq2[int, int] {
+	n := causalBlockRows(t)
+	return func(yield func(int, int) bool) {
+		for i0 := 0; i0 < t; {
+			i1 := i0 + n
+			if t-i1 < n/2 {
+				i1 = t
+			}
+			if !yield(i0, i1) {
+				return
+			}
+			i0 = i1
+		}
 	}
-	return i1
 }
 
-// causalBlock is the number of rows per block of the causal attention
-// (see causalBlockEnd); tests and benchmarks change it.
-var causalBlock = 16
+// causalBlockRows returns the block of causal attention for T positions
+// (causalBlockTest when set): T/10 rounded up to a multiple of 32, from 32
+// to 96. Each block costs its products a call of sgemm (about 1 µs), and
+// the blocks on the diagonal compute a triangle that is then cleared or
+// multiplies zeros; the rule is the best of 8 to 256 measured at T = 64,
+// 256, 512 and 1024 on the AVX-512 and AVX2 paths (docs/perf.md). Multiples
+// of 32 make the column blocks of S and dP whole tiles of either path
+// (32 and 16 columns) and 96 rows whole tiles (12 and 6 rows).
+func causalBlockRows(t int) int {
+	if causalBlockTest > 0 {
+		return causalBlockTest
+	}
+	return min(96, max(32, (t/10+31)/32*32))
+}
+
+// causalBlockTest, when positive, is the block of causal attention
+// whatever T; tests and benchmarks set it.
+var causalBlockTest int
 
 // softmaxRowScaled replaces row by softmax(row·scale) (the product rounded
 // to float32 first, as a separate multiply would), with the vector kernels
@@ -128,21 +154,23 @@ func (cpuBackend) AttentionGrad(dqkv, dy, p, qkv Storage, b, t, nh, hs int, caus
 				blas.Sgemm(true, false, t, hs, t, dp, t, q, 3*c, dk, 3*c, false, 1)
 				continue
 			}
-			// rows [i0, i1) of dP and dS cover the columns [0, i1), and
-			// dQ's rows sum over them; rows [j0, j1) of dV and dK sum over
-			// the rows [j0, t) of P and dS
-			for i0, i1 := 0, causalBlockEnd(0, t); i0 < t; i0, i1 = i1, causalBlockEnd(i1, t) {
-				db := dp[i0*t:]
-				blas.Sgemm(false, true, i1-i0, i1, hs, g[i0*c:], c, v, 3*c, db, t, false, 1)
+			// the columns [j0, j1) of dP over the rows [j0, T)
+			for j0, j1 := range causalBlocks(t) {
+				blas.Sgemm(false, true, t-j0, j1-j0, hs, g[j0*c:], c, v[j0*3*c:], 3*c, dp[j0*t+j0:], t, false, 1)
+			}
+			// dS in the rows [i0, i1) over the columns [0, i1) (cleared
+			// above the diagonal), over which dQ's rows sum; the rows of dV
+			// over the rows [i0, T) of P, and of dK once dS is whole
+			for i0, i1 := range causalBlocks(t) {
 				for i := i0; i < i1; i++ {
 					drow := dp[i*t : i*t+i1]
 					softmaxGradRow(drow[:i+1], pr[i*t:i*t+i+1], scale)
 					clear(drow[i+1:])
 				}
-				blas.SgemmRange(false, false, i1-i0, hs, t, 0, i1, db, t, k, 3*c, dq[i0*3*c:], 3*c, 1)
+				blas.SgemmRange(false, false, i1-i0, hs, t, 0, i1, dp[i0*t:], t, k, 3*c, dq[i0*3*c:], 3*c, 1)
+				blas.SgemmRange(true, false, i1-i0, hs, t, i0, t, pr[i0:], t, g, c, dv[i0*3*c:], 3*c, 1)
 			}
-			for j0, j1 := 0, causalBlockEnd(0, t); j0 < t; j0, j1 = j1, causalBlockEnd(j1, t) {
-				blas.SgemmRange(true, false, j1-j0, hs, t, j0, t, pr[j0:], t, g, c, dv[j0*3*c:], 3*c, 1)
+			for j0, j1 := range causalBlocks(t) {
 				blas.SgemmRange(true, false, j1-j0, hs, t, j0, t, dp[j0:], t, q, 3*c, dk[j0*3*c:], 3*c, 1)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/wickml/wick/internal/blas"
+	"github.com/wickml/wick/internal/cputime"
 	"github.com/wickml/wick/internal/parallel"
 )
 
@@ -120,23 +121,23 @@ func attnSameBits(what string, got, want []float32) error {
 // attention, whose causal path computes only the blocks of its products
 // that the mask keeps, gives the bits of the full products (attentionFull,
 // attentionGradFull) in y, p and the gradient of qkv: causal and not, on
-// ragged lengths, with several block sizes, and with lengths past
-// internal/blas's depth blocks (256 or more), where the skipped depth must
-// not regroup the sums. The inputs are finite: a non-finite value at a
+// ragged lengths, with the blocks of causalBlockRows and others, and with
+// lengths past internal/blas's depth blocks (256 or more), where the
+// skipped depth must not regroup the sums. The inputs are finite: a non-finite value at a
 // masked position is the one case the two differ (see
 // TestAttentionCausalMaskedNonFinite). Some inputs are exact zeros and
 // one case has scores large enough that probabilities underflow to 0
 // below the diagonal.
 func TestAttentionCausalBlocksBitIdentical(t *testing.T) {
-	defer func(n int) { causalBlock = n }(causalBlock)
+	defer func(n int) { causalBlockTest = n }(causalBlockTest)
 	r := rand.New(rand.NewPCG(11, 12))
 	cases := []attnCase{
 		{1, 1, 1, 1}, {2, 1, 2, 3}, {1, 4, 2, 5}, {2, 5, 3, 4}, {1, 17, 2, 7},
 		{2, 63, 2, 16}, {2, 64, 4, 32}, {1, 65, 3, 8}, {1, 130, 2, 12},
-		{1, 256, 2, 32}, {1, 300, 1, 16}, {1, 531, 1, 8},
+		{1, 256, 2, 32}, {1, 300, 1, 16}, {1, 531, 1, 8}, {1, 1024, 1, 4},
 	}
-	for _, blk := range []int{10, 16, 32, 48} {
-		causalBlock = blk
+	for _, blk := range []int{0, 10, 16, 48} { // 0: causalBlockRows's rule
+		causalBlockTest = blk
 		for ci, s := range cases {
 			for _, causal := range []bool{true, false} {
 				c := s.nh * s.hs
@@ -173,8 +174,8 @@ func TestAttentionCausalBlocksBitIdentical(t *testing.T) {
 // row of the blocks before j's as if row j held zeros (y, p and dQ), and
 // rows j and after non-finite.
 func TestAttentionCausalMaskedNonFinite(t *testing.T) {
-	defer func(n int) { causalBlock = n }(causalBlock)
-	causalBlock = 16
+	defer func(n int) { causalBlockTest = n }(causalBlockTest)
+	causalBlockTest = 16
 	s := attnCase{1, 64, 1, 8}
 	const j = 40 // in the block [32, 48)
 	r := rand.New(rand.NewPCG(5, 6))
@@ -215,6 +216,46 @@ func TestAttentionCausalMaskedNonFinite(t *testing.T) {
 	for i := j; i < s.t; i++ {
 		if y := got.y[i*s.hs]; !math.IsNaN(float64(y)) && !math.IsInf(float64(y), 0) {
 			t.Errorf("y[%d][0] = %v, want non-finite (row %d sees the Inf of row %d)", i, y, i, j)
+		}
+	}
+}
+
+// BenchmarkAttentionKernels times the CPU backend's causal Attention and
+// AttentionGrad together, at the CPU recipe's shape (B=12, T=64, 4 heads of
+// 32) and GPT-2's (B=1, T=1024, 12 heads of 64), blocked as the backend
+// runs them and as full products (attentionFull, attentionGradFull), with
+// the CPU time per op beside the wall time. Run with -cpu 1 for one
+// thread.
+func BenchmarkAttentionKernels(b *testing.B) {
+	for _, s := range []struct {
+		name string
+		attnCase
+	}{{"recipe", attnCase{12, 64, 4, 32}}, {"gpt2", attnCase{1, 1024, 12, 64}}} {
+		r := rand.New(rand.NewPCG(1, 2))
+		c := s.nh * s.hs
+		qkv, dy := make([]float32, s.b*s.t*3*c), make([]float32, s.b*s.t*c)
+		for i := range qkv {
+			qkv[i] = float32(r.NormFloat64())
+		}
+		for i := range dy {
+			dy[i] = float32(r.NormFloat64())
+		}
+		y, p, dx := make([]float32, len(dy)), make([]float32, s.b*s.nh*s.t*s.t), make([]float32, len(qkv))
+		st := func(x []float32) Storage { return &cpuStorage{f: x} }
+		for _, impl := range []string{"full", "blocked"} {
+			b.Run(s.name+"/"+impl, func(b *testing.B) {
+				c0 := cputime.Process()
+				for b.Loop() {
+					if impl == "full" {
+						attentionFull(y, p, qkv, s.b, s.t, s.nh, s.hs, true)
+						attentionGradFull(dx, dy, p, qkv, s.b, s.t, s.nh, s.hs, true)
+					} else {
+						cpuBackend{}.Attention(st(y), st(p), st(qkv), s.b, s.t, s.nh, s.hs, true)
+						cpuBackend{}.AttentionGrad(st(dx), st(dy), st(p), st(qkv), s.b, s.t, s.nh, s.hs, true)
+					}
+				}
+				cputime.ReportPerOp(b, c0)
+			})
 		}
 	}
 }
