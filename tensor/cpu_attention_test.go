@@ -243,7 +243,7 @@ func BenchmarkAttentionKernels(b *testing.B) {
 		y, p, dx := make([]float32, len(dy)), make([]float32, s.b*s.nh*s.t*s.t), make([]float32, len(qkv))
 		st := func(x []float32) Storage { return &cpuStorage{f: x} }
 		for _, impl := range []string{"full", "blocked"} {
-			b.Run(s.name+"/"+impl, func(b *testing.B) {
+			b.Run("shape="+s.name+"/impl="+impl, func(b *testing.B) {
 				c0 := cputime.Process()
 				for b.Loop() {
 					if impl == "full" {
