@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/wickml/wick/internal/blas"
 	"github.com/wickml/wick/internal/cputime"
@@ -220,42 +221,79 @@ func TestAttentionCausalMaskedNonFinite(t *testing.T) {
 	}
 }
 
+// attnBenchCases are the shapes of BenchmarkAttentionKernels: the CPU
+// recipe's (B=12, T=64, 4 heads of 32) and GPT-2's (B=1, T=1024, 12 heads
+// of 64).
+var attnBenchCases = []struct {
+	name string
+	attnCase
+}{{"recipe", attnCase{12, 64, 4, 32}}, {"gpt2", attnCase{1, 1024, 12, 64}}}
+
+// attnBenchRunner returns a function that runs the causal Attention and
+// AttentionGrad once on random inputs of shape s, blocked as the backend
+// runs them (full false) or as full products (attentionFull,
+// attentionGradFull).
+func attnBenchRunner(s attnCase) func(full bool) {
+	r := rand.New(rand.NewPCG(1, 2))
+	c := s.nh * s.hs
+	qkv, dy := make([]float32, s.b*s.t*3*c), make([]float32, s.b*s.t*c)
+	for i := range qkv {
+		qkv[i] = float32(r.NormFloat64())
+	}
+	for i := range dy {
+		dy[i] = float32(r.NormFloat64())
+	}
+	y, p, dx := make([]float32, len(dy)), make([]float32, s.b*s.nh*s.t*s.t), make([]float32, len(qkv))
+	st := func(x []float32) Storage { return &cpuStorage{f: x} }
+	return func(full bool) {
+		if full {
+			attentionFull(y, p, qkv, s.b, s.t, s.nh, s.hs, true)
+			attentionGradFull(dx, dy, p, qkv, s.b, s.t, s.nh, s.hs, true)
+			return
+		}
+		cpuBackend{}.Attention(st(y), st(p), st(qkv), s.b, s.t, s.nh, s.hs, true)
+		cpuBackend{}.AttentionGrad(st(dx), st(dy), st(p), st(qkv), s.b, s.t, s.nh, s.hs, true)
+	}
+}
+
 // BenchmarkAttentionKernels times the CPU backend's causal Attention and
-// AttentionGrad together, at the CPU recipe's shape (B=12, T=64, 4 heads of
-// 32) and GPT-2's (B=1, T=1024, 12 heads of 64), blocked as the backend
-// runs them and as full products (attentionFull, attentionGradFull), with
-// the CPU time per op beside the wall time. Run with -cpu 1 for one
-// thread.
+// AttentionGrad together on attnBenchCases, blocked as the backend runs
+// them and as full products, with the CPU time per op beside the wall
+// time. Run with -cpu 1 for one thread.
 func BenchmarkAttentionKernels(b *testing.B) {
-	for _, s := range []struct {
-		name string
-		attnCase
-	}{{"recipe", attnCase{12, 64, 4, 32}}, {"gpt2", attnCase{1, 1024, 12, 64}}} {
-		r := rand.New(rand.NewPCG(1, 2))
-		c := s.nh * s.hs
-		qkv, dy := make([]float32, s.b*s.t*3*c), make([]float32, s.b*s.t*c)
-		for i := range qkv {
-			qkv[i] = float32(r.NormFloat64())
-		}
-		for i := range dy {
-			dy[i] = float32(r.NormFloat64())
-		}
-		y, p, dx := make([]float32, len(dy)), make([]float32, s.b*s.nh*s.t*s.t), make([]float32, len(qkv))
-		st := func(x []float32) Storage { return &cpuStorage{f: x} }
+	for _, s := range attnBenchCases {
+		run := attnBenchRunner(s.attnCase)
 		for _, impl := range []string{"full", "blocked"} {
 			b.Run("shape="+s.name+"/impl="+impl, func(b *testing.B) {
 				c0 := cputime.Process()
 				for b.Loop() {
-					if impl == "full" {
-						attentionFull(y, p, qkv, s.b, s.t, s.nh, s.hs, true)
-						attentionGradFull(dx, dy, p, qkv, s.b, s.t, s.nh, s.hs, true)
-					} else {
-						cpuBackend{}.Attention(st(y), st(p), st(qkv), s.b, s.t, s.nh, s.hs, true)
-						cpuBackend{}.AttentionGrad(st(dx), st(dy), st(p), st(qkv), s.b, s.t, s.nh, s.hs, true)
-					}
+					run(impl == "full")
 				}
 				cputime.ReportPerOp(b, c0)
 			})
 		}
+	}
+}
+
+// BenchmarkAttentionKernelsPaired is BenchmarkAttentionKernels with the
+// two alternating op by op, so that load from other processes falls on
+// both alike: it reports the CPU time per op of each (full-cpu-ns/op,
+// blocked-cpu-ns/op) and their ratio (blocked/full).
+func BenchmarkAttentionKernelsPaired(b *testing.B) {
+	for _, s := range attnBenchCases {
+		run := attnBenchRunner(s.attnCase)
+		b.Run("shape="+s.name, func(b *testing.B) {
+			var full, blocked time.Duration
+			for b.Loop() {
+				c0 := cputime.Process()
+				run(true)
+				c1 := cputime.Process()
+				run(false)
+				full, blocked = full+c1-c0, blocked+cputime.Process()-c1
+			}
+			b.ReportMetric(float64(full)/float64(b.N), "full-cpu-ns/op")
+			b.ReportMetric(float64(blocked)/float64(b.N), "blocked-cpu-ns/op")
+			b.ReportMetric(float64(blocked)/float64(full), "blocked/full")
+		})
 	}
 }
