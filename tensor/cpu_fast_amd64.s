@@ -115,9 +115,9 @@ DATA gelu_ah5<>+28(SB)/4, $0xb995523a
 GLOBL gelu_ah5<>(SB), RODATA|NOPTR, $32
 
 
-// GELU_CDF loads 8 floats from (SI) into Y0 and leaves Φ(x) in Y9,
-// e^(−x²/2) in Y6 and in Y12 the lanes with x < gelu_tailx (or NaN); it
-// clobbers Y1-Y15. Lanes whose −x²/2 is below gelu_minarg (|x| > 13.2,
+// Φ(x) and e^(−x²/2) of 8 floats x in Y0, in four parts: GELU_Z, then
+// GELU_EXP, GELU_ERFC and GELU_ERF as the lanes need them (see geluAVX2).
+// Lanes whose −x²/2 is below gelu_minarg (|x| > 13.2,
 // where e^(−x²/2) underflows and is masked to 0) evaluate the exponential
 // at 0 rather than at the clamp: there the scaling by 2^-126 gave
 // subnormal intermediates, and each instruction that meets one costs a
@@ -147,8 +147,17 @@ GLOBL gelu_ah5<>(SB), RODATA|NOPTR, $32
 //   - NaN lanes leave the clamp of −x²/2 out: their e is NaN (it was NaN
 //     after the correction before), and the NaN that reaches Φ, x·Φ and
 //     the derivative is still that of t·B(t), |x| quieted.
-#define GELU_CDF \
-	VMOVUPS (SI), Y0 \
+// GELU_Z leaves z = |x|/√2 in Y7, x/√2 in Y10, in Y1 the lanes that take
+// the erfc approximation (z ≥ 1, or NaN) and in AX their sign bits.
+#define GELU_Z \
+	VMULPS gelu_invsqrt2<>(SB), Y0, Y10 \
+	VANDPS gelu_absmask<>(SB), Y10, Y7 \
+	VCMPPS $5, gelu_one<>(SB), Y7, Y1 \
+	VMOVMSKPS Y1, AX
+
+// GELU_EXP leaves e^(−x²/2) in Y6 (0 where it underflows); it clobbers
+// Y1-Y5, Y8 and Y11.
+#define GELU_EXP \
 	VMULPS Y0, Y0, Y1 \
 	VMOVAPS Y0, Y2 \
 	VFMSUB213PS Y1, Y0, Y2 \
@@ -161,23 +170,55 @@ GLOBL gelu_ah5<>(SB), RODATA|NOPTR, $32
 	VMULPS gelu_half<>(SB), Y2, Y2 \
 	VFNMADD231PS gelu_c1<>(SB), Y4, Y1 \
 	VFNMADD231PS gelu_c2<>(SB), Y4, Y1 \
-	VMULPS Y1, Y1, Y7 \
+	VMULPS Y1, Y1, Y5 \
 	VMOVUPS gelu_p0<>(SB), Y6 \
 	VFMADD213PS gelu_p1<>(SB), Y1, Y6 \
-	VMOVUPS gelu_p2<>(SB), Y5 \
-	VFMADD213PS gelu_p3<>(SB), Y1, Y5 \
-	VMOVUPS gelu_p4<>(SB), Y8 \
-	VFMADD213PS gelu_p5<>(SB), Y1, Y8 \
-	VFMADD213PS Y5, Y7, Y6 \
-	VFMADD213PS Y8, Y7, Y6 \
-	VFMADD213PS Y1, Y7, Y6 \
+	VMOVUPS gelu_p2<>(SB), Y8 \
+	VFMADD213PS gelu_p3<>(SB), Y1, Y8 \
+	VMOVUPS gelu_p4<>(SB), Y11 \
+	VFMADD213PS gelu_p5<>(SB), Y1, Y11 \
+	VFMADD213PS Y8, Y5, Y6 \
+	VFMADD213PS Y11, Y5, Y6 \
+	VFMADD213PS Y1, Y5, Y6 \
 	VADDPS gelu_magic<>(SB), Y4, Y4 \
 	VPSLLD $23, Y4, Y4 \
 	VFMADD213PS Y4, Y4, Y6 \
 	VFNMADD231PS Y2, Y6, Y6 \
-	VANDNPS Y6, Y3, Y6 \
-	VMULPS gelu_invsqrt2<>(SB), Y0, Y10 \
-	VANDPS gelu_absmask<>(SB), Y10, Y7 \
+	VANDNPS Y6, Y3, Y6
+
+// GELU_ERFC leaves Φ(x) of the erfc approximation in Y11 and the lanes
+// with x < gelu_tailx (or NaN) in Y12, from z in Y7 and e^(−x²/2) in Y6;
+// it clobbers Y2-Y5, Y8 and Y13-Y15.
+#define GELU_ERFC \
+	VMOVUPS gelu_one<>(SB), Y8 \
+	VFMADD231PS gelu_half<>(SB), Y7, Y8 \
+	VMOVUPS gelu_one<>(SB), Y2 \
+	VDIVPS Y8, Y2, Y8 \
+	VMULPS Y8, Y8, Y15 \
+	VMOVUPS gelu_b7<>(SB), Y2 \
+	VFMADD213PS gelu_b6<>(SB), Y8, Y2 \
+	VMOVUPS gelu_b5<>(SB), Y3 \
+	VFMADD213PS gelu_b4<>(SB), Y8, Y3 \
+	VMOVUPS gelu_b3<>(SB), Y13 \
+	VFMADD213PS gelu_b2<>(SB), Y8, Y13 \
+	VMOVUPS gelu_b1<>(SB), Y14 \
+	VFMADD213PS gelu_b0<>(SB), Y8, Y14 \
+	VFMADD213PS Y3, Y15, Y2 \
+	VFMADD213PS Y14, Y15, Y13 \
+	VMULPS Y15, Y15, Y15 \
+	VFMADD213PS Y13, Y15, Y2 \
+	VMULPS Y8, Y2, Y2 \
+	VCMPPS $9, gelu_tailx<>(SB), Y0, Y12 \
+	VANDPS Y12, Y2, Y2 \
+	VMULPS Y6, Y2, Y2 \
+	VMULPS gelu_half<>(SB), Y2, Y2 \
+	VMOVUPS gelu_one<>(SB), Y11 \
+	VSUBPS Y2, Y11, Y11 \
+	VBLENDVPS Y0, Y2, Y11, Y11
+
+// GELU_ERF leaves Φ(x) of the erf approximation in Y9, from x/√2 in Y10;
+// it clobbers Y8 and Y13-Y15.
+#define GELU_ERF \
 	VMULPS Y10, Y10, Y8 \
 	VMULPS Y8, Y8, Y15 \
 	VMOVUPS gelu_ah5<>(SB), Y9 \
@@ -189,37 +230,14 @@ GLOBL gelu_ah5<>(SB), RODATA|NOPTR, $32
 	VFMADD213PS Y13, Y15, Y9 \
 	VFMADD213PS Y14, Y15, Y9 \
 	VMULPS Y10, Y9, Y9 \
-	VADDPS gelu_half<>(SB), Y9, Y9 \
-	VMOVUPS gelu_one<>(SB), Y8 \
-	VFMADD231PS gelu_half<>(SB), Y7, Y8 \
-	VMOVUPS gelu_one<>(SB), Y10 \
-	VDIVPS Y8, Y10, Y8 \
-	VMULPS Y8, Y8, Y15 \
-	VMOVUPS gelu_b7<>(SB), Y10 \
-	VFMADD213PS gelu_b6<>(SB), Y8, Y10 \
-	VMOVUPS gelu_b5<>(SB), Y11 \
-	VFMADD213PS gelu_b4<>(SB), Y8, Y11 \
-	VMOVUPS gelu_b3<>(SB), Y13 \
-	VFMADD213PS gelu_b2<>(SB), Y8, Y13 \
-	VMOVUPS gelu_b1<>(SB), Y14 \
-	VFMADD213PS gelu_b0<>(SB), Y8, Y14 \
-	VFMADD213PS Y11, Y15, Y10 \
-	VFMADD213PS Y14, Y15, Y13 \
-	VMULPS Y15, Y15, Y15 \
-	VFMADD213PS Y13, Y15, Y10 \
-	VMULPS Y8, Y10, Y10 \
-	VCMPPS $9, gelu_tailx<>(SB), Y0, Y12 \
-	VANDPS Y12, Y10, Y10 \
-	VMULPS Y6, Y10, Y10 \
-	VMULPS gelu_half<>(SB), Y10, Y10 \
-	VMOVUPS gelu_one<>(SB), Y11 \
-	VSUBPS Y10, Y11, Y11 \
-	VBLENDVPS Y0, Y10, Y11, Y11 \
-	VCMPPS $1, gelu_one<>(SB), Y7, Y1 \
-	VBLENDVPS Y1, Y9, Y11, Y9
+	VADDPS gelu_half<>(SB), Y9, Y9
 
 // func geluAVX2(dst, x *float32, n int)
-// dst[i] = x[i]·Φ(x[i]) for n (a multiple of 8) elements.
+// dst[i] = x[i]·Φ(x[i]) for n (a multiple of 8) elements. A vector whose
+// lanes all have |x| < √2 (most of them where activations are small, as in
+// a freshly initialised network) needs neither the exponential nor the
+// erfc approximation; one whose lanes all have |x| ≥ √2 skips the erf
+// polynomial and the blend.
 TEXT ·geluAVX2(SB), NOSPLIT, $0-24
 	MOVQ dst+0(FP), DI
 	MOVQ x+8(FP), SI
@@ -227,7 +245,18 @@ TEXT ·geluAVX2(SB), NOSPLIT, $0-24
 	SHRQ $3, CX
 	JZ   fwddone
 fwdloop:
-	GELU_CDF
+	VMOVUPS (SI), Y0
+	GELU_Z
+	TESTL AX, AX
+	JZ   fwdsmall
+	GELU_EXP
+	GELU_ERFC
+	CMPL AX, $0xff
+	JEQ  fwdlarge
+	GELU_ERF
+	VCMPPS $5, gelu_one<>(SB), Y7, Y1
+	VBLENDVPS Y1, Y11, Y9, Y9
+fwdstore:
 	VMULPS Y0, Y9, Y9
 	VMOVUPS Y9, (DI)
 	ADDQ $32, SI
@@ -237,9 +266,17 @@ fwdloop:
 fwddone:
 	VZEROUPPER
 	RET
+fwdlarge:
+	VMOVAPS Y11, Y9
+	JMP  fwdstore
+fwdsmall:
+	GELU_ERF
+	JMP  fwdstore
 
 // func geluGradAVX2(dst, gr, x *float32, n int)
-// dst[i] = gr[i]·(Φ(x[i]) + x[i]·φ(x[i])) for n (a multiple of 8) elements.
+// dst[i] = gr[i]·(Φ(x[i]) + x[i]·φ(x[i])) for n (a multiple of 8) elements,
+// with geluAVX2's choice of approximations per vector (where all lanes have
+// |x| < √2, all are below gelu_tailx too).
 TEXT ·geluGradAVX2(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
 	MOVQ gr+8(FP), DX
@@ -248,8 +285,19 @@ TEXT ·geluGradAVX2(SB), NOSPLIT, $0-32
 	SHRQ $3, CX
 	JZ   bwddone
 bwdloop:
-	GELU_CDF
+	VMOVUPS (SI), Y0
+	GELU_Z
+	GELU_EXP
+	TESTL AX, AX
+	JZ   bwdsmall
+	GELU_ERFC
 	VANDPS Y6, Y12, Y6
+	CMPL AX, $0xff
+	JEQ  bwdlarge
+	GELU_ERF
+	VCMPPS $5, gelu_one<>(SB), Y7, Y1
+	VBLENDVPS Y1, Y11, Y9, Y9
+bwdstore:
 	VMULPS gelu_invsqrt2pi<>(SB), Y6, Y6
 	VFMADD231PS Y0, Y6, Y9
 	VMULPS (DX), Y9, Y9
@@ -262,6 +310,12 @@ bwdloop:
 bwddone:
 	VZEROUPPER
 	RET
+bwdlarge:
+	VMOVAPS Y11, Y9
+	JMP  bwdstore
+bwdsmall:
+	GELU_ERF
+	JMP  bwdstore
 
 // func maxAVX2(x *float32, n int) float32
 // The largest of n (a positive multiple of 8) elements, or NaN if one is NaN.
@@ -355,12 +409,19 @@ exptodone:
 // bit for bit), with opmask registers where the AVX2 code blends on vector
 // masks, and the constants above read with embedded broadcasts.
 
-// GELU_CDF16 loads 16 floats from (SI) into Z0 and leaves Φ(x) in Z9 and
-// e^(−x²/2) in Z6; it clobbers Z1-Z15 and K1-K4, and leaves in K2 the lanes
-// with x < 8 (or NaN). See GELU_CDF (the zero-masked FMA and product give
-// the underflowing lanes n = 0 and −x²/2 = 0).
-#define GELU_CDF16 \
-	VMOVUPS (SI), Z0 \
+// GELU_Z16, GELU_EXP16, GELU_ERFC16 and GELU_ERF16 are GELU_Z, GELU_EXP,
+// GELU_ERFC and GELU_ERF on 16 lanes, with the same registers (Z for Y),
+// opmasks where those blend (GELU_Z16's lanes in K4 and AX, the tail lanes
+// in K2) and the constants read with embedded broadcasts. GELU_EXP16's
+// zero-masked FMA and product give the underflowing lanes n = 0 and
+// −x²/2 = 0; it clobbers K1, GELU_ERFC16 K2 and K3.
+#define GELU_Z16 \
+	VMULPS.BCST gelu_invsqrt2<>(SB), Z0, Z10 \
+	VANDPS.BCST gelu_absmask<>(SB), Z10, Z7 \
+	VCMPPS.BCST $5, gelu_one<>(SB), Z7, K4 \
+	KMOVW K4, AX
+
+#define GELU_EXP16 \
 	VMULPS Z0, Z0, Z1 \
 	VMOVAPS Z0, Z2 \
 	VFMSUB213PS Z1, Z0, Z2 \
@@ -372,23 +433,50 @@ exptodone:
 	VMULPS.BCST gelu_half<>(SB), Z2, Z2 \
 	VFNMADD231PS.BCST gelu_c1<>(SB), Z4, Z1 \
 	VFNMADD231PS.BCST gelu_c2<>(SB), Z4, Z1 \
-	VMULPS Z1, Z1, Z7 \
+	VMULPS Z1, Z1, Z5 \
 	VBROADCASTSS gelu_p0<>(SB), Z6 \
 	VFMADD213PS.BCST gelu_p1<>(SB), Z1, Z6 \
-	VBROADCASTSS gelu_p2<>(SB), Z5 \
-	VFMADD213PS.BCST gelu_p3<>(SB), Z1, Z5 \
-	VBROADCASTSS gelu_p4<>(SB), Z8 \
-	VFMADD213PS.BCST gelu_p5<>(SB), Z1, Z8 \
-	VFMADD213PS Z5, Z7, Z6 \
-	VFMADD213PS Z8, Z7, Z6 \
-	VFMADD213PS Z1, Z7, Z6 \
+	VBROADCASTSS gelu_p2<>(SB), Z8 \
+	VFMADD213PS.BCST gelu_p3<>(SB), Z1, Z8 \
+	VBROADCASTSS gelu_p4<>(SB), Z11 \
+	VFMADD213PS.BCST gelu_p5<>(SB), Z1, Z11 \
+	VFMADD213PS Z8, Z5, Z6 \
+	VFMADD213PS Z11, Z5, Z6 \
+	VFMADD213PS Z1, Z5, Z6 \
 	VADDPS.BCST gelu_magic<>(SB), Z4, Z4 \
 	VPSLLD $23, Z4, Z4 \
 	VFMADD213PS Z4, Z4, Z6 \
 	VFNMADD231PS Z2, Z6, Z6 \
-	VMOVAPS.Z Z6, K1, Z6 \
-	VMULPS.BCST gelu_invsqrt2<>(SB), Z0, Z10 \
-	VANDPS.BCST gelu_absmask<>(SB), Z10, Z7 \
+	VMOVAPS.Z Z6, K1, Z6
+
+#define GELU_ERFC16 \
+	VBROADCASTSS gelu_one<>(SB), Z8 \
+	VFMADD231PS.BCST gelu_half<>(SB), Z7, Z8 \
+	VBROADCASTSS gelu_one<>(SB), Z2 \
+	VDIVPS Z8, Z2, Z8 \
+	VMULPS Z8, Z8, Z15 \
+	VBROADCASTSS gelu_b7<>(SB), Z2 \
+	VFMADD213PS.BCST gelu_b6<>(SB), Z8, Z2 \
+	VBROADCASTSS gelu_b5<>(SB), Z3 \
+	VFMADD213PS.BCST gelu_b4<>(SB), Z8, Z3 \
+	VBROADCASTSS gelu_b3<>(SB), Z13 \
+	VFMADD213PS.BCST gelu_b2<>(SB), Z8, Z13 \
+	VBROADCASTSS gelu_b1<>(SB), Z14 \
+	VFMADD213PS.BCST gelu_b0<>(SB), Z8, Z14 \
+	VFMADD213PS Z3, Z15, Z2 \
+	VFMADD213PS Z14, Z15, Z13 \
+	VMULPS Z15, Z15, Z15 \
+	VFMADD213PS Z13, Z15, Z2 \
+	VCMPPS.BCST $9, gelu_tailx<>(SB), Z0, K2 \
+	VMULPS.Z Z8, Z2, K2, Z2 \
+	VMULPS Z6, Z2, Z2 \
+	VMULPS.BCST gelu_half<>(SB), Z2, Z2 \
+	VBROADCASTSS gelu_one<>(SB), Z11 \
+	VSUBPS Z2, Z11, Z11 \
+	VPMOVD2M Z0, K3 \
+	VMOVAPS Z2, K3, Z11
+
+#define GELU_ERF16 \
 	VMULPS Z10, Z10, Z8 \
 	VMULPS Z8, Z8, Z15 \
 	VBROADCASTSS gelu_ah5<>(SB), Z9 \
@@ -400,37 +488,11 @@ exptodone:
 	VFMADD213PS Z13, Z15, Z9 \
 	VFMADD213PS Z14, Z15, Z9 \
 	VMULPS Z10, Z9, Z9 \
-	VADDPS.BCST gelu_half<>(SB), Z9, Z9 \
-	VBROADCASTSS gelu_one<>(SB), Z8 \
-	VFMADD231PS.BCST gelu_half<>(SB), Z7, Z8 \
-	VBROADCASTSS gelu_one<>(SB), Z10 \
-	VDIVPS Z8, Z10, Z8 \
-	VMULPS Z8, Z8, Z15 \
-	VBROADCASTSS gelu_b7<>(SB), Z10 \
-	VFMADD213PS.BCST gelu_b6<>(SB), Z8, Z10 \
-	VBROADCASTSS gelu_b5<>(SB), Z11 \
-	VFMADD213PS.BCST gelu_b4<>(SB), Z8, Z11 \
-	VBROADCASTSS gelu_b3<>(SB), Z13 \
-	VFMADD213PS.BCST gelu_b2<>(SB), Z8, Z13 \
-	VBROADCASTSS gelu_b1<>(SB), Z14 \
-	VFMADD213PS.BCST gelu_b0<>(SB), Z8, Z14 \
-	VFMADD213PS Z11, Z15, Z10 \
-	VFMADD213PS Z14, Z15, Z13 \
-	VMULPS Z15, Z15, Z15 \
-	VFMADD213PS Z13, Z15, Z10 \
-	VCMPPS.BCST $9, gelu_tailx<>(SB), Z0, K2 \
-	VMULPS.Z Z8, Z10, K2, Z10 \
-	VMULPS Z6, Z10, Z10 \
-	VMULPS.BCST gelu_half<>(SB), Z10, Z10 \
-	VBROADCASTSS gelu_one<>(SB), Z11 \
-	VSUBPS Z10, Z11, Z11 \
-	VPMOVD2M Z0, K3 \
-	VMOVAPS Z10, K3, Z11 \
-	VCMPPS.BCST $5, gelu_one<>(SB), Z7, K4 \
-	VMOVAPS Z11, K4, Z9
+	VADDPS.BCST gelu_half<>(SB), Z9, Z9
 
 // func geluAVX512(dst, x *float32, n int)
-// dst[i] = x[i]·Φ(x[i]) for n (a multiple of 16) elements.
+// dst[i] = x[i]·Φ(x[i]) for n (a multiple of 16) elements, choosing the
+// approximations per vector as geluAVX2 does.
 TEXT ·geluAVX512(SB), NOSPLIT, $0-24
 	MOVQ dst+0(FP), DI
 	MOVQ x+8(FP), SI
@@ -438,7 +500,17 @@ TEXT ·geluAVX512(SB), NOSPLIT, $0-24
 	SHRQ $4, CX
 	JZ   fwd16done
 fwd16loop:
-	GELU_CDF16
+	VMOVUPS (SI), Z0
+	GELU_Z16
+	TESTL AX, AX
+	JZ   fwd16small
+	GELU_EXP16
+	GELU_ERFC16
+	CMPL AX, $0xffff
+	JEQ  fwd16large
+	GELU_ERF16
+	VMOVAPS Z11, K4, Z9
+fwd16store:
 	VMULPS Z0, Z9, Z9
 	VMOVUPS Z9, (DI)
 	ADDQ $64, SI
@@ -448,9 +520,16 @@ fwd16loop:
 fwd16done:
 	VZEROUPPER
 	RET
+fwd16large:
+	VMOVAPS Z11, Z9
+	JMP  fwd16store
+fwd16small:
+	GELU_ERF16
+	JMP  fwd16store
 
 // func geluGradAVX512(dst, gr, x *float32, n int)
-// dst[i] = gr[i]·(Φ(x[i]) + x[i]·φ(x[i])) for n (a multiple of 16) elements.
+// dst[i] = gr[i]·(Φ(x[i]) + x[i]·φ(x[i])) for n (a multiple of 16) elements,
+// as geluGradAVX2 does.
 TEXT ·geluGradAVX512(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
 	MOVQ gr+8(FP), DX
@@ -459,8 +538,19 @@ TEXT ·geluGradAVX512(SB), NOSPLIT, $0-32
 	SHRQ $4, CX
 	JZ   bwd16done
 bwd16loop:
-	GELU_CDF16
-	VMULPS.BCST.Z gelu_invsqrt2pi<>(SB), Z6, K2, Z6
+	VMOVUPS (SI), Z0
+	GELU_Z16
+	GELU_EXP16
+	TESTL AX, AX
+	JZ   bwd16small
+	GELU_ERFC16
+	VMOVAPS.Z Z6, K2, Z6
+	CMPL AX, $0xffff
+	JEQ  bwd16large
+	GELU_ERF16
+	VMOVAPS Z11, K4, Z9
+bwd16store:
+	VMULPS.BCST gelu_invsqrt2pi<>(SB), Z6, Z6
 	VFMADD231PS Z0, Z6, Z9
 	VMULPS (DX), Z9, Z9
 	VMOVUPS Z9, (DI)
@@ -472,6 +562,12 @@ bwd16loop:
 bwd16done:
 	VZEROUPPER
 	RET
+bwd16large:
+	VMOVAPS Z11, Z9
+	JMP  bwd16store
+bwd16small:
+	GELU_ERF16
+	JMP  bwd16store
 
 // func expSubToAVX512(dst, x *float32, n int, m float32) (sum float32)
 // expSubToAVX2 for n (a multiple of 16) elements: each dst[i] is the AVX2
