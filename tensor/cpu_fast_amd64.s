@@ -186,6 +186,34 @@ GLOBL gelu_ah5<>(SB), RODATA|NOPTR, $32
 	VFNMADD231PS Y2, Y6, Y6 \
 	VANDNPS Y6, Y3, Y6
 
+// GELU_EXPSMALL is GELU_EXP for vectors whose lanes all have |x| < √2,
+// where e^(−x²/2) cannot underflow.
+#define GELU_EXPSMALL \
+	VMULPS Y0, Y0, Y1 \
+	VMOVAPS Y0, Y2 \
+	VFMSUB213PS Y1, Y0, Y2 \
+	VMOVUPS gelu_nhlog2e<>(SB), Y4 \
+	VFMADD213PS gelu_half<>(SB), Y1, Y4 \
+	VROUNDPS $1, Y4, Y4 \
+	VMULPS gelu_neghalf<>(SB), Y1, Y1 \
+	VMULPS gelu_half<>(SB), Y2, Y2 \
+	VFNMADD231PS gelu_c1<>(SB), Y4, Y1 \
+	VFNMADD231PS gelu_c2<>(SB), Y4, Y1 \
+	VMULPS Y1, Y1, Y5 \
+	VMOVUPS gelu_p0<>(SB), Y6 \
+	VFMADD213PS gelu_p1<>(SB), Y1, Y6 \
+	VMOVUPS gelu_p2<>(SB), Y8 \
+	VFMADD213PS gelu_p3<>(SB), Y1, Y8 \
+	VMOVUPS gelu_p4<>(SB), Y11 \
+	VFMADD213PS gelu_p5<>(SB), Y1, Y11 \
+	VFMADD213PS Y8, Y5, Y6 \
+	VFMADD213PS Y11, Y5, Y6 \
+	VFMADD213PS Y1, Y5, Y6 \
+	VADDPS gelu_magic<>(SB), Y4, Y4 \
+	VPSLLD $23, Y4, Y4 \
+	VFMADD213PS Y4, Y4, Y6 \
+	VFNMADD231PS Y2, Y6, Y6
+
 // GELU_ERFC leaves Φ(x) of the erfc approximation in Y11 and the lanes
 // with x < gelu_tailx (or NaN) in Y12, from z in Y7 and e^(−x²/2) in Y6;
 // it clobbers Y2-Y5, Y8 and Y13-Y15.
@@ -287,9 +315,9 @@ TEXT ·geluGradAVX2(SB), NOSPLIT, $0-32
 bwdloop:
 	VMOVUPS (SI), Y0
 	GELU_Z
-	GELU_EXP
 	TESTL AX, AX
 	JZ   bwdsmall
+	GELU_EXP
 	GELU_ERFC
 	VANDPS Y6, Y12, Y6
 	CMPL AX, $0xff
@@ -314,6 +342,7 @@ bwdlarge:
 	VMOVAPS Y11, Y9
 	JMP  bwdstore
 bwdsmall:
+	GELU_EXPSMALL
 	GELU_ERF
 	JMP  bwdstore
 
@@ -449,6 +478,33 @@ exptodone:
 	VFNMADD231PS Z2, Z6, Z6 \
 	VMOVAPS.Z Z6, K1, Z6
 
+// GELU_EXPSMALL16 is GELU_EXPSMALL on 16 lanes.
+#define GELU_EXPSMALL16 \
+	VMULPS Z0, Z0, Z1 \
+	VMOVAPS Z0, Z2 \
+	VFMSUB213PS Z1, Z0, Z2 \
+	VBROADCASTSS gelu_nhlog2e<>(SB), Z4 \
+	VFMADD213PS.BCST gelu_half<>(SB), Z1, Z4 \
+	VRNDSCALEPS $1, Z4, Z4 \
+	VMULPS.BCST gelu_neghalf<>(SB), Z1, Z1 \
+	VMULPS.BCST gelu_half<>(SB), Z2, Z2 \
+	VFNMADD231PS.BCST gelu_c1<>(SB), Z4, Z1 \
+	VFNMADD231PS.BCST gelu_c2<>(SB), Z4, Z1 \
+	VMULPS Z1, Z1, Z5 \
+	VBROADCASTSS gelu_p0<>(SB), Z6 \
+	VFMADD213PS.BCST gelu_p1<>(SB), Z1, Z6 \
+	VBROADCASTSS gelu_p2<>(SB), Z8 \
+	VFMADD213PS.BCST gelu_p3<>(SB), Z1, Z8 \
+	VBROADCASTSS gelu_p4<>(SB), Z11 \
+	VFMADD213PS.BCST gelu_p5<>(SB), Z1, Z11 \
+	VFMADD213PS Z8, Z5, Z6 \
+	VFMADD213PS Z11, Z5, Z6 \
+	VFMADD213PS Z1, Z5, Z6 \
+	VADDPS.BCST gelu_magic<>(SB), Z4, Z4 \
+	VPSLLD $23, Z4, Z4 \
+	VFMADD213PS Z4, Z4, Z6 \
+	VFNMADD231PS Z2, Z6, Z6
+
 #define GELU_ERFC16 \
 	VBROADCASTSS gelu_one<>(SB), Z8 \
 	VFMADD231PS.BCST gelu_half<>(SB), Z7, Z8 \
@@ -540,9 +596,9 @@ TEXT ·geluGradAVX512(SB), NOSPLIT, $0-32
 bwd16loop:
 	VMOVUPS (SI), Z0
 	GELU_Z16
-	GELU_EXP16
 	TESTL AX, AX
 	JZ   bwd16small
+	GELU_EXP16
 	GELU_ERFC16
 	VMOVAPS.Z Z6, K2, Z6
 	CMPL AX, $0xffff
@@ -566,6 +622,7 @@ bwd16large:
 	VMOVAPS Z11, Z9
 	JMP  bwd16store
 bwd16small:
+	GELU_EXPSMALL16
 	GELU_ERF16
 	JMP  bwd16store
 
