@@ -27,7 +27,7 @@ DATA gelu_tailx<>+24(SB)/4, $0x41000000
 DATA gelu_tailx<>+28(SB)/4, $0x41000000
 GLOBL gelu_tailx<>(SB), RODATA|NOPTR, $32
 
-// The constants of GELU_CDF and GELU_CDF16 that the previous kernels
+// The constants of the GELU parts below that the previous kernels
 // (gelu_prev_amd64.s) do not use: −2·gelu_minarg (the bound on x² past
 // which e^(−x²/2) underflows), −log2(e)/2, 2^23 + 127 (whose low bits,
 // after adding an integer n in [−126, 0], are the biased exponent of 2^n)
@@ -117,9 +117,9 @@ GLOBL gelu_ah5<>(SB), RODATA|NOPTR, $32
 
 // Φ(x) and e^(−x²/2) of 8 floats x in Y0, in four parts: GELU_Z, then
 // GELU_EXP, GELU_ERFC and GELU_ERF as the lanes need them (see geluAVX2).
-// Lanes whose −x²/2 is below gelu_minarg (|x| > 13.2,
-// where e^(−x²/2) underflows and is masked to 0) evaluate the exponential
-// at 0 rather than at the clamp: there the scaling by 2^-126 gave
+// Lanes whose −x²/2 is below gelu_minarg (|x| > 13.2, where e^(−x²/2)
+// underflows and is masked to 0) evaluate the exponential at 0 rather than
+// at the clamp: there the scaling by 2^-126 gave
 // subnormal intermediates, and each instruction that meets one costs a
 // microcode assist of about 100 cycles on Intel CPUs. For the same reason
 // lanes with x ≥ gelu_tailx (8) take e^(−x²/2)·t·B(t) as 0, rather than a
@@ -128,10 +128,11 @@ GLOBL gelu_ah5<>(SB), RODATA|NOPTR, $32
 // which zeroes φ there too). What subnormal arithmetic remains is that of
 // Φ(x) and φ(x) themselves, for x in [−13.22, −12.95].
 //
-// The kernel is bound by the latency of its longest chain (x², the
-// exponential, its correction, the product with t·B(t), the blends) and by
-// the number of instructions, so the exponential comes first and takes the
-// shortest path; each rewrite below gives the bits of the plain formula,
+// The kernels are bound by their number of instructions more than by the
+// latency of their chains (two vectors interleaved per iteration measured
+// no faster on AVX-512), so a vector runs only the parts its lanes need,
+// and the parts take few instructions; each rewrite below gives the bits
+// of the plain formula,
 // since a scaling by a power of 2 commutes with rounding (outside the
 // subnormal range) and gelu_prev_amd64_test.go compares all 2^32 inputs
 // with the previous kernels:
@@ -147,6 +148,7 @@ GLOBL gelu_ah5<>(SB), RODATA|NOPTR, $32
 //   - NaN lanes leave the clamp of −x²/2 out: their e is NaN (it was NaN
 //     after the correction before), and the NaN that reaches Φ, x·Φ and
 //     the derivative is still that of t·B(t), |x| quieted.
+
 // GELU_Z leaves z = |x|/√2 in Y7, x/√2 in Y10, in Y1 the lanes that take
 // the erfc approximation (z ≥ 1, or NaN) and in AX their sign bits.
 #define GELU_Z \
