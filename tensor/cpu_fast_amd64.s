@@ -27,102 +27,247 @@ DATA gelu_tailx<>+24(SB)/4, $0x41000000
 DATA gelu_tailx<>+28(SB)/4, $0x41000000
 GLOBL gelu_tailx<>(SB), RODATA|NOPTR, $32
 
-// GELU_CDF loads 8 floats from (SI) into Y0 and leaves Φ(x) in Y9 and
-// e^(−x²/2) in Y6; it clobbers Y1-Y15. The polynomials are evaluated in
-// Estrin's scheme (pairs, then squares) rather than Horner's: the kernel is
-// bound by the latency of its dependency chains, and Estrin's are about
-// half as long. Lanes whose −x²/2 is below gelu_minarg (|x| > 13.2, where
-// e^(−x²/2) underflows and is masked to 0) evaluate the exponential at 0
-// rather than at the clamp: there the scaling by 2^-126 gave subnormal
-// intermediates, and each instruction that meets one costs a microcode
-// assist of about 100 cycles on Intel CPUs. For the same reason lanes with
-// x ≥ gelu_tailx (8) take e^(−x²/2)·t·B(t) as 0, rather than a value that is
-// subnormal for x in [12.95, 13.22], since 1 − half rounds to 1 either way
-// (and x·φ(x) vanishes beside Φ(x) = 1 in the derivative, which zeroes φ
-// there too). What subnormal arithmetic remains is that of Φ(x) and φ(x)
-// themselves, for x in [−13.22, −12.95]. No result changes
-// (gelu_prev_amd64_test.go compares all 2^32 inputs with the previous
-// kernels).
-#define GELU_CDF \
-	VMOVUPS (SI), Y0 \
+// The constants of the GELU parts below that the previous kernels
+// (gelu_prev_amd64.s) do not use: −2·gelu_minarg (the bound on x² past
+// which e^(−x²/2) underflows), −log2(e)/2, 2^23 + 127 (whose low bits,
+// after adding an integer n in [−126, 0], are the biased exponent of 2^n)
+// and the coefficients of the erf polynomial halved.
+DATA gelu_xmax<>+0(SB)/4, $0x432eac50
+DATA gelu_xmax<>+4(SB)/4, $0x432eac50
+DATA gelu_xmax<>+8(SB)/4, $0x432eac50
+DATA gelu_xmax<>+12(SB)/4, $0x432eac50
+DATA gelu_xmax<>+16(SB)/4, $0x432eac50
+DATA gelu_xmax<>+20(SB)/4, $0x432eac50
+DATA gelu_xmax<>+24(SB)/4, $0x432eac50
+DATA gelu_xmax<>+28(SB)/4, $0x432eac50
+GLOBL gelu_xmax<>(SB), RODATA|NOPTR, $32
+DATA gelu_nhlog2e<>+0(SB)/4, $0xbf38aa3b
+DATA gelu_nhlog2e<>+4(SB)/4, $0xbf38aa3b
+DATA gelu_nhlog2e<>+8(SB)/4, $0xbf38aa3b
+DATA gelu_nhlog2e<>+12(SB)/4, $0xbf38aa3b
+DATA gelu_nhlog2e<>+16(SB)/4, $0xbf38aa3b
+DATA gelu_nhlog2e<>+20(SB)/4, $0xbf38aa3b
+DATA gelu_nhlog2e<>+24(SB)/4, $0xbf38aa3b
+DATA gelu_nhlog2e<>+28(SB)/4, $0xbf38aa3b
+GLOBL gelu_nhlog2e<>(SB), RODATA|NOPTR, $32
+DATA gelu_magic<>+0(SB)/4, $0x4b00007f
+DATA gelu_magic<>+4(SB)/4, $0x4b00007f
+DATA gelu_magic<>+8(SB)/4, $0x4b00007f
+DATA gelu_magic<>+12(SB)/4, $0x4b00007f
+DATA gelu_magic<>+16(SB)/4, $0x4b00007f
+DATA gelu_magic<>+20(SB)/4, $0x4b00007f
+DATA gelu_magic<>+24(SB)/4, $0x4b00007f
+DATA gelu_magic<>+28(SB)/4, $0x4b00007f
+GLOBL gelu_magic<>(SB), RODATA|NOPTR, $32
+DATA gelu_ah0<>+0(SB)/4, $0x3f106eba
+DATA gelu_ah0<>+4(SB)/4, $0x3f106eba
+DATA gelu_ah0<>+8(SB)/4, $0x3f106eba
+DATA gelu_ah0<>+12(SB)/4, $0x3f106eba
+DATA gelu_ah0<>+16(SB)/4, $0x3f106eba
+DATA gelu_ah0<>+20(SB)/4, $0x3f106eba
+DATA gelu_ah0<>+24(SB)/4, $0x3f106eba
+DATA gelu_ah0<>+28(SB)/4, $0x3f106eba
+GLOBL gelu_ah0<>(SB), RODATA|NOPTR, $32
+DATA gelu_ah1<>+0(SB)/4, $0xbe409358
+DATA gelu_ah1<>+4(SB)/4, $0xbe409358
+DATA gelu_ah1<>+8(SB)/4, $0xbe409358
+DATA gelu_ah1<>+12(SB)/4, $0xbe409358
+DATA gelu_ah1<>+16(SB)/4, $0xbe409358
+DATA gelu_ah1<>+20(SB)/4, $0xbe409358
+DATA gelu_ah1<>+24(SB)/4, $0xbe409358
+DATA gelu_ah1<>+28(SB)/4, $0xbe409358
+GLOBL gelu_ah1<>(SB), RODATA|NOPTR, $32
+DATA gelu_ah2<>+0(SB)/4, $0x3d6707d0
+DATA gelu_ah2<>+4(SB)/4, $0x3d6707d0
+DATA gelu_ah2<>+8(SB)/4, $0x3d6707d0
+DATA gelu_ah2<>+12(SB)/4, $0x3d6707d0
+DATA gelu_ah2<>+16(SB)/4, $0x3d6707d0
+DATA gelu_ah2<>+20(SB)/4, $0x3d6707d0
+DATA gelu_ah2<>+24(SB)/4, $0x3d6707d0
+DATA gelu_ah2<>+28(SB)/4, $0x3d6707d0
+GLOBL gelu_ah2<>(SB), RODATA|NOPTR, $32
+DATA gelu_ah3<>+0(SB)/4, $0xbc5af263
+DATA gelu_ah3<>+4(SB)/4, $0xbc5af263
+DATA gelu_ah3<>+8(SB)/4, $0xbc5af263
+DATA gelu_ah3<>+12(SB)/4, $0xbc5af263
+DATA gelu_ah3<>+16(SB)/4, $0xbc5af263
+DATA gelu_ah3<>+20(SB)/4, $0xbc5af263
+DATA gelu_ah3<>+24(SB)/4, $0xbc5af263
+DATA gelu_ah3<>+28(SB)/4, $0xbc5af263
+GLOBL gelu_ah3<>(SB), RODATA|NOPTR, $32
+DATA gelu_ah4<>+0(SB)/4, $0x3b21b0c1
+DATA gelu_ah4<>+4(SB)/4, $0x3b21b0c1
+DATA gelu_ah4<>+8(SB)/4, $0x3b21b0c1
+DATA gelu_ah4<>+12(SB)/4, $0x3b21b0c1
+DATA gelu_ah4<>+16(SB)/4, $0x3b21b0c1
+DATA gelu_ah4<>+20(SB)/4, $0x3b21b0c1
+DATA gelu_ah4<>+24(SB)/4, $0x3b21b0c1
+DATA gelu_ah4<>+28(SB)/4, $0x3b21b0c1
+GLOBL gelu_ah4<>(SB), RODATA|NOPTR, $32
+DATA gelu_ah5<>+0(SB)/4, $0xb995523a
+DATA gelu_ah5<>+4(SB)/4, $0xb995523a
+DATA gelu_ah5<>+8(SB)/4, $0xb995523a
+DATA gelu_ah5<>+12(SB)/4, $0xb995523a
+DATA gelu_ah5<>+16(SB)/4, $0xb995523a
+DATA gelu_ah5<>+20(SB)/4, $0xb995523a
+DATA gelu_ah5<>+24(SB)/4, $0xb995523a
+DATA gelu_ah5<>+28(SB)/4, $0xb995523a
+GLOBL gelu_ah5<>(SB), RODATA|NOPTR, $32
+
+
+// Φ(x) and e^(−x²/2) of 8 floats x in Y0, in four parts: GELU_Z, then
+// GELU_EXP, GELU_ERFC and GELU_ERF as the lanes need them (see geluAVX2).
+// Lanes whose −x²/2 is below gelu_minarg (|x| > 13.2, where e^(−x²/2)
+// underflows and is masked to 0) evaluate the exponential at 0 rather than
+// at the clamp: there the scaling by 2^-126 gave
+// subnormal intermediates, and each instruction that meets one costs a
+// microcode assist of about 100 cycles on Intel CPUs. For the same reason
+// lanes with x ≥ gelu_tailx (8) take e^(−x²/2)·t·B(t) as 0, rather than a
+// value that is subnormal for x in [12.95, 13.22], since 1 − half rounds to
+// 1 either way (and x·φ(x) vanishes beside Φ(x) = 1 in the derivative,
+// which zeroes φ there too). What subnormal arithmetic remains is that of
+// Φ(x) and φ(x) themselves, for x in [−13.22, −12.95].
+//
+// The kernels are bound by their number of instructions more than by the
+// latency of their chains (two vectors interleaved per iteration measured
+// no faster on AVX-512), so a vector runs only the parts its lanes need,
+// and the parts take few instructions; each rewrite below gives the bits
+// of the plain formula,
+// since a scaling by a power of 2 commutes with rounding (outside the
+// subnormal range) and gelu_prev_amd64_test.go compares all 2^32 inputs
+// with the previous kernels:
+//   - the underflow test is x² > −2·minarg, and the argument of the
+//     rounding is x²·(−log2(e)/2) + 1/2, both taken from x² directly
+//     rather than from −x²/2;
+//   - 2^n comes from the float n + 2^23 + 127 shifted left by 23 (no
+//     conversion to integers), and e = p·2^n + 2^n in one FMA rather than
+//     (p + 1)·2^n (e is at least 2^-126, so no subnormal rounding);
+//   - the erf polynomial has halved coefficients and takes the signed
+//     z = x/√2, so z·A(z²)/2 comes out with its sign and halved (its
+//     subnormal values, for |x| < 2^-124, vanish beside 1/2 either way);
+//   - NaN lanes leave the clamp of −x²/2 out: their e is NaN (it was NaN
+//     after the correction before), and the NaN that reaches Φ, x·Φ and
+//     the derivative is still that of t·B(t), |x| quieted.
+
+// GELU_Z leaves z = |x|/√2 in Y7, x/√2 in Y10, in Y1 the lanes that take
+// the erfc approximation (z ≥ 1, or NaN) and in AX their sign bits.
+#define GELU_Z \
+	VMULPS gelu_invsqrt2<>(SB), Y0, Y10 \
+	VANDPS gelu_absmask<>(SB), Y10, Y7 \
+	VCMPPS $5, gelu_one<>(SB), Y7, Y1 \
+	VMOVMSKPS Y1, AX
+
+// GELU_EXP leaves e^(−x²/2) in Y6 (0 where it underflows); it clobbers
+// Y1-Y5, Y8 and Y11.
+#define GELU_EXP \
 	VMULPS Y0, Y0, Y1 \
 	VMOVAPS Y0, Y2 \
 	VFMSUB213PS Y1, Y0, Y2 \
-	VMULPS gelu_neghalf<>(SB), Y1, Y1 \
-	VMULPS gelu_half<>(SB), Y2, Y2 \
-	VCMPPS $1, gelu_minarg<>(SB), Y1, Y3 \
-	VMAXPS gelu_minarg<>(SB), Y1, Y1 \
+	VCMPPS $14, gelu_xmax<>(SB), Y1, Y3 \
 	VANDNPS Y1, Y3, Y1 \
-	VMOVUPS gelu_log2e<>(SB), Y4 \
+	VMOVUPS gelu_nhlog2e<>(SB), Y4 \
 	VFMADD213PS gelu_half<>(SB), Y1, Y4 \
 	VROUNDPS $1, Y4, Y4 \
-	VMOVAPS Y1, Y5 \
-	VFNMADD231PS gelu_c1<>(SB), Y4, Y5 \
-	VFNMADD231PS gelu_c2<>(SB), Y4, Y5 \
-	VMULPS Y5, Y5, Y7 \
+	VMULPS gelu_neghalf<>(SB), Y1, Y1 \
+	VMULPS gelu_half<>(SB), Y2, Y2 \
+	VFNMADD231PS gelu_c1<>(SB), Y4, Y1 \
+	VFNMADD231PS gelu_c2<>(SB), Y4, Y1 \
+	VMULPS Y1, Y1, Y5 \
 	VMOVUPS gelu_p0<>(SB), Y6 \
-	VFMADD213PS gelu_p1<>(SB), Y5, Y6 \
-	VMOVUPS gelu_p2<>(SB), Y13 \
-	VFMADD213PS gelu_p3<>(SB), Y5, Y13 \
-	VMOVUPS gelu_p4<>(SB), Y14 \
-	VFMADD213PS gelu_p5<>(SB), Y5, Y14 \
-	VFMADD213PS Y13, Y7, Y6 \
-	VFMADD213PS Y14, Y7, Y6 \
-	VFMADD213PS Y5, Y7, Y6 \
-	VADDPS gelu_one<>(SB), Y6, Y6 \
-	VCVTPS2DQ Y4, Y4 \
+	VFMADD213PS gelu_p1<>(SB), Y1, Y6 \
+	VMOVUPS gelu_p2<>(SB), Y8 \
+	VFMADD213PS gelu_p3<>(SB), Y1, Y8 \
+	VMOVUPS gelu_p4<>(SB), Y11 \
+	VFMADD213PS gelu_p5<>(SB), Y1, Y11 \
+	VFMADD213PS Y8, Y5, Y6 \
+	VFMADD213PS Y11, Y5, Y6 \
+	VFMADD213PS Y1, Y5, Y6 \
+	VADDPS gelu_magic<>(SB), Y4, Y4 \
 	VPSLLD $23, Y4, Y4 \
-	VPADDD gelu_bias<>(SB), Y4, Y4 \
-	VMULPS Y4, Y6, Y6 \
+	VFMADD213PS Y4, Y4, Y6 \
 	VFNMADD231PS Y2, Y6, Y6 \
-	VANDNPS Y6, Y3, Y6 \
-	VANDPS gelu_absmask<>(SB), Y0, Y7 \
-	VMULPS gelu_invsqrt2<>(SB), Y7, Y7 \
-	VMULPS Y7, Y7, Y8 \
-	VMULPS Y8, Y8, Y15 \
-	VMOVUPS gelu_a5<>(SB), Y9 \
-	VFMADD213PS gelu_a4<>(SB), Y8, Y9 \
-	VMOVUPS gelu_a3<>(SB), Y13 \
-	VFMADD213PS gelu_a2<>(SB), Y8, Y13 \
-	VMOVUPS gelu_a1<>(SB), Y14 \
-	VFMADD213PS gelu_a0<>(SB), Y8, Y14 \
-	VFMADD213PS Y13, Y15, Y9 \
-	VFMADD213PS Y14, Y15, Y9 \
-	VMULPS Y7, Y9, Y9 \
-	VMULPS gelu_half<>(SB), Y9, Y9 \
-	VANDPS gelu_signmask<>(SB), Y0, Y10 \
-	VORPS Y10, Y9, Y9 \
-	VADDPS gelu_half<>(SB), Y9, Y9 \
+	VANDNPS Y6, Y3, Y6
+
+// GELU_EXPSMALL is GELU_EXP for vectors whose lanes all have |x| < √2,
+// where e^(−x²/2) cannot underflow.
+#define GELU_EXPSMALL \
+	VMULPS Y0, Y0, Y1 \
+	VMOVAPS Y0, Y2 \
+	VFMSUB213PS Y1, Y0, Y2 \
+	VMOVUPS gelu_nhlog2e<>(SB), Y4 \
+	VFMADD213PS gelu_half<>(SB), Y1, Y4 \
+	VROUNDPS $1, Y4, Y4 \
+	VMULPS gelu_neghalf<>(SB), Y1, Y1 \
+	VMULPS gelu_half<>(SB), Y2, Y2 \
+	VFNMADD231PS gelu_c1<>(SB), Y4, Y1 \
+	VFNMADD231PS gelu_c2<>(SB), Y4, Y1 \
+	VMULPS Y1, Y1, Y5 \
+	VMOVUPS gelu_p0<>(SB), Y6 \
+	VFMADD213PS gelu_p1<>(SB), Y1, Y6 \
+	VMOVUPS gelu_p2<>(SB), Y8 \
+	VFMADD213PS gelu_p3<>(SB), Y1, Y8 \
+	VMOVUPS gelu_p4<>(SB), Y11 \
+	VFMADD213PS gelu_p5<>(SB), Y1, Y11 \
+	VFMADD213PS Y8, Y5, Y6 \
+	VFMADD213PS Y11, Y5, Y6 \
+	VFMADD213PS Y1, Y5, Y6 \
+	VADDPS gelu_magic<>(SB), Y4, Y4 \
+	VPSLLD $23, Y4, Y4 \
+	VFMADD213PS Y4, Y4, Y6 \
+	VFNMADD231PS Y2, Y6, Y6
+
+// GELU_ERFC leaves Φ(x) of the erfc approximation in Y11 and the lanes
+// with x < gelu_tailx (or NaN) in Y12, from z in Y7 and e^(−x²/2) in Y6;
+// it clobbers Y2-Y5, Y8 and Y13-Y15.
+#define GELU_ERFC \
 	VMOVUPS gelu_one<>(SB), Y8 \
 	VFMADD231PS gelu_half<>(SB), Y7, Y8 \
-	VMOVUPS gelu_one<>(SB), Y10 \
-	VDIVPS Y8, Y10, Y8 \
+	VMOVUPS gelu_one<>(SB), Y2 \
+	VDIVPS Y8, Y2, Y8 \
 	VMULPS Y8, Y8, Y15 \
-	VMOVUPS gelu_b7<>(SB), Y10 \
-	VFMADD213PS gelu_b6<>(SB), Y8, Y10 \
-	VMOVUPS gelu_b5<>(SB), Y11 \
-	VFMADD213PS gelu_b4<>(SB), Y8, Y11 \
+	VMOVUPS gelu_b7<>(SB), Y2 \
+	VFMADD213PS gelu_b6<>(SB), Y8, Y2 \
+	VMOVUPS gelu_b5<>(SB), Y3 \
+	VFMADD213PS gelu_b4<>(SB), Y8, Y3 \
 	VMOVUPS gelu_b3<>(SB), Y13 \
 	VFMADD213PS gelu_b2<>(SB), Y8, Y13 \
 	VMOVUPS gelu_b1<>(SB), Y14 \
 	VFMADD213PS gelu_b0<>(SB), Y8, Y14 \
-	VFMADD213PS Y11, Y15, Y10 \
+	VFMADD213PS Y3, Y15, Y2 \
 	VFMADD213PS Y14, Y15, Y13 \
 	VMULPS Y15, Y15, Y15 \
-	VFMADD213PS Y13, Y15, Y10 \
-	VMULPS Y8, Y10, Y10 \
+	VFMADD213PS Y13, Y15, Y2 \
+	VMULPS Y8, Y2, Y2 \
 	VCMPPS $9, gelu_tailx<>(SB), Y0, Y12 \
-	VANDPS Y6, Y12, Y12 \
-	VMULPS Y12, Y10, Y10 \
-	VMULPS gelu_half<>(SB), Y10, Y10 \
+	VANDPS Y12, Y2, Y2 \
+	VMULPS Y6, Y2, Y2 \
+	VMULPS gelu_half<>(SB), Y2, Y2 \
 	VMOVUPS gelu_one<>(SB), Y11 \
-	VSUBPS Y10, Y11, Y11 \
-	VBLENDVPS Y0, Y10, Y11, Y11 \
-	VCMPPS $1, gelu_one<>(SB), Y7, Y12 \
-	VBLENDVPS Y12, Y9, Y11, Y9
+	VSUBPS Y2, Y11, Y11 \
+	VBLENDVPS Y0, Y2, Y11, Y11
+
+// GELU_ERF leaves Φ(x) of the erf approximation in Y9, from x/√2 in Y10;
+// it clobbers Y8 and Y13-Y15.
+#define GELU_ERF \
+	VMULPS Y10, Y10, Y8 \
+	VMULPS Y8, Y8, Y15 \
+	VMOVUPS gelu_ah5<>(SB), Y9 \
+	VFMADD213PS gelu_ah4<>(SB), Y8, Y9 \
+	VMOVUPS gelu_ah3<>(SB), Y13 \
+	VFMADD213PS gelu_ah2<>(SB), Y8, Y13 \
+	VMOVUPS gelu_ah1<>(SB), Y14 \
+	VFMADD213PS gelu_ah0<>(SB), Y8, Y14 \
+	VFMADD213PS Y13, Y15, Y9 \
+	VFMADD213PS Y14, Y15, Y9 \
+	VMULPS Y10, Y9, Y9 \
+	VADDPS gelu_half<>(SB), Y9, Y9
 
 // func geluAVX2(dst, x *float32, n int)
-// dst[i] = x[i]·Φ(x[i]) for n (a multiple of 8) elements.
+// dst[i] = x[i]·Φ(x[i]) for n (a multiple of 8) elements. A vector whose
+// lanes all have |x| < √2 (most of them where activations are small, as in
+// a freshly initialised network) needs neither the exponential nor the
+// erfc approximation; one whose lanes all have |x| ≥ √2 skips the erf
+// polynomial and the blend.
 TEXT ·geluAVX2(SB), NOSPLIT, $0-24
 	MOVQ dst+0(FP), DI
 	MOVQ x+8(FP), SI
@@ -130,7 +275,18 @@ TEXT ·geluAVX2(SB), NOSPLIT, $0-24
 	SHRQ $3, CX
 	JZ   fwddone
 fwdloop:
-	GELU_CDF
+	VMOVUPS (SI), Y0
+	GELU_Z
+	TESTL AX, AX
+	JZ   fwdsmall
+	GELU_EXP
+	GELU_ERFC
+	CMPL AX, $0xff
+	JEQ  fwdlarge
+	GELU_ERF
+	VCMPPS $5, gelu_one<>(SB), Y7, Y1
+	VBLENDVPS Y1, Y11, Y9, Y9
+fwdstore:
 	VMULPS Y0, Y9, Y9
 	VMOVUPS Y9, (DI)
 	ADDQ $32, SI
@@ -140,9 +296,17 @@ fwdloop:
 fwddone:
 	VZEROUPPER
 	RET
+fwdlarge:
+	VMOVAPS Y11, Y9
+	JMP  fwdstore
+fwdsmall:
+	GELU_ERF
+	JMP  fwdstore
 
 // func geluGradAVX2(dst, gr, x *float32, n int)
-// dst[i] = gr[i]·(Φ(x[i]) + x[i]·φ(x[i])) for n (a multiple of 8) elements.
+// dst[i] = gr[i]·(Φ(x[i]) + x[i]·φ(x[i])) for n (a multiple of 8) elements,
+// with geluAVX2's choice of approximations per vector (where all lanes have
+// |x| < √2, all are below gelu_tailx too).
 TEXT ·geluGradAVX2(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
 	MOVQ gr+8(FP), DX
@@ -151,9 +315,19 @@ TEXT ·geluGradAVX2(SB), NOSPLIT, $0-32
 	SHRQ $3, CX
 	JZ   bwddone
 bwdloop:
-	GELU_CDF
-	VCMPPS $9, gelu_tailx<>(SB), Y0, Y12
+	VMOVUPS (SI), Y0
+	GELU_Z
+	TESTL AX, AX
+	JZ   bwdsmall
+	GELU_EXP
+	GELU_ERFC
 	VANDPS Y6, Y12, Y6
+	CMPL AX, $0xff
+	JEQ  bwdlarge
+	GELU_ERF
+	VCMPPS $5, gelu_one<>(SB), Y7, Y1
+	VBLENDVPS Y1, Y11, Y9, Y9
+bwdstore:
 	VMULPS gelu_invsqrt2pi<>(SB), Y6, Y6
 	VFMADD231PS Y0, Y6, Y9
 	VMULPS (DX), Y9, Y9
@@ -166,6 +340,13 @@ bwdloop:
 bwddone:
 	VZEROUPPER
 	RET
+bwdlarge:
+	VMOVAPS Y11, Y9
+	JMP  bwdstore
+bwdsmall:
+	GELU_EXPSMALL
+	GELU_ERF
+	JMP  bwdstore
 
 // func maxAVX2(x *float32, n int) float32
 // The largest of n (a positive multiple of 8) elements, or NaN if one is NaN.
@@ -259,89 +440,117 @@ exptodone:
 // bit for bit), with opmask registers where the AVX2 code blends on vector
 // masks, and the constants above read with embedded broadcasts.
 
-// GELU_CDF16 loads 16 floats from (SI) into Z0 and leaves Φ(x) in Z9 and
-// e^(−x²/2) in Z6; it clobbers Z1-Z15 and K1-K4, and leaves in K2 the lanes
-// with x < 8 (or NaN). See GELU_CDF (the masked VMAXPS zeroes the
-// underflowing lanes' −x²/2).
-#define GELU_CDF16 \
-	VMOVUPS (SI), Z0 \
+// GELU_Z16, GELU_EXP16, GELU_ERFC16 and GELU_ERF16 are GELU_Z, GELU_EXP,
+// GELU_ERFC and GELU_ERF on 16 lanes, with the same registers (Z for Y),
+// opmasks where those blend (GELU_Z16's lanes in K4 and AX, the tail lanes
+// in K2) and the constants read with embedded broadcasts. GELU_EXP16's
+// zero-masked FMA and product give the underflowing lanes n = 0 and
+// −x²/2 = 0; it clobbers K1, GELU_ERFC16 K2 and K3.
+#define GELU_Z16 \
+	VMULPS.BCST gelu_invsqrt2<>(SB), Z0, Z10 \
+	VANDPS.BCST gelu_absmask<>(SB), Z10, Z7 \
+	VCMPPS.BCST $5, gelu_one<>(SB), Z7, K4 \
+	KMOVW K4, AX
+
+#define GELU_EXP16 \
 	VMULPS Z0, Z0, Z1 \
 	VMOVAPS Z0, Z2 \
 	VFMSUB213PS Z1, Z0, Z2 \
-	VMULPS.BCST gelu_neghalf<>(SB), Z1, Z1 \
-	VCMPPS.BCST $5, gelu_minarg<>(SB), Z1, K1 \
-	VMAXPS.BCST.Z gelu_minarg<>(SB), Z1, K1, Z1 \
-	VBROADCASTSS gelu_log2e<>(SB), Z4 \
-	VFMADD213PS.BCST gelu_half<>(SB), Z1, Z4 \
-	VMULPS.BCST gelu_half<>(SB), Z2, Z2 \
+	VCMPPS.BCST $10, gelu_xmax<>(SB), Z1, K1 \
+	VBROADCASTSS gelu_nhlog2e<>(SB), Z4 \
+	VFMADD213PS.BCST.Z gelu_half<>(SB), Z1, K1, Z4 \
 	VRNDSCALEPS $1, Z4, Z4 \
-	VMOVAPS Z1, Z5 \
-	VFNMADD231PS.BCST gelu_c1<>(SB), Z4, Z5 \
-	VFNMADD231PS.BCST gelu_c2<>(SB), Z4, Z5 \
-	VMULPS Z5, Z5, Z7 \
+	VMULPS.BCST.Z gelu_neghalf<>(SB), Z1, K1, Z1 \
+	VMULPS.BCST gelu_half<>(SB), Z2, Z2 \
+	VFNMADD231PS.BCST gelu_c1<>(SB), Z4, Z1 \
+	VFNMADD231PS.BCST gelu_c2<>(SB), Z4, Z1 \
+	VMULPS Z1, Z1, Z5 \
 	VBROADCASTSS gelu_p0<>(SB), Z6 \
-	VFMADD213PS.BCST gelu_p1<>(SB), Z5, Z6 \
-	VBROADCASTSS gelu_p2<>(SB), Z13 \
-	VFMADD213PS.BCST gelu_p3<>(SB), Z5, Z13 \
-	VBROADCASTSS gelu_p4<>(SB), Z14 \
-	VFMADD213PS.BCST gelu_p5<>(SB), Z5, Z14 \
-	VFMADD213PS Z13, Z7, Z6 \
-	VFMADD213PS Z14, Z7, Z6 \
-	VFMADD213PS Z5, Z7, Z6 \
-	VADDPS.BCST gelu_one<>(SB), Z6, Z6 \
-	VCVTPS2DQ Z4, Z4 \
+	VFMADD213PS.BCST gelu_p1<>(SB), Z1, Z6 \
+	VBROADCASTSS gelu_p2<>(SB), Z8 \
+	VFMADD213PS.BCST gelu_p3<>(SB), Z1, Z8 \
+	VBROADCASTSS gelu_p4<>(SB), Z11 \
+	VFMADD213PS.BCST gelu_p5<>(SB), Z1, Z11 \
+	VFMADD213PS Z8, Z5, Z6 \
+	VFMADD213PS Z11, Z5, Z6 \
+	VFMADD213PS Z1, Z5, Z6 \
+	VADDPS.BCST gelu_magic<>(SB), Z4, Z4 \
 	VPSLLD $23, Z4, Z4 \
-	VPADDD.BCST gelu_bias<>(SB), Z4, Z4 \
-	VMULPS Z4, Z6, Z6 \
+	VFMADD213PS Z4, Z4, Z6 \
 	VFNMADD231PS Z2, Z6, Z6 \
-	VMOVAPS.Z Z6, K1, Z6 \
-	VANDPS.BCST gelu_absmask<>(SB), Z0, Z7 \
-	VMULPS.BCST gelu_invsqrt2<>(SB), Z7, Z7 \
-	VMULPS Z7, Z7, Z8 \
-	VMULPS Z8, Z8, Z15 \
-	VBROADCASTSS gelu_a5<>(SB), Z9 \
-	VFMADD213PS.BCST gelu_a4<>(SB), Z8, Z9 \
-	VBROADCASTSS gelu_a3<>(SB), Z13 \
-	VFMADD213PS.BCST gelu_a2<>(SB), Z8, Z13 \
-	VBROADCASTSS gelu_a1<>(SB), Z14 \
-	VFMADD213PS.BCST gelu_a0<>(SB), Z8, Z14 \
-	VFMADD213PS Z13, Z15, Z9 \
-	VFMADD213PS Z14, Z15, Z9 \
-	VMULPS Z7, Z9, Z9 \
-	VMULPS.BCST gelu_half<>(SB), Z9, Z9 \
-	VANDPS.BCST gelu_signmask<>(SB), Z0, Z10 \
-	VORPS Z10, Z9, Z9 \
-	VADDPS.BCST gelu_half<>(SB), Z9, Z9 \
+	VMOVAPS.Z Z6, K1, Z6
+
+// GELU_EXPSMALL16 is GELU_EXPSMALL on 16 lanes.
+#define GELU_EXPSMALL16 \
+	VMULPS Z0, Z0, Z1 \
+	VMOVAPS Z0, Z2 \
+	VFMSUB213PS Z1, Z0, Z2 \
+	VBROADCASTSS gelu_nhlog2e<>(SB), Z4 \
+	VFMADD213PS.BCST gelu_half<>(SB), Z1, Z4 \
+	VRNDSCALEPS $1, Z4, Z4 \
+	VMULPS.BCST gelu_neghalf<>(SB), Z1, Z1 \
+	VMULPS.BCST gelu_half<>(SB), Z2, Z2 \
+	VFNMADD231PS.BCST gelu_c1<>(SB), Z4, Z1 \
+	VFNMADD231PS.BCST gelu_c2<>(SB), Z4, Z1 \
+	VMULPS Z1, Z1, Z5 \
+	VBROADCASTSS gelu_p0<>(SB), Z6 \
+	VFMADD213PS.BCST gelu_p1<>(SB), Z1, Z6 \
+	VBROADCASTSS gelu_p2<>(SB), Z8 \
+	VFMADD213PS.BCST gelu_p3<>(SB), Z1, Z8 \
+	VBROADCASTSS gelu_p4<>(SB), Z11 \
+	VFMADD213PS.BCST gelu_p5<>(SB), Z1, Z11 \
+	VFMADD213PS Z8, Z5, Z6 \
+	VFMADD213PS Z11, Z5, Z6 \
+	VFMADD213PS Z1, Z5, Z6 \
+	VADDPS.BCST gelu_magic<>(SB), Z4, Z4 \
+	VPSLLD $23, Z4, Z4 \
+	VFMADD213PS Z4, Z4, Z6 \
+	VFNMADD231PS Z2, Z6, Z6
+
+#define GELU_ERFC16 \
 	VBROADCASTSS gelu_one<>(SB), Z8 \
 	VFMADD231PS.BCST gelu_half<>(SB), Z7, Z8 \
-	VBROADCASTSS gelu_one<>(SB), Z10 \
-	VDIVPS Z8, Z10, Z8 \
+	VBROADCASTSS gelu_one<>(SB), Z2 \
+	VDIVPS Z8, Z2, Z8 \
 	VMULPS Z8, Z8, Z15 \
-	VBROADCASTSS gelu_b7<>(SB), Z10 \
-	VFMADD213PS.BCST gelu_b6<>(SB), Z8, Z10 \
-	VBROADCASTSS gelu_b5<>(SB), Z11 \
-	VFMADD213PS.BCST gelu_b4<>(SB), Z8, Z11 \
+	VBROADCASTSS gelu_b7<>(SB), Z2 \
+	VFMADD213PS.BCST gelu_b6<>(SB), Z8, Z2 \
+	VBROADCASTSS gelu_b5<>(SB), Z3 \
+	VFMADD213PS.BCST gelu_b4<>(SB), Z8, Z3 \
 	VBROADCASTSS gelu_b3<>(SB), Z13 \
 	VFMADD213PS.BCST gelu_b2<>(SB), Z8, Z13 \
 	VBROADCASTSS gelu_b1<>(SB), Z14 \
 	VFMADD213PS.BCST gelu_b0<>(SB), Z8, Z14 \
-	VFMADD213PS Z11, Z15, Z10 \
+	VFMADD213PS Z3, Z15, Z2 \
 	VFMADD213PS Z14, Z15, Z13 \
 	VMULPS Z15, Z15, Z15 \
-	VFMADD213PS Z13, Z15, Z10 \
-	VMULPS Z8, Z10, Z10 \
+	VFMADD213PS Z13, Z15, Z2 \
 	VCMPPS.BCST $9, gelu_tailx<>(SB), Z0, K2 \
-	VMULPS.Z Z6, Z10, K2, Z10 \
-	VMULPS.BCST gelu_half<>(SB), Z10, Z10 \
+	VMULPS.Z Z8, Z2, K2, Z2 \
+	VMULPS Z6, Z2, Z2 \
+	VMULPS.BCST gelu_half<>(SB), Z2, Z2 \
 	VBROADCASTSS gelu_one<>(SB), Z11 \
-	VSUBPS Z10, Z11, Z11 \
+	VSUBPS Z2, Z11, Z11 \
 	VPMOVD2M Z0, K3 \
-	VMOVAPS Z10, K3, Z11 \
-	VCMPPS.BCST $5, gelu_one<>(SB), Z7, K4 \
-	VMOVAPS Z11, K4, Z9
+	VMOVAPS Z2, K3, Z11
+
+#define GELU_ERF16 \
+	VMULPS Z10, Z10, Z8 \
+	VMULPS Z8, Z8, Z15 \
+	VBROADCASTSS gelu_ah5<>(SB), Z9 \
+	VFMADD213PS.BCST gelu_ah4<>(SB), Z8, Z9 \
+	VBROADCASTSS gelu_ah3<>(SB), Z13 \
+	VFMADD213PS.BCST gelu_ah2<>(SB), Z8, Z13 \
+	VBROADCASTSS gelu_ah1<>(SB), Z14 \
+	VFMADD213PS.BCST gelu_ah0<>(SB), Z8, Z14 \
+	VFMADD213PS Z13, Z15, Z9 \
+	VFMADD213PS Z14, Z15, Z9 \
+	VMULPS Z10, Z9, Z9 \
+	VADDPS.BCST gelu_half<>(SB), Z9, Z9
 
 // func geluAVX512(dst, x *float32, n int)
-// dst[i] = x[i]·Φ(x[i]) for n (a multiple of 16) elements.
+// dst[i] = x[i]·Φ(x[i]) for n (a multiple of 16) elements, choosing the
+// approximations per vector as geluAVX2 does.
 TEXT ·geluAVX512(SB), NOSPLIT, $0-24
 	MOVQ dst+0(FP), DI
 	MOVQ x+8(FP), SI
@@ -349,7 +558,17 @@ TEXT ·geluAVX512(SB), NOSPLIT, $0-24
 	SHRQ $4, CX
 	JZ   fwd16done
 fwd16loop:
-	GELU_CDF16
+	VMOVUPS (SI), Z0
+	GELU_Z16
+	TESTL AX, AX
+	JZ   fwd16small
+	GELU_EXP16
+	GELU_ERFC16
+	CMPL AX, $0xffff
+	JEQ  fwd16large
+	GELU_ERF16
+	VMOVAPS Z11, K4, Z9
+fwd16store:
 	VMULPS Z0, Z9, Z9
 	VMOVUPS Z9, (DI)
 	ADDQ $64, SI
@@ -359,9 +578,16 @@ fwd16loop:
 fwd16done:
 	VZEROUPPER
 	RET
+fwd16large:
+	VMOVAPS Z11, Z9
+	JMP  fwd16store
+fwd16small:
+	GELU_ERF16
+	JMP  fwd16store
 
 // func geluGradAVX512(dst, gr, x *float32, n int)
-// dst[i] = gr[i]·(Φ(x[i]) + x[i]·φ(x[i])) for n (a multiple of 16) elements.
+// dst[i] = gr[i]·(Φ(x[i]) + x[i]·φ(x[i])) for n (a multiple of 16) elements,
+// as geluGradAVX2 does.
 TEXT ·geluGradAVX512(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
 	MOVQ gr+8(FP), DX
@@ -370,8 +596,19 @@ TEXT ·geluGradAVX512(SB), NOSPLIT, $0-32
 	SHRQ $4, CX
 	JZ   bwd16done
 bwd16loop:
-	GELU_CDF16
-	VMULPS.BCST.Z gelu_invsqrt2pi<>(SB), Z6, K2, Z6
+	VMOVUPS (SI), Z0
+	GELU_Z16
+	TESTL AX, AX
+	JZ   bwd16small
+	GELU_EXP16
+	GELU_ERFC16
+	VMOVAPS.Z Z6, K2, Z6
+	CMPL AX, $0xffff
+	JEQ  bwd16large
+	GELU_ERF16
+	VMOVAPS Z11, K4, Z9
+bwd16store:
+	VMULPS.BCST gelu_invsqrt2pi<>(SB), Z6, Z6
 	VFMADD231PS Z0, Z6, Z9
 	VMULPS (DX), Z9, Z9
 	VMOVUPS Z9, (DI)
@@ -383,6 +620,13 @@ bwd16loop:
 bwd16done:
 	VZEROUPPER
 	RET
+bwd16large:
+	VMOVAPS Z11, Z9
+	JMP  bwd16store
+bwd16small:
+	GELU_EXPSMALL16
+	GELU_ERF16
+	JMP  bwd16store
 
 // func expSubToAVX512(dst, x *float32, n int, m float32) (sum float32)
 // expSubToAVX2 for n (a multiple of 16) elements: each dst[i] is the AVX2
