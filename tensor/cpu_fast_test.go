@@ -680,8 +680,9 @@ func TestAVX512MatchesAVX2(t *testing.T) {
 			gr[i] = float32(g.NormFloat64())
 		}
 		// specials at random places, and values around the kernels'
-		// branch points (|x|/√2 = 1, the exponential's underflow)
-		for _, v := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, 1.4142135, -1.4142135, -13.2, 13.2, -0.0} {
+		// branch points (|x|/√2 = 1, the exponential's underflow, the GELU
+		// flush from x = ±12.949953)
+		for _, v := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, 1.4142135, -1.4142135, -13.2, 13.2, -12.949952, -12.949953, 12.949953, -0.0} {
 			x[int(g.Float64()*float64(n))] = v
 		}
 		run := func(path string) (y, dx, e []float32, sum, m float32) {
