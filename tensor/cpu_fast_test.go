@@ -787,3 +787,35 @@ func BenchmarkGELUScale(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGELUTail runs the GELU kernels (forward, and the derivative with
+// g = 1) over 16 Ki copies of one x: −13.1 and −13.0 are in [−13.22,
+// −12.95], where Φ(x) would be subnormal (the kernels flush it to 0
+// there: geluFlushX2), and each instruction meeting a subnormal costs a
+// microcode assist on Intel CPUs; −12.9, −10 and 0.5 are beside them.
+func BenchmarkGELUTail(b *testing.B) {
+	for _, x := range []float32{-13.1, -13.0, -12.9, -10, 0.5} {
+		xs := make([]float32, 1<<14)
+		gs := make([]float32, len(xs))
+		for i := range xs {
+			xs[i], gs[i] = x, 1
+		}
+		y := make([]float32, len(xs))
+		b.Run(fmt.Sprintf("fwd/x=%g", x), func(b *testing.B) {
+			NoPoison(b)
+			c0 := cputime.Process()
+			for b.Loop() {
+				geluF32(y, xs)
+			}
+			cputime.ReportPerOp(b, c0)
+		})
+		b.Run(fmt.Sprintf("grad/x=%g", x), func(b *testing.B) {
+			NoPoison(b)
+			c0 := cputime.Process()
+			for b.Loop() {
+				geluGradF32(y, gs, xs)
+			}
+			cputime.ReportPerOp(b, c0)
+		})
+	}
+}
