@@ -80,13 +80,18 @@ const geluFlushX2 = 167.70126342773438
 func normCDFPDF(x float32) (cdf, pdf float32) {
 	// e^(−z²) with z = |x|/√2: x²/2 is exact in float64; the rounding of
 	// its float32 value would cost up to x²·3e-8 of relative error in the
-	// tails, so the remainder is applied as a first-order correction.
+	// tails, so the remainder is applied as a first-order correction. The
+	// correction is taken on e·2^64, whose product with the remainder
+	// stays normal where e's would be subnormal (x beyond about ±12.2): the
+	// same bits wherever e's product is normal (a scaling by a power of 2
+	// commutes with rounding there), and no microcode assist elsewhere.
 	var e float32
 	if float32(x*x) <= geluFlushX2 || x != x {
 		h64 := 0.5 * float64(x) * float64(x)
 		h := float32(h64)
-		e = exp32(-h)
-		e -= e * float32(h64-float64(h))
+		es := exp32(-h) * 0x1p64
+		es -= es * float32(h64-float64(h))
+		e = es * 0x1p-64
 	}
 	pdf = e * invSqrt2Pi
 	z := x * invSqrt2
