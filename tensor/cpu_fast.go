@@ -66,18 +66,32 @@ const (
 	invSqrt2Pi = 0.3989422804014327
 )
 
+// geluFlushX2 is the bound on x² (float32 0x4327b386) past which the GELU
+// kernels take e^(−x²/2) as 0, so Φ(x) = φ(x) = 0 for x ≤ −12.949953 and
+// Φ(x) = 1, φ(x) = 0 for x ≥ 12.949953: below, Φ(x) would be subnormal
+// (−12.949952 is the last input whose Φ is normal on every kernel path),
+// and each instruction meeting a subnormal costs a microcode assist on
+// Intel CPUs (gelu_xmax of cpu_fast_amd64.s is the same bound).
+const geluFlushX2 = 167.70126342773438
+
 // normCDFPDF returns Φ(x), the standard normal CDF, and φ(x), its density,
 // in float32 (relative error about 3e-7 in Φ and φ, also in the tails where
-// Φ is small).
+// Φ is small, down to x = −12.949952; both are 0 below, see geluFlushX2).
 func normCDFPDF(x float32) (cdf, pdf float32) {
 	// e^(−z²) with z = |x|/√2: x²/2 is exact in float64; the rounding of
 	// its float32 value would cost up to x²·3e-8 of relative error in the
-	// tails, so the remainder is applied as a first-order correction.
-	h64 := 0.5 * float64(x) * float64(x)
-	h := float32(h64)
-	e := exp32(-h)
-	if e != 0 {
-		e -= e * float32(h64-float64(h))
+	// tails, so the remainder is applied as a first-order correction. The
+	// correction is taken on e·2^64, whose product with the remainder
+	// stays normal where e's would be subnormal (x beyond about ±12.2): the
+	// same bits wherever e's product is normal (a scaling by a power of 2
+	// commutes with rounding there), and no microcode assist elsewhere.
+	var e float32
+	if float32(x*x) <= geluFlushX2 || x != x {
+		h64 := 0.5 * float64(x) * float64(x)
+		h := float32(h64)
+		es := exp32(-h) * 0x1p64
+		es -= es * float32(h64-float64(h))
+		e = es * 0x1p-64
 	}
 	pdf = e * invSqrt2Pi
 	z := x * invSqrt2

@@ -28,18 +28,19 @@ DATA gelu_tailx<>+28(SB)/4, $0x41000000
 GLOBL gelu_tailx<>(SB), RODATA|NOPTR, $32
 
 // The constants of the GELU parts below that the previous kernels
-// (gelu_prev_amd64.s) do not use: −2·gelu_minarg (the bound on x² past
-// which e^(−x²/2) underflows), −log2(e)/2, 2^23 + 127 (whose low bits,
+// (gelu_prev_amd64.s) do not use: gelu_xmax (167.70126, the bound on x²
+// past which the kernels take e^(−x²/2) as 0: geluFlushX2 of cpu_fast.go),
+// −log2(e)/2, 2^23 + 127 (whose low bits,
 // after adding an integer n in [−126, 0], are the biased exponent of 2^n)
 // and the coefficients of the erf polynomial halved.
-DATA gelu_xmax<>+0(SB)/4, $0x432eac50
-DATA gelu_xmax<>+4(SB)/4, $0x432eac50
-DATA gelu_xmax<>+8(SB)/4, $0x432eac50
-DATA gelu_xmax<>+12(SB)/4, $0x432eac50
-DATA gelu_xmax<>+16(SB)/4, $0x432eac50
-DATA gelu_xmax<>+20(SB)/4, $0x432eac50
-DATA gelu_xmax<>+24(SB)/4, $0x432eac50
-DATA gelu_xmax<>+28(SB)/4, $0x432eac50
+DATA gelu_xmax<>+0(SB)/4, $0x4327b386
+DATA gelu_xmax<>+4(SB)/4, $0x4327b386
+DATA gelu_xmax<>+8(SB)/4, $0x4327b386
+DATA gelu_xmax<>+12(SB)/4, $0x4327b386
+DATA gelu_xmax<>+16(SB)/4, $0x4327b386
+DATA gelu_xmax<>+20(SB)/4, $0x4327b386
+DATA gelu_xmax<>+24(SB)/4, $0x4327b386
+DATA gelu_xmax<>+28(SB)/4, $0x4327b386
 GLOBL gelu_xmax<>(SB), RODATA|NOPTR, $32
 DATA gelu_nhlog2e<>+0(SB)/4, $0xbf38aa3b
 DATA gelu_nhlog2e<>+4(SB)/4, $0xbf38aa3b
@@ -117,16 +118,23 @@ GLOBL gelu_ah5<>(SB), RODATA|NOPTR, $32
 
 // Φ(x) and e^(−x²/2) of 8 floats x in Y0, in four parts: GELU_Z, then
 // GELU_EXP, GELU_ERFC and GELU_ERF as the lanes need them (see geluAVX2).
-// Lanes whose −x²/2 is below gelu_minarg (|x| > 13.2, where e^(−x²/2)
-// underflows and is masked to 0) evaluate the exponential at 0 rather than
-// at the clamp: there the scaling by 2^-126 gave
-// subnormal intermediates, and each instruction that meets one costs a
-// microcode assist of about 100 cycles on Intel CPUs. For the same reason
-// lanes with x ≥ gelu_tailx (8) take e^(−x²/2)·t·B(t) as 0, rather than a
-// value that is subnormal for x in [12.95, 13.22], since 1 − half rounds to
-// 1 either way (and x·φ(x) vanishes beside Φ(x) = 1 in the derivative,
-// which zeroes φ there too). What subnormal arithmetic remains is that of
-// Φ(x) and φ(x) themselves, for x in [−13.22, −12.95].
+// Lanes whose x² exceeds gelu_xmax (|x| ≥ 12.949953, where Φ(x) of the
+// kernels would be subnormal, below 2^-126) take e^(−x²/2) as 0 (masked)
+// and evaluate the exponential at 0 rather than at their argument: every
+// instruction that meets a subnormal costs a microcode assist of about
+// 100 cycles on Intel CPUs, and the vectors of x in [−13.22, −12.95],
+// whose Φ(x) (and, past −13.14, φ(x)) were subnormal, ran 11–19 times
+// slower than others. So GELU(x) = x·0 = −0 and its derivative g·(0 + x·0)
+// = g·(+0) for x ≤ −12.949953 (PyTorch 1.13's CPU kernels give +0 already
+// below x ≈ −5.6, where its 1 + erf(x/√2) rounds to 0, and a derivative of
+// 0 below x ≈ −6.15). −12.949952 is the last
+// input whose Φ is normal on every path (the Go path's flush is the same,
+// and TestGELUTailFlush checks the boundary). For positive x this changes
+// nothing: lanes with x ≥ gelu_tailx (8) take e^(−x²/2)·t·B(t) as 0, since
+// 1 − half rounds to 1 either way (and x·φ(x) vanishes beside Φ(x) = 1 in
+// the derivative, which zeroes φ there too). No lane of the GELU kernels
+// meets a subnormal unless its input or incoming gradient is one, or the
+// product g·GELU'(x) is.
 //
 // The kernels are bound by their number of instructions more than by the
 // latency of their chains (two vectors interleaved per iteration measured
@@ -135,8 +143,9 @@ GLOBL gelu_ah5<>(SB), RODATA|NOPTR, $32
 // of the plain formula,
 // since a scaling by a power of 2 commutes with rounding (outside the
 // subnormal range) and gelu_prev_amd64_test.go compares all 2^32 inputs
-// with the previous kernels:
-//   - the underflow test is x² > −2·minarg, and the argument of the
+// with the previous kernels (bit for bit, but for the inputs x in
+// [−13.216394, −12.949953] that the previous kernels did not flush):
+//   - the flush test is x² > gelu_xmax, and the argument of the
 //     rounding is x²·(−log2(e)/2) + 1/2, both taken from x² directly
 //     rather than from −x²/2;
 //   - 2^n comes from the float n + 2^23 + 127 shifted left by 23 (no
@@ -157,7 +166,7 @@ GLOBL gelu_ah5<>(SB), RODATA|NOPTR, $32
 	VCMPPS $5, gelu_one<>(SB), Y7, Y1 \
 	VMOVMSKPS Y1, AX
 
-// GELU_EXP leaves e^(−x²/2) in Y6 (0 where it underflows); it clobbers
+// GELU_EXP leaves e^(−x²/2) in Y6 (0 where x² > gelu_xmax); it clobbers
 // Y1-Y5, Y8 and Y11.
 #define GELU_EXP \
 	VMULPS Y0, Y0, Y1 \
@@ -189,7 +198,7 @@ GLOBL gelu_ah5<>(SB), RODATA|NOPTR, $32
 	VANDNPS Y6, Y3, Y6
 
 // GELU_EXPSMALL is GELU_EXP for vectors whose lanes all have |x| < √2,
-// where e^(−x²/2) cannot underflow.
+// where e^(−x²/2) is never flushed.
 #define GELU_EXPSMALL \
 	VMULPS Y0, Y0, Y1 \
 	VMOVAPS Y0, Y2 \
@@ -444,7 +453,7 @@ exptodone:
 // GELU_ERFC and GELU_ERF on 16 lanes, with the same registers (Z for Y),
 // opmasks where those blend (GELU_Z16's lanes in K4 and AX, the tail lanes
 // in K2) and the constants read with embedded broadcasts. GELU_EXP16's
-// zero-masked FMA and product give the underflowing lanes n = 0 and
+// zero-masked FMA and product give the flushed lanes n = 0 and
 // −x²/2 = 0; it clobbers K1, GELU_ERFC16 K2 and K3.
 #define GELU_Z16 \
 	VMULPS.BCST gelu_invsqrt2<>(SB), Z0, Z10 \

@@ -680,8 +680,9 @@ func TestAVX512MatchesAVX2(t *testing.T) {
 			gr[i] = float32(g.NormFloat64())
 		}
 		// specials at random places, and values around the kernels'
-		// branch points (|x|/√2 = 1, the exponential's underflow)
-		for _, v := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, 1.4142135, -1.4142135, -13.2, 13.2, -0.0} {
+		// branch points (|x|/√2 = 1, the exponential's underflow, the GELU
+		// flush from x = ±12.949953)
+		for _, v := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, 1.4142135, -1.4142135, -13.2, 13.2, -12.949952, -12.949953, 12.949953, -0.0} {
 			x[int(g.Float64()*float64(n))] = v
 		}
 		run := func(path string) (y, dx, e []float32, sum, m float32) {
@@ -777,6 +778,38 @@ func BenchmarkGELUScale(b *testing.B) {
 			cputime.ReportPerOp(b, c0)
 		})
 		b.Run(fmt.Sprintf("grad/s=%g", s), func(b *testing.B) {
+			NoPoison(b)
+			c0 := cputime.Process()
+			for b.Loop() {
+				geluGradF32(y, gs, xs)
+			}
+			cputime.ReportPerOp(b, c0)
+		})
+	}
+}
+
+// BenchmarkGELUTail runs the GELU kernels (forward, and the derivative with
+// g = 1) over 16 Ki copies of one x: −13.1 and −13.0 are in [−13.22,
+// −12.95], where Φ(x) would be subnormal (the kernels flush it to 0
+// there: geluFlushX2), and each instruction meeting a subnormal costs a
+// microcode assist on Intel CPUs; −12.9, −10 and 0.5 are beside them.
+func BenchmarkGELUTail(b *testing.B) {
+	for _, x := range []float32{-13.1, -13.0, -12.9, -10, 0.5} {
+		xs := make([]float32, 1<<14)
+		gs := make([]float32, len(xs))
+		for i := range xs {
+			xs[i], gs[i] = x, 1
+		}
+		y := make([]float32, len(xs))
+		b.Run(fmt.Sprintf("fwd/x=%g", x), func(b *testing.B) {
+			NoPoison(b)
+			c0 := cputime.Process()
+			for b.Loop() {
+				geluF32(y, xs)
+			}
+			cputime.ReportPerOp(b, c0)
+		})
+		b.Run(fmt.Sprintf("grad/x=%g", x), func(b *testing.B) {
 			NoPoison(b)
 			c0 := cputime.Process()
 			for b.Loop() {

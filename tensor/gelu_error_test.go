@@ -3,6 +3,7 @@ package tensor
 import (
 	"flag"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -45,9 +46,10 @@ const geluGradMaxErr = 6.5
 // TestGELUErrorBound measures the GELU kernels of each path against
 // float64 formulas accurate in the tails (Φ(x) = erfc(−x/√2)/2, not the
 // op table's 1 + erf, which cancels there) wherever Φ(x) is a normal
-// float32 (x > −13.0; below, the kernels flush toward 0 by design), over
-// every 251st float32 bit pattern or all of them with -gelu.errall, and
-// fails past the bounds above.
+// float32 (x ≥ −12.949952), over every 251st float32 bit pattern or all of
+// them with -gelu.errall, and fails past the bounds above. Below, where
+// Φ(x) < 2^-126, the kernels flush by design (geluFlushX2): it wants
+// GELU(x) = −0 and GELU'(x) = +0 there.
 func TestGELUErrorBound(t *testing.T) {
 	step := uint64(251)
 	if *geluErrAll {
@@ -64,6 +66,7 @@ func TestGELUErrorBound(t *testing.T) {
 		worstX := make([]float32, len(geluErrRegions))
 		var worstGrad float64
 		var worstGradX float32
+		flushErrs := 0
 		for base := uint64(0); base < 1<<32; base += block * step {
 			n := 0
 			for k := 0; k < block && base+uint64(k)*step < 1<<32; k++ {
@@ -79,6 +82,10 @@ func TestGELUErrorBound(t *testing.T) {
 				v := float64(x)
 				cdf := 0.5 * math.Erfc(-v/math.Sqrt2)
 				if cdf < 0x1p-126 {
+					if (math.Float32bits(y[i]) != 1<<31 || math.Float32bits(dy[i]) != 0) && flushErrs < 10 {
+						flushErrs++
+						t.Errorf("%s: GELU(%v) = %v, GELU'(%v) = %v; want the flushed −0 and 0 where Φ(x) < 2^-126", asm, x, y[i], x, dy[i])
+					}
 					continue
 				}
 				r := len(geluErrRegions) - 1
@@ -105,6 +112,62 @@ func TestGELUErrorBound(t *testing.T) {
 		t.Logf("%s: GELU' worst %.3g·2^-24 of |Φ|+|xφ| (x = %v)", asm, worstGrad, worstGradX)
 		if worstGrad > geluGradMaxErr {
 			t.Errorf("%s: GELU'(%v) is off by %.3g·2^-24 of |Φ|+|xφ|, want at most %g", asm, worstGradX, worstGrad, geluGradMaxErr)
+		}
+	})
+}
+
+// TestGELUTailFlush runs every float32 x with |x| in [12, 14] through the
+// GELU kernels of each path, in vectors of one kind and in vectors with an
+// erf lane, forward and derivative (g varying): GELU(x) = −0 and GELU'(x)
+// = g·(+0) for x ≤ −12.949953 (bits 0xc14f3302), where Φ(x) would be
+// subnormal; above, up to −12, |GELU(x)| ≥ |x|·2^-126, that is a normal
+// Φ(x); for positive x, GELU(x) = x and GELU'(x) = g, as before the flush.
+func TestGELUTailFlush(t *testing.T) {
+	var xs []float32
+	for _, sign := range []float32{1, -1} {
+		for b := math.Float32bits(12); b <= math.Float32bits(14); b++ {
+			xs = append(xs, sign*math.Float32frombits(b))
+		}
+	}
+	n := len(xs)
+	gs := make([]float32, n)
+	for i := range gs {
+		gs[i] = float32(int32(uint32(i)*2654435761)>>8) * 0x1p-12
+	}
+	mx := slices.Clone(xs)
+	for i := 3; i < n; i += 8 {
+		mx[i] = 0.3 // an erf lane: every vector takes the mixed path
+	}
+	y, dy := make([]float32, n), make([]float32, n)
+	const first = 0xc14f3302 // −12.949953, the first flushed input
+	forEachPath(t, func(asm string) {
+		for _, x := range [][]float32{xs, mx} {
+			geluF32(y, x)
+			geluGradF32(dy, gs, x)
+			bad, flushed := 0, 0
+			for i, v := range x {
+				if v == 0.3 {
+					continue
+				}
+				b := math.Float32bits(v)
+				var ok bool
+				switch {
+				case v > 0:
+					ok = y[i] == v && math.Float32bits(dy[i]) == math.Float32bits(gs[i])
+				case b >= first:
+					flushed++
+					ok = math.Float32bits(y[i]) == 1<<31 && math.Float32bits(dy[i]) == math.Float32bits(gs[i])&(1<<31)
+				default:
+					ok = -y[i] >= -v*0x1p-126 && dy[i] != 0
+				}
+				if !ok && bad < 10 {
+					bad++
+					t.Errorf("%s: GELU(%v) (bits %#08x) = %v, GELU'·%v = %v", asm, v, b, y[i], gs[i], dy[i])
+				}
+			}
+			if want := int(math.Float32bits(-14) - first + 1); flushed != want && &x[0] == &xs[0] {
+				t.Errorf("%s: %d inputs flushed, want %d", asm, flushed, want)
+			}
 		}
 	})
 }
