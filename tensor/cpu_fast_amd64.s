@@ -166,48 +166,12 @@ GLOBL gelu_ah5<>(SB), RODATA|NOPTR, $32
 	VCMPPS $5, gelu_one<>(SB), Y7, Y1 \
 	VMOVMSKPS Y1, AX
 
-// GELU_EXP leaves e^(−x²/2) in Y6 (0 where x² > gelu_xmax); it clobbers
-// Y1-Y5, Y8 and Y11.
-#define GELU_EXP \
-	VMULPS Y0, Y0, Y1 \
-	VMOVAPS Y0, Y2 \
-	VFMSUB213PS Y1, Y0, Y2 \
-	VCMPPS $14, gelu_xmax<>(SB), Y1, Y3 \
-	VANDNPS Y1, Y3, Y1 \
-	VMOVUPS gelu_nhlog2e<>(SB), Y4 \
-	VFMADD213PS gelu_half<>(SB), Y1, Y4 \
-	VROUNDPS $1, Y4, Y4 \
-	VMULPS gelu_neghalf<>(SB), Y1, Y1 \
-	VMULPS gelu_half<>(SB), Y2, Y2 \
-	VFNMADD231PS gelu_c1<>(SB), Y4, Y1 \
-	VFNMADD231PS gelu_c2<>(SB), Y4, Y1 \
-	VMULPS Y1, Y1, Y5 \
-	VMOVUPS gelu_p0<>(SB), Y6 \
-	VFMADD213PS gelu_p1<>(SB), Y1, Y6 \
-	VMOVUPS gelu_p2<>(SB), Y8 \
-	VFMADD213PS gelu_p3<>(SB), Y1, Y8 \
-	VMOVUPS gelu_p4<>(SB), Y11 \
-	VFMADD213PS gelu_p5<>(SB), Y1, Y11 \
-	VFMADD213PS Y8, Y5, Y6 \
-	VFMADD213PS Y11, Y5, Y6 \
-	VFMADD213PS Y1, Y5, Y6 \
-	VADDPS gelu_magic<>(SB), Y4, Y4 \
-	VPSLLD $23, Y4, Y4 \
-	VFMADD213PS Y4, Y4, Y6 \
-	VFNMADD231PS Y2, Y6, Y6 \
-	VANDNPS Y6, Y3, Y6
-
-// GELU_EXPSMALL is GELU_EXP for vectors whose lanes all have |x| < √2,
-// where e^(−x²/2) is never flushed.
-#define GELU_EXPSMALL \
-	VMULPS Y0, Y0, Y1 \
-	VMOVAPS Y0, Y2 \
-	VFMSUB213PS Y1, Y0, Y2 \
-	VMOVUPS gelu_nhlog2e<>(SB), Y4 \
-	VFMADD213PS gelu_half<>(SB), Y1, Y4 \
-	VROUNDPS $1, Y4, Y4 \
-	VMULPS gelu_neghalf<>(SB), Y1, Y1 \
-	VMULPS gelu_half<>(SB), Y2, Y2 \
+// GELU_EXPPOLY finishes e^(−x²/2) for GELU_EXP and GELU_EXPSMALL: from
+// n = round(−x²/(2 ln 2)) in Y4, −x²/2 in Y1 and the rounding error of x²
+// (halved) in Y2, it reduces the argument, evaluates the polynomial, scales
+// by 2ⁿ and applies the correction, leaving e^(−x²/2) in Y6; it clobbers
+// Y1, Y4, Y5, Y8 and Y11.
+#define GELU_EXPPOLY \
 	VFNMADD231PS gelu_c1<>(SB), Y4, Y1 \
 	VFNMADD231PS gelu_c2<>(SB), Y4, Y1 \
 	VMULPS Y1, Y1, Y5 \
@@ -224,6 +188,35 @@ GLOBL gelu_ah5<>(SB), RODATA|NOPTR, $32
 	VPSLLD $23, Y4, Y4 \
 	VFMADD213PS Y4, Y4, Y6 \
 	VFNMADD231PS Y2, Y6, Y6
+
+// GELU_EXP leaves e^(−x²/2) in Y6 (0 where x² > gelu_xmax); it clobbers
+// Y1-Y5, Y8 and Y11.
+#define GELU_EXP \
+	VMULPS Y0, Y0, Y1 \
+	VMOVAPS Y0, Y2 \
+	VFMSUB213PS Y1, Y0, Y2 \
+	VCMPPS $14, gelu_xmax<>(SB), Y1, Y3 \
+	VANDNPS Y1, Y3, Y1 \
+	VMOVUPS gelu_nhlog2e<>(SB), Y4 \
+	VFMADD213PS gelu_half<>(SB), Y1, Y4 \
+	VROUNDPS $1, Y4, Y4 \
+	VMULPS gelu_neghalf<>(SB), Y1, Y1 \
+	VMULPS gelu_half<>(SB), Y2, Y2 \
+	GELU_EXPPOLY \
+	VANDNPS Y6, Y3, Y6
+
+// GELU_EXPSMALL is GELU_EXP for vectors whose lanes all have |x| < √2,
+// where e^(−x²/2) is never flushed.
+#define GELU_EXPSMALL \
+	VMULPS Y0, Y0, Y1 \
+	VMOVAPS Y0, Y2 \
+	VFMSUB213PS Y1, Y0, Y2 \
+	VMOVUPS gelu_nhlog2e<>(SB), Y4 \
+	VFMADD213PS gelu_half<>(SB), Y1, Y4 \
+	VROUNDPS $1, Y4, Y4 \
+	VMULPS gelu_neghalf<>(SB), Y1, Y1 \
+	VMULPS gelu_half<>(SB), Y2, Y2 \
+	GELU_EXPPOLY
 
 // GELU_ERFC leaves Φ(x) of the erfc approximation in Y11 and the lanes
 // with x < gelu_tailx (or NaN) in Y12, from z in Y7 and e^(−x²/2) in Y6;
@@ -461,44 +454,8 @@ exptodone:
 	VCMPPS.BCST $5, gelu_one<>(SB), Z7, K4 \
 	KMOVW K4, AX
 
-#define GELU_EXP16 \
-	VMULPS Z0, Z0, Z1 \
-	VMOVAPS Z0, Z2 \
-	VFMSUB213PS Z1, Z0, Z2 \
-	VCMPPS.BCST $10, gelu_xmax<>(SB), Z1, K1 \
-	VBROADCASTSS gelu_nhlog2e<>(SB), Z4 \
-	VFMADD213PS.BCST.Z gelu_half<>(SB), Z1, K1, Z4 \
-	VRNDSCALEPS $1, Z4, Z4 \
-	VMULPS.BCST.Z gelu_neghalf<>(SB), Z1, K1, Z1 \
-	VMULPS.BCST gelu_half<>(SB), Z2, Z2 \
-	VFNMADD231PS.BCST gelu_c1<>(SB), Z4, Z1 \
-	VFNMADD231PS.BCST gelu_c2<>(SB), Z4, Z1 \
-	VMULPS Z1, Z1, Z5 \
-	VBROADCASTSS gelu_p0<>(SB), Z6 \
-	VFMADD213PS.BCST gelu_p1<>(SB), Z1, Z6 \
-	VBROADCASTSS gelu_p2<>(SB), Z8 \
-	VFMADD213PS.BCST gelu_p3<>(SB), Z1, Z8 \
-	VBROADCASTSS gelu_p4<>(SB), Z11 \
-	VFMADD213PS.BCST gelu_p5<>(SB), Z1, Z11 \
-	VFMADD213PS Z8, Z5, Z6 \
-	VFMADD213PS Z11, Z5, Z6 \
-	VFMADD213PS Z1, Z5, Z6 \
-	VADDPS.BCST gelu_magic<>(SB), Z4, Z4 \
-	VPSLLD $23, Z4, Z4 \
-	VFMADD213PS Z4, Z4, Z6 \
-	VFNMADD231PS Z2, Z6, Z6 \
-	VMOVAPS.Z Z6, K1, Z6
-
-// GELU_EXPSMALL16 is GELU_EXPSMALL on 16 lanes.
-#define GELU_EXPSMALL16 \
-	VMULPS Z0, Z0, Z1 \
-	VMOVAPS Z0, Z2 \
-	VFMSUB213PS Z1, Z0, Z2 \
-	VBROADCASTSS gelu_nhlog2e<>(SB), Z4 \
-	VFMADD213PS.BCST gelu_half<>(SB), Z1, Z4 \
-	VRNDSCALEPS $1, Z4, Z4 \
-	VMULPS.BCST gelu_neghalf<>(SB), Z1, Z1 \
-	VMULPS.BCST gelu_half<>(SB), Z2, Z2 \
+// GELU_EXPPOLY16 is GELU_EXPPOLY on 16 lanes.
+#define GELU_EXPPOLY16 \
 	VFNMADD231PS.BCST gelu_c1<>(SB), Z4, Z1 \
 	VFNMADD231PS.BCST gelu_c2<>(SB), Z4, Z1 \
 	VMULPS Z1, Z1, Z5 \
@@ -515,6 +472,31 @@ exptodone:
 	VPSLLD $23, Z4, Z4 \
 	VFMADD213PS Z4, Z4, Z6 \
 	VFNMADD231PS Z2, Z6, Z6
+
+#define GELU_EXP16 \
+	VMULPS Z0, Z0, Z1 \
+	VMOVAPS Z0, Z2 \
+	VFMSUB213PS Z1, Z0, Z2 \
+	VCMPPS.BCST $10, gelu_xmax<>(SB), Z1, K1 \
+	VBROADCASTSS gelu_nhlog2e<>(SB), Z4 \
+	VFMADD213PS.BCST.Z gelu_half<>(SB), Z1, K1, Z4 \
+	VRNDSCALEPS $1, Z4, Z4 \
+	VMULPS.BCST.Z gelu_neghalf<>(SB), Z1, K1, Z1 \
+	VMULPS.BCST gelu_half<>(SB), Z2, Z2 \
+	GELU_EXPPOLY16 \
+	VMOVAPS.Z Z6, K1, Z6
+
+// GELU_EXPSMALL16 is GELU_EXPSMALL on 16 lanes.
+#define GELU_EXPSMALL16 \
+	VMULPS Z0, Z0, Z1 \
+	VMOVAPS Z0, Z2 \
+	VFMSUB213PS Z1, Z0, Z2 \
+	VBROADCASTSS gelu_nhlog2e<>(SB), Z4 \
+	VFMADD213PS.BCST gelu_half<>(SB), Z1, Z4 \
+	VRNDSCALEPS $1, Z4, Z4 \
+	VMULPS.BCST gelu_neghalf<>(SB), Z1, Z1 \
+	VMULPS.BCST gelu_half<>(SB), Z2, Z2 \
+	GELU_EXPPOLY16
 
 #define GELU_ERFC16 \
 	VBROADCASTSS gelu_one<>(SB), Z8 \
