@@ -768,24 +768,31 @@ func BenchmarkGELUScale(b *testing.B) {
 			xs[i] = float32(g.NormFloat64()) * s
 			gs[i] = float32(g.NormFloat64())
 		}
-		y := make([]float32, len(xs))
-		b.Run(fmt.Sprintf("fwd/s=%g", s), func(b *testing.B) {
-			NoPoison(b)
-			c0 := cputime.Process()
-			for b.Loop() {
-				geluF32(y, xs)
-			}
-			cputime.ReportPerOp(b, c0)
-		})
-		b.Run(fmt.Sprintf("grad/s=%g", s), func(b *testing.B) {
-			NoPoison(b)
-			c0 := cputime.Process()
-			for b.Loop() {
-				geluGradF32(y, gs, xs)
-			}
-			cputime.ReportPerOp(b, c0)
-		})
+		benchGELUFwdGrad(b, fmt.Sprintf("s=%g", s), xs, gs)
 	}
+}
+
+// benchGELUFwdGrad runs the GELU kernels over xs as the sub-benchmarks
+// fwd/name and grad/name (the derivative with incoming gradient gs),
+// reporting CPU time per call.
+func benchGELUFwdGrad(b *testing.B, name string, xs, gs []float32) {
+	y := make([]float32, len(xs))
+	b.Run("fwd/"+name, func(b *testing.B) {
+		NoPoison(b)
+		c0 := cputime.Process()
+		for b.Loop() {
+			geluF32(y, xs)
+		}
+		cputime.ReportPerOp(b, c0)
+	})
+	b.Run("grad/"+name, func(b *testing.B) {
+		NoPoison(b)
+		c0 := cputime.Process()
+		for b.Loop() {
+			geluGradF32(y, gs, xs)
+		}
+		cputime.ReportPerOp(b, c0)
+	})
 }
 
 // BenchmarkGELUTail runs the GELU kernels (forward, and the derivative with
@@ -800,22 +807,6 @@ func BenchmarkGELUTail(b *testing.B) {
 		for i := range xs {
 			xs[i], gs[i] = x, 1
 		}
-		y := make([]float32, len(xs))
-		b.Run(fmt.Sprintf("fwd/x=%g", x), func(b *testing.B) {
-			NoPoison(b)
-			c0 := cputime.Process()
-			for b.Loop() {
-				geluF32(y, xs)
-			}
-			cputime.ReportPerOp(b, c0)
-		})
-		b.Run(fmt.Sprintf("grad/x=%g", x), func(b *testing.B) {
-			NoPoison(b)
-			c0 := cputime.Process()
-			for b.Loop() {
-				geluGradF32(y, gs, xs)
-			}
-			cputime.ReportPerOp(b, c0)
-		})
+		benchGELUFwdGrad(b, fmt.Sprintf("x=%g", x), xs, gs)
 	}
 }

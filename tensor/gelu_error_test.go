@@ -123,21 +123,8 @@ func TestGELUErrorBound(t *testing.T) {
 // subnormal; above, up to −12, |GELU(x)| ≥ |x|·2^-126, that is a normal
 // Φ(x); for positive x, GELU(x) = x and GELU'(x) = g, as before the flush.
 func TestGELUTailFlush(t *testing.T) {
-	var xs []float32
-	for _, sign := range []float32{1, -1} {
-		for b := math.Float32bits(12); b <= math.Float32bits(14); b++ {
-			xs = append(xs, sign*math.Float32frombits(b))
-		}
-	}
+	xs, gs, mx := geluTailInputs()
 	n := len(xs)
-	gs := make([]float32, n)
-	for i := range gs {
-		gs[i] = float32(int32(uint32(i)*2654435761)>>8) * 0x1p-12
-	}
-	mx := slices.Clone(xs)
-	for i := 3; i < n; i += 8 {
-		mx[i] = 0.3 // an erf lane: every vector takes the mixed path
-	}
 	y, dy := make([]float32, n), make([]float32, n)
 	const first = 0xc14f3302 // −12.949953, the first flushed input
 	forEachPath(t, func(asm string) {
@@ -170,4 +157,26 @@ func TestGELUTailFlush(t *testing.T) {
 			}
 		}
 	})
+}
+
+// geluTailInputs returns every float32 x with |x| in [12, 14] (positive
+// then negative), a varied incoming gradient for each, and a copy of xs
+// with every eighth element replaced by 0.3, an erf lane, so that every
+// vector of 8 or 16 takes the kernels' mixed path.
+func geluTailInputs() (xs, gs, mx []float32) {
+	for _, sign := range []float32{1, -1} {
+		for b := math.Float32bits(12); b <= math.Float32bits(14); b++ {
+			xs = append(xs, sign*math.Float32frombits(b))
+		}
+	}
+	n := len(xs)
+	gs = make([]float32, n)
+	for i := range gs {
+		gs[i] = float32(int32(uint32(i)*2654435761)>>8) * 0x1p-12
+	}
+	mx = slices.Clone(xs)
+	for i := 3; i < n; i += 8 {
+		mx[i] = 0.3
+	}
+	return xs, gs, mx
 }

@@ -5,7 +5,6 @@ package tensor
 import (
 	"flag"
 	"math"
-	"slices"
 	"testing"
 
 	cpufeat "github.com/wickml/wick/internal/cpu"
@@ -158,22 +157,9 @@ func TestGELUTailMatchPrev(t *testing.T) {
 	} else {
 		t.Logf("AVX-512 kernels not compared: this machine runs at most %v", cpufeat.Detected)
 	}
-	var xs []float32
-	for _, sign := range []float32{1, -1} {
-		for b := math.Float32bits(12); b <= math.Float32bits(14); b++ {
-			xs = append(xs, sign*math.Float32frombits(b))
-		}
-	}
-	n := len(xs) &^ 15
-	xs = xs[:n]
-	gs := make([]float32, n)
-	for i := range gs {
-		gs[i] = float32(int32(uint32(i)*2654435761)>>8) * 0x1p-12
-	}
-	mx := slices.Clone(xs)
-	for i := 3; i < n; i += 8 {
-		mx[i] = 0.3 // an erf lane: every vector takes the mixed path
-	}
+	xs, gs, mx := geluTailInputs()
+	n := len(xs) &^ 15 // the kernels take whole vectors
+	xs, gs, mx = xs[:n], gs[:n], mx[:n]
 	// −12.949953 (bits 0xc14f3302) is the first input whose Φ(x) was
 	// subnormal, and −13.216394 (0xc153765a) the last that the previous
 	// kernels did not flush.
