@@ -120,10 +120,22 @@ echo "GOPROXY=$GOPROXY"
 export CGO_ENABLED=1
 out=$work/out
 mkdir -p "$out"
+execute() {
+	timeout 1200 "$jupyter" nbconvert --to notebook --execute \
+		--ExecutePreprocessor.timeout=900 --ExecutePreprocessor.record_timing=False \
+		--output-dir "$out" --output wick.ipynb examples/wick.ipynb
+}
 start=$(date +%s)
-timeout 1200 "$jupyter" nbconvert --to notebook --execute \
-	--ExecutePreprocessor.timeout=900 --ExecutePreprocessor.record_timing=False \
-	--output-dir "$out" --output wick.ipynb examples/wick.ipynb
+# gomacro's compiler fails now and then on a cell that runs on every other
+# try (seen in one of seven runs of an unchanged notebook, 2026-12-01: "not a package:
+# \"ctx\"" for a method call in a closure, where it swallowed a panic while
+# compiling the method value and retried the expression as a type). Such a
+# failure is printed and the notebook runs once more; an error in Wick or in
+# the notebook fails both runs.
+if ! execute; then
+	echo "notebook.sh: the run above failed; running the notebook once more (gomacro's compiler is not deterministic)" >&2
+	execute
+fi
 echo "executed in $(($(date +%s) - start)) s"
 
 echo "== check the outputs"
