@@ -124,7 +124,7 @@ func GradCheck(f func(inputs []*Tensor) *Tensor, inputs []*Tensor, opts GradChec
 		} else {
 			analytic = make([]float32, x.Numel())
 		}
-		offsets := elementOffsets(x.layout)
+		offsets := x.layout.Offsets()
 		for j, off := range offsets {
 			orig := x.readAt(off)
 			up, down := orig+opts.Eps, orig-opts.Eps
@@ -179,34 +179,11 @@ func callChecked(f func([]*Tensor) *Tensor, in []*Tensor) (out *Tensor, err erro
 	return out, nil
 }
 
-// elementOffsets lists the storage offset of every element of l in
-// row-major order.
-func elementOffsets(l Layout) []int {
-	n := l.Numel()
-	out := make([]int, 0, n)
-	idx := make([]int, len(l.Shape))
-	for range n {
-		o := l.Offset
-		for d, i := range idx {
-			o += i * l.Strides[d]
-		}
-		out = append(out, o)
-		for d := len(idx) - 1; d >= 0; d-- {
-			idx[d]++
-			if idx[d] < l.Shape[d] {
-				break
-			}
-			idx[d] = 0
-		}
-	}
-	return out
-}
-
 // distinctElements reports whether no two elements of l share a storage
 // position.
 func distinctElements(l Layout) bool {
 	seen := make(map[int]bool, l.Numel())
-	for _, o := range elementOffsets(l) {
+	for _, o := range l.Offsets() {
 		if seen[o] {
 			return false
 		}

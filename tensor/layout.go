@@ -76,6 +76,29 @@ func (l Layout) Span() (lo, hi int, ok bool) {
 	return lo, hi, true
 }
 
+// Offsets returns the storage offset of each of the layout's elements, in
+// row-major order of its shape.
+func (l Layout) Offsets() []int {
+	n := numel(l.Shape)
+	out := make([]int, 0, n)
+	idx := make([]int, len(l.Shape))
+	for range n {
+		o := l.Offset
+		for d, i := range idx {
+			o += i * l.Strides[d]
+		}
+		out = append(out, o)
+		for d := len(idx) - 1; d >= 0; d-- {
+			idx[d]++
+			if idx[d] < l.Shape[d] {
+				break
+			}
+			idx[d] = 0
+		}
+	}
+	return out
+}
+
 // Overlaps reports whether the spans of two layouts of one storage share
 // an offset, so that writing through one may change what the other reads.
 // It is conservative: interleaved views (even and odd elements) that share

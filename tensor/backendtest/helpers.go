@@ -117,31 +117,9 @@ func makeView(r *rand.Rand, shape []int, kind int) view {
 	return view{tensor.Layout{Shape: append([]int{}, shape...), Strides: strides, Offset: off}, off + size}
 }
 
-// offsets returns the storage offset of each element of l in row-major
-// order.
-func offsets(l tensor.Layout) []int {
-	out := make([]int, 0, numel(l.Shape))
-	idx := make([]int, len(l.Shape))
-	for range numel(l.Shape) {
-		o := l.Offset
-		for d, i := range idx {
-			o += i * l.Strides[d]
-		}
-		out = append(out, o)
-		for d := len(idx) - 1; d >= 0; d-- {
-			idx[d]++
-			if idx[d] < l.Shape[d] {
-				break
-			}
-			idx[d] = 0
-		}
-	}
-	return out
-}
-
 // gatherView returns the elements of view l of data in row-major order.
 func gatherView[T any](data []T, l tensor.Layout) []T {
-	offs := offsets(l)
+	offs := l.Offsets()
 	out := make([]T, len(offs))
 	for i, o := range offs {
 		out[i] = data[o]

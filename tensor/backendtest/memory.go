@@ -45,8 +45,8 @@ func testCopy(t testing.TB, b tensor.Backend) {
 					}
 					src = b.FromInt64s(xi)
 				}
-				so := offsets(vs.l)
-				for k, o := range offsets(vd.l) {
+				so := vs.l.Offsets()
+				for k, o := range vd.l.Offsets() {
 					switch {
 					case srcDT == tensor.Float32 && dstDT == tensor.Float32:
 						wantF[o] = xf[so[k]]
@@ -110,8 +110,8 @@ func testCopyOverlapping(t testing.TB, b tensor.Backend) {
 			for i := range want {
 				want[i] = int64(i)
 			}
-			srcIdx := offsets(cs.sl)
-			for k, o := range offsets(cs.dl) {
+			srcIdx := cs.sl.Offsets()
+			for k, o := range cs.dl.Offsets() {
 				want[o] = int64(srcIdx[k])
 			}
 			b.Copy(s, cs.dl, s, cs.sl)
@@ -172,7 +172,7 @@ func testFill(t testing.TB, b tensor.Backend) {
 					for i := range want {
 						want[i] = float32(math.NaN())
 					}
-					for _, o := range offsets(vd.l) {
+					for _, o := range vd.l.Offsets() {
 						want[o] = float32(v)
 					}
 					checkExact(t, name, read(b, dst), want)
@@ -181,7 +181,7 @@ func testFill(t testing.TB, b tensor.Backend) {
 					for i := range want {
 						want[i] = -7777777
 					}
-					for _, o := range offsets(vd.l) {
+					for _, o := range vd.l.Offsets() {
 						want[o] = int64(v)
 					}
 					checkInts(t, name, readInts(b, dst), want)
