@@ -88,7 +88,7 @@ func Sgemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, 
 	if 2*float64(m)*float64(n)*float64(k) < minParallelFlops {
 		threads = 1
 	}
-	if active != nil && transB && !transA && m <= gemvMaxRows {
+	if viaGemv(transA, transB, m) {
 		gemvT(m, n, k, a, lda, b, ldb, c, ldc, accumulate, threads)
 		return
 	}
@@ -129,14 +129,12 @@ func SgemmRange(transA, transB bool, m, n, k, k0, k1 int, a []float32, lda int, 
 	checkMatrix("C", false, m, n, c, ldc)
 	checkMatrix("A", transA, m, k, a, lda)
 	checkMatrix("B", transB, k, n, b, ldb)
-	if active != nil && transB && !transA && m <= gemvMaxRows {
+	if viaGemv(transA, transB, m) {
 		Sgemm(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, false, threads)
 		return
 	}
 	if k1 == k0 {
-		for i := range m {
-			clear(c[i*ldc : i*ldc+n])
-		}
+		Sgemm(transA, transB, m, n, 0, a, lda, b, ldb, c, ldc, false, threads) // C = 0
 		return
 	}
 	// the depth of Sgemm's blocks for depth k: gemmPacked's balanced

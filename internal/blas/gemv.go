@@ -16,6 +16,12 @@ import "github.com/wickml/wick/internal/parallel"
 // op(B) is a transposed matrix (and A is not).
 const gemvMaxRows = 4
 
+// viaGemv reports whether Sgemm computes an m-row product of these
+// layouts as dot products (gemvT) rather than with the blocked driver.
+func viaGemv(transA, transB bool, m int) bool {
+	return active != nil && transB && !transA && m <= gemvMaxRows
+}
+
 // gemvQuads is the least number of W's row quadruples per task: 64 rows
 // of a 768-wide weight are 192 KiB.
 const gemvQuads = 16
