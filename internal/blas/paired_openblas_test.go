@@ -1,0 +1,55 @@
+//go:build openblas && cgo
+
+package blas
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/wickml/wick/internal/blas/openblas"
+)
+
+// BenchmarkSgemmPaired times Wick's Sgemm and OpenBLAS's cblas_sgemm in
+// one process, call against call on the same operands, and reports each
+// one's median GFLOP/s and the median of the per-pair ratios (Wick's speed
+// over OpenBLAS's, above 1 when Wick is faster). The host's speed drifts
+// between runs and even within one; two calls milliseconds apart see the
+// same host, and no interpreter's per-call overhead is counted. Build with
+// -tags openblas (scripts/bench_sgemm_paired.sh does, and sets what
+// OpenBLAS needs: see there).
+func BenchmarkSgemmPaired(b *testing.B) {
+	b.Logf("OpenBLAS kernels: %s; Wick's: %s", openblas.Core(), Kernel())
+	for _, s := range benchShapes {
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/t%d", s.name, threads), func(b *testing.B) {
+				a, lda, bm, ldb, c := s.operands()
+				openblas.SetThreads(threads)
+				flops := 2 * float64(s.m) * float64(s.n) * float64(s.k)
+				var wick, peer, ratio []float64
+				for b.Loop() {
+					t0 := time.Now()
+					Sgemm(s.transA, s.transB, s.m, s.n, s.k, a, lda, bm, ldb, c, s.n, false, threads)
+					t1 := time.Now()
+					openblas.Sgemm(s.transA, s.transB, s.m, s.n, s.k, a, lda, bm, ldb, c, s.n)
+					t2 := time.Now()
+					w, p := t1.Sub(t0).Seconds(), t2.Sub(t1).Seconds()
+					wick = append(wick, flops/w/1e9)
+					peer = append(peer, flops/p/1e9)
+					ratio = append(ratio, p/w)
+				}
+				b.ReportMetric(median(wick), "wickGFLOP/s")
+				b.ReportMetric(median(peer), "openblasGFLOP/s")
+				b.ReportMetric(median(ratio), "ratio")
+			})
+		}
+	}
+}
+
+// median returns the median of x (the upper one of an even count).
+func median(x []float64) float64 {
+	s := slices.Clone(x)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
