@@ -137,12 +137,12 @@ func SgemmRange(transA, transB bool, m, n, k, k0, k1 int, a []float32, lda int, 
 		Sgemm(transA, transB, m, n, 0, a, lda, b, ldb, c, ldc, false, threads) // C = 0
 		return
 	}
-	// the depth of Sgemm's blocks for depth k: gemmPacked's balanced
-	// blocks; the pure-Go fallback adds every term straight into C, so any
-	// cut leaves its sums as they are
+	// the depth of Sgemm's blocks for this product: gemmPacked's; the
+	// pure-Go fallback adds every term straight into C, so any cut leaves
+	// its sums as they are
 	kc := k
 	if active != nil {
-		kc = ceilDiv(k, ceilDiv(k, active.kc))
+		kc = active.depthBlock(m, n, k)
 	}
 	for p0 := k0 / kc * kc; p0 < k1; p0 += kc {
 		lo, hi := max(p0, k0), min(p0+kc, k1)

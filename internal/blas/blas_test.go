@@ -205,6 +205,8 @@ func smallBlocks(p *path) *path {
 	q := *p
 	q.name += "/small-blocks"
 	q.kc, q.mc, q.nc = 40, 2*p.mr, 3*p.nr
+	// deeper blocks where C has more than 40×40 elements
+	q.kcWide, q.wideC = 64, 4*40*40
 	return &q
 }
 
@@ -374,6 +376,38 @@ func TestSgemmLarge(t *testing.T) {
 		runCase(t, r, "Sgemm", g, func(g gemmCase, a, b, c []float32) {
 			Sgemm(g.transA, g.transB, g.m, g.n, g.k, a, g.lda, b, g.ldb, c, g.ldc, g.acc, g.threads)
 		})
+	}
+}
+
+// TestThreadsSameBits checks that the number of threads does not change
+// a single bit of the blocked driver's result: each thread count splits
+// the work differently (shared depth blocks below splitRows rows per
+// thread, ranges of rows of its own above), but every element is summed
+// in the same depth blocks, in the same order.
+func TestThreadsSameBits(t *testing.T) {
+	r := newRand(t)
+	for _, p0 := range testPaths(t) {
+		for _, p := range []*path{p0, smallBlocks(p0)} {
+			for range 12 {
+				g := randomCase(r, 300)
+				if r.IntN(2) == 0 {
+					g.m = 2*splitRows + r.IntN(6*splitRows) // split for up to 2-8 threads
+				}
+				g.threads = 1
+				a, b, c := g.operands(r)
+				want := append([]float32(nil), c...)
+				gemmPacked(p, g.transA, g.transB, g.m, g.n, g.k, a, g.lda, b, g.ldb, want, g.ldc, g.acc, 1)
+				for _, threads := range []int{2, 3, 4} {
+					got := append([]float32(nil), c...)
+					gemmPacked(p, g.transA, g.transB, g.m, g.n, g.k, a, g.lda, b, g.ldb, got, g.ldc, g.acc, threads)
+					for x := range got {
+						if math.Float32bits(got[x]) != math.Float32bits(want[x]) {
+							t.Fatalf("%s %v: C[%d][%d] = %v with %d threads, %v with one", p.name, g, x/g.ldc, x%g.ldc, got[x], threads, want[x])
+						}
+					}
+				}
+			}
+		}
 	}
 }
 

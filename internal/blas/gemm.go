@@ -20,7 +20,11 @@ type path struct {
 	level      cpu.Level // what the processor must support
 	mr, nr     int
 	kc, mc, nc int
-	kern       kernelFunc
+	// kcWide is the depth block for products whose C is larger than
+	// wideC bytes (wideC 0: never): C no longer stays in L2 from one depth
+	// block to the next, and a deeper block saves a pass over it
+	kcWide, wideC int
+	kern          kernelFunc
 	// edge, when set, is a kernel of edgeRows×nr (edgeRows divides mr)
 	// for row blocks of at most mr-edgeRows rows: the full kernel would
 	// spend most of its work on the padding rows
@@ -133,15 +137,73 @@ func direct(p *path, transB bool, m, n int) (directA, directB bool) {
 	return directA, directB
 }
 
-// gemmPacked is the blocked driver around a micro-kernel: for each kc×nc
-// slab of op(B) (packed once, in parallel), the m×nc block of C is cut into
-// macro-tiles (an mc-row block of A, packed by the task that owns it, times a
-// range of B panels), and the tiles are shared out over the worker pool.
-// Small products skip the packing (see direct). threads ≥ 1.
+// depthBlock returns the depth of the blocks in which gemmPacked sums an
+// m×n×k product: balanced blocks of at most p.kc (k=300 gives two blocks
+// of 150, not 256+44), or of p.kcWide when C is larger than p.wideC bytes.
+// It depends on the product's shape only, never on the thread count, so
+// that every split of the work adds the same terms in the same order.
+func (p *path) depthBlock(m, n, k int) int {
+	target := p.kc
+	if p.wideC > 0 && 4*float64(m)*float64(n) > float64(p.wideC) {
+		target = max(target, p.kcWide)
+	}
+	return ceilDiv(k, ceilDiv(k, target))
+}
+
+// splitRows is the fewest rows per thread for which gemmPacked gives each
+// thread a range of C's rows of its own (docs/perf.md): below it, each
+// thread would read or pack all of op(B) for too little work with it.
+const splitRows = 64
+
+// gemmPacked is the blocked driver around a micro-kernel. With threads > 1
+// and at least splitRows rows per thread, each thread computes its own
+// range of C's rows as a one-thread product (packing op(B) for itself, and
+// never waiting for the others); otherwise gemmBlocked shares each depth
+// block's work out. threads ≥ 1.
 func gemmPacked(p *path, transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool, threads int) {
+	kc := p.depthBlock(m, n, k)
+	if threads > 1 && m >= threads*splitRows {
+		s := &rowSplit{p: p, transA: transA, transB: transB, m: m, n: n, k: k, kc: kc, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc, accumulate: accumulate, parts: threads}
+		parallel.For(threads, 1, s.run)
+		return
+	}
+	gemmBlocked(p, kc, transA, transB, m, n, k, a, lda, b, ldb, c, ldc, accumulate, threads)
+}
+
+// rowSplit is a product that gemmPacked shares out as parts one-thread
+// products, each on its own range of C's rows.
+type rowSplit struct {
+	p              *path
+	transA, transB bool
+	m, n, k, kc    int
+	a, b, c        []float32
+	lda, ldb, ldc  int
+	accumulate     bool
+	parts          int
+}
+
+// run computes parts [lo, hi): part i is the i-th of parts ranges of whole
+// mr-row panels of C (the last panel may be partial).
+func (s *rowSplit) run(lo, hi int) {
+	mr := s.p.mr
+	panels := ceilDiv(s.m, mr)
+	for i := lo; i < hi; i++ {
+		r0, r1 := i*panels/s.parts*mr, min((i+1)*panels/s.parts*mr, s.m)
+		ao := r0 * s.lda // op(A)'s row r0
+		if s.transA {
+			ao = r0
+		}
+		gemmBlocked(s.p, s.kc, s.transA, s.transB, r1-r0, s.n, s.k, s.a[ao:], s.lda, s.b, s.ldb, s.c[r0*s.ldc:], s.ldc, s.accumulate, 1)
+	}
+}
+
+// gemmBlocked is the blocked product in depth blocks of kc: for each
+// kc×nc slab of op(B) (packed once, in parallel), the m×nc block of C is
+// cut into macro-tiles (an mc-row block of A, packed by the task that owns
+// it, times a range of B panels), and the tiles are shared out over the
+// worker pool. Small products skip the packing (see direct). threads ≥ 1.
+func gemmBlocked(p *path, kc int, transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool, threads int) {
 	mr, nr := p.mr, p.nr
-	// balanced depth blocks: k=300 gives two blocks of 150, not 256+44
-	kc := ceilDiv(k, ceilDiv(k, p.kc))
 	nc := min(n, p.nc)
 	ncPanels := ceilDiv(nc, nr)
 	j := gemmJob{p: p, transA: transA, transB: transB, m: m, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc, kc: kc}
