@@ -16,9 +16,14 @@
 // to one token) are dot products of A's rows with B's rows read in place,
 // by an AVX2+FMA kernel of its own (see gemv.go).
 //
-// Work is split over macro-tiles of C on the shared worker pool of
-// internal/parallel, never a goroutine per tile. docs/perf.md records the
-// design's measurements against OpenBLAS.
+// Work is split on the shared worker pool of internal/parallel, never a
+// goroutine per tile: with at least 64 rows per thread each thread computes
+// its own range of C's rows, packing op(B) for itself and never waiting for
+// the others; smaller products share out the macro-tiles of C of each depth
+// block. The depth blocks depend on the product's shape only, so the
+// number of threads never changes a bit of the result. docs/perf.md
+// records the design's measurements against OpenBLAS (scripts/
+// bench_sgemm_paired.sh times the two call against call in one process).
 package blas
 
 import (
