@@ -62,8 +62,12 @@ for r in $(seq "$rounds"); do
 	echo "# round $r/$rounds done" >&2
 done
 echo "# load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ ! -s "$tmp/results" ]; then
+	echo "bench_sgemm_paired.sh: no sub-benchmark of BenchmarkSgemmPaired matches -bench '$bench'" >&2
+	exit 2
+fi
 
-/usr/bin/python3 - "$tmp/results" "$rounds" <<'PY'
+python3 - "$tmp/results" "$rounds" <<'PY'
 import collections, statistics, sys
 rows = collections.defaultdict(list)
 order = []
