@@ -5,6 +5,7 @@ import (
 	"github.com/wickml/wick/internal/cpu"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 	"unsafe"
@@ -691,5 +692,67 @@ func TestSgemmRangePanics(t *testing.T) {
 			}()
 			SgemmRange(false, false, 2, 2, 3, r[0], r[1], a, 3, b, 2, c, 2, 1)
 		}()
+	}
+}
+
+// TestConcurrentSgemm runs multi-threaded products from several goroutines
+// at once (so that their parts share the worker pool and the pooled
+// packing buffers): products split into rows of their own per thread and
+// products that share their depth blocks' tiles, each compared bit for bit
+// with the same product computed alone. CI runs it under -race.
+func TestConcurrentSgemm(t *testing.T) {
+	r := newRand(t)
+	cases := []gemmCase{
+		{m: 2*splitRows + 29, n: 200, k: 300, threads: 2},
+		{m: 3 * splitRows, n: 70, k: 130, threads: 3, transA: true, acc: true},
+		{m: 48, n: 300, k: 200, threads: 2, transB: true},
+		{m: splitRows + 1, n: 150, k: 90, threads: 2, transA: true, transB: true},
+	}
+	type product struct {
+		g          gemmCase
+		a, b, c    []float32
+		want       []float32
+		goroutines int
+	}
+	var ps []product
+	for _, g := range cases {
+		g.lda, g.ldb, g.ldc = g.k+3, g.n+1, g.n+5
+		if g.transA {
+			g.lda = g.m + 2
+		}
+		if g.transB {
+			g.ldb = g.k
+		}
+		a, b, c := g.operands(r)
+		want := append([]float32(nil), c...)
+		Sgemm(g.transA, g.transB, g.m, g.n, g.k, a, g.lda, b, g.ldb, want, g.ldc, g.acc, g.threads)
+		g.check(t, "Sgemm", want, c, a, b)
+		ps = append(ps, product{g: g, a: a, b: b, c: c, want: want, goroutines: 2})
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 2*len(ps))
+	for _, p := range ps {
+		for range p.goroutines {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				g := p.g
+				for range 3 {
+					c := append([]float32(nil), p.c...)
+					Sgemm(g.transA, g.transB, g.m, g.n, g.k, p.a, g.lda, p.b, g.ldb, c, g.ldc, g.acc, g.threads)
+					for x := range c {
+						if math.Float32bits(c[x]) != math.Float32bits(p.want[x]) {
+							errs <- fmt.Sprintf("%v: C[%d][%d] = %v beside other products, %v alone", g, x/g.ldc, x%g.ldc, c[x], p.want[x])
+							return
+						}
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }
