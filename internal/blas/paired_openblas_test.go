@@ -69,6 +69,31 @@ func TestOpenBLASSgemm(t *testing.T) {
 	}
 }
 
+// TestOpenBLASSgemmPanics checks that the wrapper refuses what OpenBLAS
+// would read or write past: a short operand, a stride below the width, an
+// empty size.
+func TestOpenBLASSgemmPanics(t *testing.T) {
+	a, b, c := make([]float32, 6), make([]float32, 6), make([]float32, 4)
+	for _, tc := range []struct {
+		name string
+		f    func()
+	}{
+		{"short C", func() { openblas.Sgemm(false, false, 2, 2, 3, a, 3, b, 2, c[:3], 2) }},
+		{"short A", func() { openblas.Sgemm(false, false, 2, 2, 3, a[:5], 3, b, 2, c, 2) }},
+		{"stride of B", func() { openblas.Sgemm(false, true, 2, 2, 3, a, 3, b, 2, c, 2) }},
+		{"k = 0", func() { openblas.Sgemm(false, false, 2, 2, 0, a, 3, b, 2, c, 2) }},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", tc.name)
+				}
+			}()
+			tc.f()
+		}()
+	}
+}
+
 // median returns the median of x (the upper one of an even count).
 func median(x []float64) float64 {
 	s := slices.Clone(x)
