@@ -65,11 +65,36 @@ var sentinel = float32(math.Float32frombits(0x7fc0dead))
 
 func isSentinel(v float32) bool { return math.Float32bits(v) == 0x7fc0dead }
 
+// bitDiff returns the first index at which got and want (of equal length)
+// differ in a bit, or -1 when they are identical.
+func bitDiff(got, want []float32) int {
+	for x := range got {
+		if math.Float32bits(got[x]) != math.Float32bits(want[x]) {
+			return x
+		}
+	}
+	return -1
+}
+
 type gemmCase struct {
 	transA, transB, acc bool
 	m, n, k             int
 	lda, ldb, ldc       int
 	threads             int
+}
+
+// padded returns g with leading dimensions wider than its matrices (A's,
+// B's unless B is transposed, and C's), so that a product that reads or
+// writes past a row is caught.
+func (g gemmCase) padded() gemmCase {
+	g.lda, g.ldb, g.ldc = g.k+3, g.n+1, g.n+5
+	if g.transA {
+		g.lda = g.m + 2
+	}
+	if g.transB {
+		g.ldb = g.k
+	}
+	return g
 }
 
 func (g gemmCase) String() string {
@@ -367,13 +392,7 @@ func TestSgemmLarge(t *testing.T) {
 		{m: 1000, n: 20, k: 700, threads: 2, transA: true, transB: true, acc: true},
 	}
 	for _, g := range cases {
-		g.lda, g.ldb, g.ldc = g.k+3, g.n+1, g.n+5
-		if g.transA {
-			g.lda = g.m + 2
-		}
-		if g.transB {
-			g.ldb = g.k
-		}
+		g = g.padded()
 		runCase(t, r, "Sgemm", g, func(g gemmCase, a, b, c []float32) {
 			Sgemm(g.transA, g.transB, g.m, g.n, g.k, a, g.lda, b, g.ldb, c, g.ldc, g.acc, g.threads)
 		})
@@ -401,10 +420,8 @@ func TestThreadsSameBits(t *testing.T) {
 				for _, threads := range []int{2, 3, 4} {
 					got := append([]float32(nil), c...)
 					gemmPacked(p, g.transA, g.transB, g.m, g.n, g.k, a, g.lda, b, g.ldb, got, g.ldc, g.acc, threads)
-					for x := range got {
-						if math.Float32bits(got[x]) != math.Float32bits(want[x]) {
-							t.Fatalf("%s %v: C[%d][%d] = %v with %d threads, %v with one", p.name, g, x/g.ldc, x%g.ldc, got[x], threads, want[x])
-						}
+					if x := bitDiff(got, want); x >= 0 {
+						t.Fatalf("%s %v: C[%d][%d] = %v with %d threads, %v with one", p.name, g, x/g.ldc, x%g.ldc, got[x], threads, want[x])
 					}
 				}
 			}
@@ -672,10 +689,8 @@ func TestSgemmRange(t *testing.T) {
 			want := append([]float32(nil), c...)
 			Sgemm(g.transA, g.transB, g.m, g.n, g.k, a, g.lda, b, g.ldb, want, g.ldc, false, g.threads)
 			SgemmRange(g.transA, g.transB, g.m, g.n, g.k, k0, k1, a, g.lda, b, g.ldb, c, g.ldc, g.threads)
-			for x := range c {
-				if math.Float32bits(c[x]) != math.Float32bits(want[x]) {
-					t.Fatalf("%s %v, depths [%d, %d): C[%d][%d] = %v, Sgemm gives %v", name, g, k0, k1, x/g.ldc, x%g.ldc, c[x], want[x])
-				}
+			if x := bitDiff(c, want); x >= 0 {
+				t.Fatalf("%s %v, depths [%d, %d): C[%d][%d] = %v, Sgemm gives %v", name, g, k0, k1, x/g.ldc, x%g.ldc, c[x], want[x])
 			}
 		}
 	}
@@ -708,31 +723,25 @@ func TestConcurrentSgemm(t *testing.T) {
 		{m: 48, n: 300, k: 200, threads: 2, transB: true},
 		{m: splitRows + 1, n: 150, k: 90, threads: 2, transA: true, transB: true},
 	}
+	const goroutines = 2 // per product
 	type product struct {
-		g          gemmCase
-		a, b, c    []float32
-		want       []float32
-		goroutines int
+		g       gemmCase
+		a, b, c []float32
+		want    []float32
 	}
 	var ps []product
 	for _, g := range cases {
-		g.lda, g.ldb, g.ldc = g.k+3, g.n+1, g.n+5
-		if g.transA {
-			g.lda = g.m + 2
-		}
-		if g.transB {
-			g.ldb = g.k
-		}
+		g = g.padded()
 		a, b, c := g.operands(r)
 		want := append([]float32(nil), c...)
 		Sgemm(g.transA, g.transB, g.m, g.n, g.k, a, g.lda, b, g.ldb, want, g.ldc, g.acc, g.threads)
 		g.check(t, "Sgemm", want, c, a, b)
-		ps = append(ps, product{g: g, a: a, b: b, c: c, want: want, goroutines: 2})
+		ps = append(ps, product{g: g, a: a, b: b, c: c, want: want})
 	}
 	var wg sync.WaitGroup
-	errs := make(chan string, 2*len(ps))
+	errs := make(chan string, goroutines*len(ps))
 	for _, p := range ps {
-		for range p.goroutines {
+		for range goroutines {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -740,11 +749,9 @@ func TestConcurrentSgemm(t *testing.T) {
 				for range 3 {
 					c := append([]float32(nil), p.c...)
 					Sgemm(g.transA, g.transB, g.m, g.n, g.k, p.a, g.lda, p.b, g.ldb, c, g.ldc, g.acc, g.threads)
-					for x := range c {
-						if math.Float32bits(c[x]) != math.Float32bits(p.want[x]) {
-							errs <- fmt.Sprintf("%v: C[%d][%d] = %v beside other products, %v alone", g, x/g.ldc, x%g.ldc, c[x], p.want[x])
-							return
-						}
+					if x := bitDiff(c, p.want); x >= 0 {
+						errs <- fmt.Sprintf("%v: C[%d][%d] = %v beside other products, %v alone", g, x/g.ldc, x%g.ldc, c[x], p.want[x])
+						return
 					}
 				}
 			}()
