@@ -107,15 +107,18 @@ TEXT ·sgemmKernel12x32AVX512(SB), NOSPLIT, $0-72
 	VPXORD Z22, Z22, Z22
 	VPXORD Z23, Z23, Z23
 
-	// C's rows are fetched 32 depth steps before the end (the tile's 24
-	// lines fall in as few as two L1 sets when C's row stride is a
-	// multiple of 4 KiB; fetched at the start they would evict B's and
-	// A's lines from those sets for the whole loop)
+	// C's rows are fetched during the last 48 depth steps, one row every
+	// four steps (the tile's 24 lines fall in as few as two L1 sets when
+	// C's row stride is a multiple of 4 KiB: fetched at the start they
+	// would evict B's and A's lines from those sets for the whole loop;
+	// fetched all at once they hold up the loads of A and B). Below 48
+	// steps they are all fetched at the start.
 	SHRQ $2, CX
 	JZ   warm
-	CMPQ CX, $8
-	JLE  warm
-	SUBQ $8, CX
+	CMPQ CX, $12
+	JL   warm
+	SUBQ $12, CX
+	JZ   spread
 
 early4:
 	STEP12
@@ -124,7 +127,23 @@ early4:
 	STEP12
 	DECQ CX
 	JNZ  early4
-	MOVQ $8, CX
+
+spread:
+	MOVQ DX, DI
+	MOVQ $12, R14
+
+spread4:
+	PREFETCHT0 (DI)
+	PREFETCHT0 64(DI)
+	PREFETCHT0 124(DI)
+	ADDQ SI, DI
+	STEP12
+	STEP12
+	STEP12
+	STEP12
+	DECQ R14
+	JNZ  spread4
+	JMP  tail
 
 warm:
 	MOVQ DX, DI
