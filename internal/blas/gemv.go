@@ -1,6 +1,9 @@
 package blas
 
-import "github.com/wickml/wick/internal/parallel"
+import (
+	"github.com/wickml/wick/internal/cpu"
+	"github.com/wickml/wick/internal/parallel"
+)
 
 // Products of a few rows by a transposed B: x·Wᵀ for a Linear layer's
 // weight W [out, in] when the input is one token's row (text generation
@@ -66,7 +69,9 @@ func dot4(x, w []float32, ldw int, out *[4]float32) {
 	k := len(x)
 	_ = w[3*ldw+k-1]
 	k8 := k / 8
-	if active != nil && k8 > 0 {
+	// the assembly dot kernel is there where an assembly path is active
+	// (tests may make a Go path active, in a build without assembly too)
+	if active != nil && active.level >= cpu.AVX2 && k8 > 0 {
 		dot4AVX2(k8, &x[0], &w[0], ldw, out)
 	} else {
 		*out = [4]float32{}
