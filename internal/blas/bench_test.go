@@ -135,7 +135,7 @@ func BenchmarkKernel(b *testing.B) {
 			c := alignedFloats(mr * nr)
 			cpu0 := cputime.Process()
 			for b.Loop() {
-				p.kern(k, &ap[0], 1, mr, &bp[0], nr, &c[0], nr, 1)
+				p.kern(1, k, &ap[0], 1, mr, 0, &bp[0], nr, &c[0], nr, 1)
 			}
 			flops := 2 * float64(mr*nr*k)
 			if cpu := cputime.Process() - cpu0; cpu > 0 {

@@ -259,31 +259,42 @@ func TestKernels(t *testing.T) {
 		for _, k := range []int{1, 2, 3, 4, 5, 7, 8, 9, 16, 31, 32, 35, 36, 47, 48, 51, 52, 64, 255, 256, 1 + r.IntN(300)} {
 			for _, acc := range []bool{false, true} {
 				for _, layout := range []string{"packed", "A rows", "A columns"} {
-					// describe the kernel's operands as an mr×k·k×nr gemm
-					g := gemmCase{acc: acc, m: mr, n: nr, k: k, ldc: nr + r.IntN(2)*(1+r.IntN(20))}
+					tiles := 1 + r.IntN(3)
+					// describe the kernel's operands as a (tiles·mr)×k·k×nr gemm
+					g := gemmCase{acc: acc, m: tiles * mr, n: nr, k: k, ldc: nr + r.IntN(2)*(1+r.IntN(20))}
 					g.ldb = nr
 					if layout != "packed" {
 						g.ldb += r.IntN(2) * (1 + r.IntN(20))
 					}
-					var rsA, csA int
+					var rsA, csA, aNext int
 					switch layout {
 					case "packed":
-						g.transA, g.lda, rsA, csA = true, mr, 1, mr
+						g.lda = k
 					case "A rows":
 						g.lda = k + r.IntN(5)
-						rsA, csA = g.lda, 1
+						rsA, csA, aNext = g.lda, 1, mr*g.lda
 					case "A columns":
-						g.transA, g.lda = true, mr+r.IntN(5)
-						rsA, csA = 1, g.lda
+						g.transA, g.lda = true, g.m+r.IntN(5)
+						rsA, csA, aNext = 1, g.lda, mr
 					}
 					a, b, c := g.operands(r)
+					ak := a
+					if layout == "packed" {
+						// tile t's panel at t·k·mr, column by column
+						ak, rsA, csA, aNext = make([]float32, tiles*k*mr), 1, mr, k*mr
+						for i := range g.m {
+							for pp := range k {
+								ak[(i/mr)*k*mr+pp*mr+i%mr] = a[i*g.lda+pp]
+							}
+						}
+					}
 					c0 := append([]float32(nil), c...)
 					flag := 0
 					if acc {
 						flag = 1
 					}
-					p.kern(k, &a[0], rsA, csA, &b[0], g.ldb, &c[0], g.ldc, flag)
-					g.check(t, "kernel "+p.name+" "+layout, c, c0, a, b)
+					p.kern(tiles, k, &ak[0], rsA, csA, aNext, &b[0], g.ldb, &c[0], g.ldc, flag)
+					g.check(t, fmt.Sprintf("kernel %s %s, %d tiles", p.name, layout, tiles), c, c0, a, b)
 				}
 			}
 		}

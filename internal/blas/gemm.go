@@ -70,10 +70,13 @@ func blocking(mr, nr, bBytes, l2, kc0, mc0 int) (kc, mc int) {
 
 // kernelFunc computes the mr×nr block C = A·B (C += A·B when acc is
 // non-zero) of depth k ≥ 1, where A[r][p] = a[r*rsA + p*csA],
-// B[p][j] = b[p*rsB + j] and C[r][j] = c[r*ldc + j] (strides in floats).
+// B[p][j] = b[p*rsB + j] and C[r][j] = c[r*ldc + j] (strides in floats),
+// for tiles ≥ 1 such blocks down C: tile t reads A from a + t·aNext and
+// writes C's rows t·mr to t·mr+mr-1 (one call runs a whole column of tiles,
+// so the driver's per-call cost is paid once per B panel, not per tile).
 // A packed A panel has rsA = 1, csA = mr; a packed B panel has rsB = nr; the
 // strides also let the kernel read A and B where they lie.
-type kernelFunc func(k int, a *float32, rsA, csA int, b *float32, rsB int, c *float32, ldc int, acc int)
+type kernelFunc func(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
 
 // aBufs and bBufs recycle the packing buffers of A blocks and B slabs
 // between calls (two pools, so that a small A buffer is never offered where
@@ -298,15 +301,16 @@ func (j *gemmJob) tiles(lo, hi int) {
 	mr, nr, mc, kc, kb, pc, jc, nb := p.mr, p.nr, j.mc, j.kc, j.kb, j.pc, j.jc, j.nb
 	a, b, c, lda, ldb, ldc, acc := j.a, j.b, j.c, j.lda, j.ldb, j.ldc, j.acc
 	transA, directA, directB := j.transA, j.directA, j.directB
-	// A's element (r, p) of a direct panel is at r*rsA + p*csA
-	rsA, csA := lda, 1
+	// A's element (r, p) of a direct panel is at r*rsA0 + p*csA0
+	rsA0, csA0 := lda, 1
 	if transA {
-		rsA, csA = 1, lda
+		rsA0, csA0 = 1, lda
 	}
 	abuf := getBuf(&aBufs, mc*kc+mr*nr)
 	defer aBufs.Put(abuf)
 	ap, tile := (*abuf)[:mc*kb], (*abuf)[mc*kc:]
 	bp := j.bp
+	ra, ca := p.packedAStrides(transA, kb) // a packed panel's strides
 	packed := -1
 	for t := lo; t < hi; t++ {
 		ib, js := t/j.perRow, t%j.perRow
@@ -329,48 +333,61 @@ func (j *gemmJob) tiles(lo, hi int) {
 				_ = b[(pc+kb-1)*ldb+jc+jj+nr-1] // the kernel reads up to here
 				bq, rsB = &b[pc*ldb+jc+jj], ldb
 			}
-			for ir := 0; ir < rows; ir += mr {
-				h := min(mr, rows-ir)
-				aq := &ap[(ir/mr)*kb*mr]
-				ra, ca := p.packedAStrides(transA, kb)
-				if directA && h == mr {
-					i := i0 + ir
+			ir0 := 0 // the first row of the tiles run one by one below
+			if w == nr && full > 0 {
+				// the whole tiles of the column in one call
+				aq, rsA, csA, aNext := &ap[0], ra, ca, kb*mr
+				if directA {
 					// the kernel reads up to the last element
 					if transA {
-						_ = a[(pc+kb-1)*lda+i+mr-1]
-						aq = &a[pc*lda+i]
+						_ = a[(pc+kb-1)*lda+i0+full-1]
+						aq, aNext = &a[pc*lda+i0], mr
 					} else {
-						_ = a[(i+mr-1)*lda+pc+kb-1]
-						aq = &a[i*lda+pc]
+						_ = a[(i0+full-1)*lda+pc+kb-1]
+						aq, aNext = &a[i0*lda+pc], mr*lda
 					}
-					ra, ca = rsA, csA
+					rsA, csA = rsA0, csA0
 				}
+				off := i0*ldc + jc + jj
+				_ = c[off+(full-1)*ldc+nr-1] // the kernel writes up to here
+				p.kern(full/mr, kb, aq, rsA, csA, aNext, bq, rsB, &c[off], ldc, acc)
+				ir0 = full
+			}
+			for ir := ir0; ir < rows; ir += mr {
+				h := min(mr, rows-ir)
 				off := (i0+ir)*ldc + jc + jj
-				if h == mr && w == nr {
-					_ = c[off+(mr-1)*ldc+nr-1] // the kernel writes up to here
-					p.kern(kb, aq, ra, ca, bq, rsB, &c[off], ldc, acc)
-					continue
-				}
 				// ragged edge: compute the whole tile aside (rows from
 				// aside on), keep its valid part
 				aside := 0
+				a0 := (ir / mr) * kb * mr
 				if er := p.edgeRows; p.edge != nil && h <= mr-er {
 					// edgeRows at a time, whole ones of full width
 					// straight into C
 					if w == nr {
 						aside = h / er * er
 					}
-					a0 := (ir / mr) * kb * mr
-					for r0 := 0; r0 < h; r0 += er {
-						if r0 < aside {
-							_ = c[off+(r0+er-1)*ldc+nr-1] // the kernel writes up to here
-							p.edge(kb, &ap[a0+r0*ra], ra, ca, bq, rsB, &c[off+r0*ldc], ldc, acc)
-						} else {
-							p.edge(kb, &ap[a0+r0*ra], ra, ca, bq, rsB, &tile[r0*nr], nr, 0)
-						}
+					if aside > 0 {
+						_ = c[off+(aside-1)*ldc+nr-1] // the kernel writes up to here
+						p.edge(aside/er, kb, &ap[a0], ra, ca, er*ra, bq, rsB, &c[off], ldc, acc)
+					}
+					for r0 := aside; r0 < h; r0 += er {
+						p.edge(1, kb, &ap[a0+r0*ra], ra, ca, 0, bq, rsB, &tile[r0*nr], nr, 0)
 					}
 				} else {
-					p.kern(kb, aq, ra, ca, bq, rsB, &tile[0], nr, 0)
+					aq, rsA, csA := &ap[a0], ra, ca
+					if directA && h == mr {
+						i := i0 + ir
+						// the kernel reads up to the last element
+						if transA {
+							_ = a[(pc+kb-1)*lda+i+mr-1]
+							aq = &a[pc*lda+i]
+						} else {
+							_ = a[(i+mr-1)*lda+pc+kb-1]
+							aq = &a[i*lda+pc]
+						}
+						rsA, csA = rsA0, csA0
+					}
+					p.kern(1, kb, aq, rsA, csA, 0, bq, rsB, &tile[0], nr, 0)
 				}
 				for r := aside; r < h; r++ {
 					crow := c[off+r*ldc:][:w]
@@ -406,8 +423,12 @@ func roundUp(a, b int) int { return ceilDiv(a, b) * b }
 // (see kernelFunc) for an mr×nr tile; tests run the blocked driver with it
 // and compare the assembly kernels against it.
 func kernelGoFor(mr, nr int) kernelFunc {
-	return func(k int, a *float32, rsA, csA int, b *float32, rsB int, c *float32, ldc int, acc int) {
-		kernelGo(mr, nr, k, a, rsA, csA, b, rsB, c, ldc, acc)
+	return func(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int) {
+		for t := range tiles {
+			at := unsafe.Add(unsafe.Pointer(a), 4*t*aNext)
+			ct := unsafe.Add(unsafe.Pointer(c), 4*t*mr*ldc)
+			kernelGo(mr, nr, k, (*float32)(at), rsA, csA, b, rsB, (*float32)(ct), ldc, acc)
+		}
 	}
 }
 

@@ -58,23 +58,26 @@
 	ADDQ R11, R13; \
 	ADDQ R12, BX
 
-// func sgemmKernel12x32AVX512(k int, a *float32, rsA, csA int, b *float32, rsB int, c *float32, ldc int, acc int)
+// func sgemmKernel12x32AVX512(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
 //
-// C[r][j] (=|+=) Σp a[r*rsA+p*csA]·b[p*rsB+j] for r < 12, j < 32, C's rows
-// ldc floats apart; all strides in floats; k ≥ 1.
-TEXT ·sgemmKernel12x32AVX512(SB), NOSPLIT, $0-72
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ rsA+16(FP), R8
-	MOVQ csA+24(FP), R11
-	MOVQ b+32(FP), BX
-	MOVQ rsB+40(FP), R12
-	MOVQ c+48(FP), DX
-	MOVQ ldc+56(FP), SI
+// For each tile t < tiles (tiles ≥ 1), with a and c advanced by t·aNext
+// floats and 12·t rows: C[r][j] (=|+=) Σp a[r*rsA+p*csA]·b[p*rsB+j] for
+// r < 12, j < 32, C's rows ldc floats apart; all strides in floats; k ≥ 1.
+TEXT ·sgemmKernel12x32AVX512(SB), NOSPLIT, $0-88
+	MOVQ rsA+24(FP), R8
+	MOVQ csA+32(FP), R11
+	MOVQ rsB+56(FP), R12
+	MOVQ ldc+72(FP), SI
 	SHLQ $2, R8
 	SHLQ $2, R11
 	SHLQ $2, R12
 	SHLQ $2, SI
+
+tile:
+	MOVQ k+8(FP), CX
+	MOVQ a+16(FP), AX
+	MOVQ b+48(FP), BX
+	MOVQ c+64(FP), DX
 	LEAQ (AX)(R8*2), R9
 	ADDQ R8, R9
 	LEAQ (R9)(R8*2), R10
@@ -168,7 +171,7 @@ loop4:
 	JNZ  loop4
 
 tail:
-	MOVQ k+0(FP), DI
+	MOVQ k+8(FP), DI
 	ANDQ $3, DI
 	JZ   store
 
@@ -185,7 +188,7 @@ store:
 	ADDQ SI, R10
 	LEAQ (R10)(SI*2), R13
 	ADDQ SI, R13
-	MOVQ acc+64(FP), CX
+	MOVQ acc+80(FP), CX
 	TESTQ CX, CX
 	JZ   write
 	VADDPS (DX), Z0, Z0
@@ -238,6 +241,18 @@ write:
 	VMOVUPS Z21, 64(R13)(SI*1)
 	VMOVUPS Z22, (R13)(SI*2)
 	VMOVUPS Z23, 64(R13)(SI*2)
+	// the next tile: A aNext floats on, C 12 rows down
+	DECQ tiles+0(FP)
+	JZ   done
+	MOVQ aNext+40(FP), CX
+	SHLQ $2, CX
+	ADDQ CX, a+16(FP)
+	LEAQ (R13)(SI*2), DX
+	ADDQ SI, DX
+	MOVQ DX, c+64(FP)
+	JMP  tile
+
+done:
 	VZEROUPPER
 	RET
 
@@ -262,23 +277,25 @@ write:
 	ADDQ R11, R9; \
 	ADDQ R12, BX
 
-// func sgemmKernel4x32AVX512(k int, a *float32, rsA, csA int, b *float32, rsB int, c *float32, ldc int, acc int)
+// func sgemmKernel4x32AVX512(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
 //
 // The 4×32 edge kernel: sgemmKernel12x32AVX512's contract for 4 rows,
 // for row blocks of fewer than 12 rows.
-TEXT ·sgemmKernel4x32AVX512(SB), NOSPLIT, $0-72
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ rsA+16(FP), R8
-	MOVQ csA+24(FP), R11
-	MOVQ b+32(FP), BX
-	MOVQ rsB+40(FP), R12
-	MOVQ c+48(FP), DX
-	MOVQ ldc+56(FP), SI
+TEXT ·sgemmKernel4x32AVX512(SB), NOSPLIT, $0-88
+	MOVQ rsA+24(FP), R8
+	MOVQ csA+32(FP), R11
+	MOVQ rsB+56(FP), R12
+	MOVQ ldc+72(FP), SI
 	SHLQ $2, R8
 	SHLQ $2, R11
 	SHLQ $2, R12
 	SHLQ $2, SI
+
+tile4:
+	MOVQ k+8(FP), CX
+	MOVQ a+16(FP), AX
+	MOVQ b+48(FP), BX
+	MOVQ c+64(FP), DX
 	LEAQ (AX)(R8*2), R9
 
 	VPXORD Z0, Z0, Z0
@@ -314,7 +331,7 @@ loop4x1:
 store4:
 	// C's row bases: DX for rows 0-1, R9 for rows 2-3
 	LEAQ (DX)(SI*2), R9
-	MOVQ acc+64(FP), CX
+	MOVQ acc+80(FP), CX
 	TESTQ CX, CX
 	JZ   write4
 	VADDPS (DX), Z0, Z0
@@ -335,5 +352,16 @@ write4:
 	VMOVUPS Z5, 64(R9)
 	VMOVUPS Z6, (R9)(SI*1)
 	VMOVUPS Z7, 64(R9)(SI*1)
+	// the next tile: A aNext floats on, C 4 rows down
+	DECQ tiles+0(FP)
+	JZ   done4
+	MOVQ aNext+40(FP), CX
+	SHLQ $2, CX
+	ADDQ CX, a+16(FP)
+	LEAQ (R9)(SI*2), DX
+	MOVQ DX, c+64(FP)
+	JMP  tile4
+
+done4:
 	VZEROUPPER
 	RET

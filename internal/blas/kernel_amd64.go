@@ -50,19 +50,19 @@ func init() {
 // with kernelFunc's contract.
 //
 //go:noescape
-func sgemmKernel6x16AVX2(k int, a *float32, rsA, csA int, b *float32, rsB int, c *float32, ldc int, acc int)
+func sgemmKernel6x16AVX2(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
 
 // sgemmKernel12x32AVX512 is the 12×32 AVX-512 micro-kernel of
 // kernel512_amd64.s, with kernelFunc's contract.
 //
 //go:noescape
-func sgemmKernel12x32AVX512(k int, a *float32, rsA, csA int, b *float32, rsB int, c *float32, ldc int, acc int)
+func sgemmKernel12x32AVX512(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
 
 // sgemmKernel4x32AVX512 is the 4×32 AVX-512 edge kernel of
 // kernel512_amd64.s, with kernelFunc's contract.
 //
 //go:noescape
-func sgemmKernel4x32AVX512(k int, a *float32, rsA, csA int, b *float32, rsB int, c *float32, ldc int, acc int)
+func sgemmKernel4x32AVX512(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
 
 // Packing routines of pack_amd64.s (see pack.go for the layouts).
 

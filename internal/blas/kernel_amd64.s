@@ -38,23 +38,26 @@
 	VFMADD231PS Y12, Y15, Y10; \
 	VFMADD231PS Y13, Y15, Y11
 
-// func sgemmKernel6x16AVX2(k int, a *float32, rsA, csA int, b *float32, rsB int, c *float32, ldc int, acc int)
+// func sgemmKernel6x16AVX2(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
 //
-// C[r][j] (=|+=) Σp a[r*rsA+p*csA]·b[p*rsB+j] for r < 6, j < 16, C's rows
-// ldc floats apart; all strides in floats; k ≥ 1.
-TEXT ·sgemmKernel6x16AVX2(SB), NOSPLIT, $0-72
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ rsA+16(FP), R8
-	MOVQ csA+24(FP), R11
-	MOVQ b+32(FP), BX
-	MOVQ rsB+40(FP), R12
-	MOVQ c+48(FP), DX
-	MOVQ ldc+56(FP), SI
+// For each tile t < tiles (tiles ≥ 1), with a and c advanced by t·aNext
+// floats and 6·t rows: C[r][j] (=|+=) Σp a[r*rsA+p*csA]·b[p*rsB+j] for
+// r < 6, j < 16, C's rows ldc floats apart; all strides in floats; k ≥ 1.
+TEXT ·sgemmKernel6x16AVX2(SB), NOSPLIT, $0-88
+	MOVQ rsA+24(FP), R8
+	MOVQ csA+32(FP), R11
+	MOVQ rsB+56(FP), R12
+	MOVQ ldc+72(FP), SI
 	SHLQ $2, R8
 	SHLQ $2, R11
 	SHLQ $2, R12
 	SHLQ $2, SI
+
+tile:
+	MOVQ k+8(FP), CX
+	MOVQ a+16(FP), AX
+	MOVQ b+48(FP), BX
+	MOVQ c+64(FP), DX
 	LEAQ (AX)(R8*2), R9
 	ADDQ R8, R9
 
@@ -109,7 +112,7 @@ loop1:
 	JNZ  loop1
 
 store:
-	MOVQ acc+64(FP), CX
+	MOVQ acc+80(FP), CX
 	TESTQ CX, CX
 	JZ   write
 	VADDPS (DX), Y0, Y0
@@ -138,6 +141,18 @@ write:
 	VMOVUPS Y9, 32(R10)(SI*1)
 	VMOVUPS Y10, (R10)(SI*2)
 	VMOVUPS Y11, 32(R10)(SI*2)
+	// the next tile: A aNext floats on, C 6 rows down
+	DECQ tiles+0(FP)
+	JZ   done
+	MOVQ aNext+40(FP), CX
+	SHLQ $2, CX
+	ADDQ CX, a+16(FP)
+	LEAQ (R10)(SI*2), DX
+	ADDQ SI, DX
+	MOVQ DX, c+64(FP)
+	JMP  tile
+
+done:
 	VZEROUPPER
 	RET
 
