@@ -13,6 +13,13 @@
 # it much less than the wall time, so it tells the work each side does.
 #
 # Usage: scripts/bench_train.sh [-runs N] [-iters N] [-warmup N] [-data FILE]
+#                               [-threads LIST]
+#
+# -threads "1" runs the one-thread sides only (default "1 2"): more runs in
+# the same time for the CPU-time comparison. Besides the ratios of the
+# medians it prints the medians of the per-run ratios (each run's Wick
+# against the PyTorch run right after it: on a host whose speed drifts,
+# the steadier of the two).
 #
 # The peer gets OPENBLAS_CORETYPE=SkylakeX on CPUs with AVX-512 and Haswell
 # otherwise (Debian's OpenBLAS misdetects some CPUs and falls back to SSE3
@@ -20,6 +27,7 @@
 set -euo pipefail
 
 runs=5
+threads="1 2"
 iters=30
 warmup=5
 data="$(cd "$(dirname "$0")/.." && pwd)/../shared/data/tinyshakespeare.txt"
@@ -29,10 +37,12 @@ while [ $# -gt 0 ]; do
 	-iters) iters="$2"; shift 2 ;;
 	-warmup) warmup="$2"; shift 2 ;;
 	-data) data="$2"; shift 2 ;;
-	-h | --help) sed -n '2,19p' "$0"; exit 0 ;;
+	-threads) threads="$2"; shift 2 ;;
+	-h | --help) sed -n '2,26p' "$0"; exit 0 ;;
 	*) echo "bench_train.sh: unknown argument $1 (see -h)" >&2; exit 2 ;;
 	esac
 done
+case "$threads" in "1 2" | "1" | "2") ;; *) echo "bench_train.sh: -threads wants \"1\", \"2\" or \"1 2\", got '$threads'" >&2; exit 2 ;; esac
 [ -x /usr/bin/time ] || { echo "bench_train.sh: needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
 
 cd "$(dirname "$0")/.."
@@ -61,10 +71,10 @@ one() {
 echo "== $runs runs of $iters timed iterations (after $warmup), $(nproc) CPUs, OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE" >&2
 for r in $(seq "$runs"); do
 	echo "run $r" >&2
-	for th in 1 2; do
+	for th in $threads; do
 		GOMAXPROCS=$th one "wick$th" "$tmp/benchtrain" -data "$data" -iters "$iters" -warmup "$warmup"
 	done
-	for th in 1 2; do
+	for th in $threads; do
 		OMP_NUM_THREADS=$th one "torch$th" /usr/bin/python3 scripts/bench_train_peer.py --data "$data" --iters "$iters" --warmup "$warmup"
 	done
 done
@@ -74,16 +84,28 @@ tokens=$((12 * 64))
 echo >&2
 printf '%-10s %10s %10s %14s %12s\n' "" "ms/iter" "tokens/s" "CPU ms/iter" "peak RSS MiB"
 declare -A ms rss cpu
-for name in wick1 wick2 torch1 torch2; do
+names=()
+for th in $threads; do names+=("wick$th"); done
+for th in $threads; do names+=("torch$th"); done
+for name in "${names[@]}"; do
 	ms[$name]=$(awk '{print $1}' "$tmp/$name" | median)
 	rss[$name]=$(awk '{print $2}' "$tmp/$name" | median)
 	cpu[$name]=$(awk '{print $3}' "$tmp/$name" | median)
 	printf '%-10s %10.2f %10.0f %14.2f %12.0f\n' "$name" "${ms[$name]}" "$(echo "$tokens * 1000 / ${ms[$name]}" | bc -l)" "${cpu[$name]}" "$(echo "${rss[$name]} / 1024" | bc -l)"
 done
-best=torch1
-if (($(echo "${ms[torch2]} < ${ms[torch1]}" | bc -l))); then best=torch2; fi
-wbest=wick2
-if (($(echo "${ms[wick1]} < ${ms[wick2]}" | bc -l))); then wbest=wick1; fi
-printf '\nratio wick2/%s tokens/s (medians; Wick on all %d cores, its default): %.2f×\n' "$best" "$(nproc)" "$(echo "${ms[$best]} / ${ms[wick2]}" | bc -l)"
-printf 'ratio %s/%s tokens/s (medians; each side at its faster setting): %.2f×\n' "$wbest" "$best" "$(echo "${ms[$best]} / ${ms[$wbest]}" | bc -l)"
-printf 'peak RSS wick2/%s: %.2f×\n' "$best" "$(echo "${rss[wick2]} / ${rss[$best]}" | bc -l)"
+# perrun COL A B: the median over the runs of B's value in column COL over A's
+perrun() { paste "$tmp/$2" "$tmp/$3" | awk -v c="$1" '{print $(c+3) / $c}' | median; }
+# tokens/s at each side's faster setting (or the one run)
+best=torch${threads%% *}
+if [ "$threads" = "1 2" ] && (($(echo "${ms[torch2]} < ${ms[torch1]}" | bc -l))); then best=torch2; fi
+wbest=wick${threads##* }
+if [ "$threads" = "1 2" ] && (($(echo "${ms[wick1]} < ${ms[wick2]}" | bc -l))); then wbest=wick1; fi
+echo
+if [ "$threads" = "1 2" ]; then
+	printf 'ratio wick2/%s tokens/s (medians; Wick on all %d cores, its default): %.2f×\n' "$best" "$(nproc)" "$(echo "${ms[$best]} / ${ms[wick2]}" | bc -l)"
+fi
+printf 'ratio %s/%s tokens/s (medians; each side at its faster setting): %.2f× (per-run median %.2f×)\n' "$wbest" "$best" "$(echo "${ms[$best]} / ${ms[$wbest]}" | bc -l)" "$(perrun 1 "$wbest" "$best")"
+if [[ " $threads " == *" 1 "* ]]; then
+	printf 'CPU time per iteration, wick1/torch1: %.2f× of medians (per-run median %.2f×)\n' "$(echo "${cpu[wick1]} / ${cpu[torch1]}" | bc -l)" "$(perrun 3 torch1 wick1)"
+fi
+printf 'peak RSS %s/%s: %.2f×\n' "$wbest" "$best" "$(echo "${rss[$wbest]} / ${rss[$best]}" | bc -l)"
