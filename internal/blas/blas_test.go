@@ -244,6 +244,12 @@ func TestKernels(t *testing.T) {
 	var kernels []*path
 	for _, p := range testPaths(t) {
 		kernels = append(kernels, p)
+		if p.kernCols != nil {
+			q := *p
+			q.name += "/cols"
+			q.kern = p.kernCols
+			kernels = append(kernels, &q)
+		}
 		if p.edge != nil {
 			q := *p
 			q.name += "/edge"

@@ -25,6 +25,10 @@ type path struct {
 	// block to the next, and a deeper block saves a pass over it
 	kcWide, wideC int
 	kern          kernelFunc
+	// kernCols, when set, is kern for an A read in place from a
+	// transposed A (each depth step on new cache lines): it fetches A
+	// ahead of its loads
+	kernCols kernelFunc
 	// edge, when set, is a kernel of edgeRows×nr (edgeRows divides mr)
 	// for row blocks of at most mr-edgeRows rows: the full kernel would
 	// spend most of its work on the padding rows
@@ -336,12 +340,13 @@ func (j *gemmJob) tiles(lo, hi int) {
 			ir0 := 0 // the first row of the tiles run one by one below
 			if w == nr && full > 0 {
 				// the whole tiles of the column in one call
-				aq, rsA, csA, aNext := &ap[0], ra, ca, kb*mr
+				kern, aq, rsA, csA, aNext := p.kern, &ap[0], ra, ca, kb*mr
 				if directA {
 					// the kernel reads up to the last element
 					if transA {
 						_ = a[(pc+kb-1)*lda+i0+full-1]
 						aq, aNext = &a[pc*lda+i0], mr
+						kern = p.colsKernel()
 					} else {
 						_ = a[(i0+full-1)*lda+pc+kb-1]
 						aq, aNext = &a[i0*lda+pc], mr*lda
@@ -350,7 +355,7 @@ func (j *gemmJob) tiles(lo, hi int) {
 				}
 				off := i0*ldc + jc + jj
 				_ = c[off+(full-1)*ldc+nr-1] // the kernel writes up to here
-				p.kern(full/mr, kb, aq, rsA, csA, aNext, bq, rsB, &c[off], ldc, acc)
+				kern(full/mr, kb, aq, rsA, csA, aNext, bq, rsB, &c[off], ldc, acc)
 				ir0 = full
 			}
 			for ir := ir0; ir < rows; ir += mr {
@@ -374,20 +379,20 @@ func (j *gemmJob) tiles(lo, hi int) {
 						p.edge(1, kb, &ap[a0+r0*ra], ra, ca, 0, bq, rsB, &tile[r0*nr], nr, 0)
 					}
 				} else {
-					aq, rsA, csA := &ap[a0], ra, ca
+					kern, aq, rsA, csA := p.kern, &ap[a0], ra, ca
 					if directA && h == mr {
 						i := i0 + ir
 						// the kernel reads up to the last element
 						if transA {
 							_ = a[(pc+kb-1)*lda+i+mr-1]
-							aq = &a[pc*lda+i]
+							aq, kern = &a[pc*lda+i], p.colsKernel()
 						} else {
 							_ = a[(i+mr-1)*lda+pc+kb-1]
 							aq = &a[i*lda+pc]
 						}
 						rsA, csA = rsA0, csA0
 					}
-					p.kern(1, kb, aq, rsA, csA, 0, bq, rsB, &tile[0], nr, 0)
+					kern(1, kb, aq, rsA, csA, 0, bq, rsB, &tile[0], nr, 0)
 				}
 				for r := aside; r < h; r++ {
 					crow := c[off+r*ldc:][:w]
@@ -403,6 +408,14 @@ func (j *gemmJob) tiles(lo, hi int) {
 			}
 		}
 	}
+}
+
+// colsKernel returns the kernel for an A read in place from a transposed A.
+func (p *path) colsKernel() kernelFunc {
+	if p.kernCols != nil {
+		return p.kernCols
+	}
+	return p.kern
 }
 
 // grain is the grain for parallel.For that spreads n items over at most

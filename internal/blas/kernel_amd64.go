@@ -9,6 +9,7 @@ import "github.com/wickml/wick/internal/cpu"
 var avx2Path = &path{
 	name: "avx2+fma", level: cpu.AVX2, mr: 6, nr: 16, nc: 4096,
 	kern:      sgemmKernel6x16AVX2,
+	kernCols:  sgemmKernel6x16AVX2Cols,
 	packBRows: packBRows16,
 	packBCols: func(dst, src []float32, ldb, kb int) { packBColsStrips(dst, src, ldb, kb, 16) },
 	packACols: packACols6,
@@ -19,6 +20,7 @@ var avx2Path = &path{
 var avx512Path = &path{
 	name: "avx512", level: cpu.AVX512, mr: 12, nr: 32, nc: 4096,
 	kern:     sgemmKernel12x32AVX512,
+	kernCols: sgemmKernel12x32AVX512Cols,
 	edgeRows: 4, edge: sgemmKernel4x32AVX512,
 	packBRows: packBRows32,
 	packBCols: func(dst, src []float32, ldb, kb int) { packBColsStrips(dst, src, ldb, kb, 32) },
@@ -51,6 +53,18 @@ func init() {
 //
 //go:noescape
 func sgemmKernel6x16AVX2(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
+
+// sgemmKernel6x16AVX2Cols is sgemmKernel6x16AVX2 for an A read in place
+// from a transposed A: it fetches A's lines 8 depth steps ahead.
+//
+//go:noescape
+func sgemmKernel6x16AVX2Cols(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
+
+// sgemmKernel12x32AVX512Cols is sgemmKernel12x32AVX512 for an A read in
+// place from a transposed A: it fetches A's lines 8 depth steps ahead.
+//
+//go:noescape
+func sgemmKernel12x32AVX512Cols(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
 
 // sgemmKernel12x32AVX512 is the 12×32 AVX-512 micro-kernel of
 // kernel512_amd64.s, with kernelFunc's contract.

@@ -38,6 +38,16 @@
 	VFMADD231PS Y12, Y15, Y10; \
 	VFMADD231PS Y13, Y15, Y11
 
+// STEPCOLS is STEP for an A read in place from a transposed A, where each
+// depth step's six values lie on a new cache line (csA = lda floats on):
+// the lines 8 steps ahead are fetched first, as the hardware prefetchers do
+// not follow that stride (the k = 768 weight gradients 3-9% faster, and
+// 0-2% slower where A is packed: hence a kernel of its own).
+#define STEPCOLS \
+	PREFETCHT0 (AX)(R11*8); \
+	PREFETCHT0 20(AX)(R11*8); \
+	STEP
+
 // func sgemmKernel6x16AVX2(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
 //
 // For each tile t < tiles (tiles ≥ 1), with a and c advanced by t·aNext
@@ -108,6 +118,123 @@ tail:
 
 loop1:
 	STEP
+	DECQ R13
+	JNZ  loop1
+
+store:
+	MOVQ acc+80(FP), CX
+	TESTQ CX, CX
+	JZ   write
+	VADDPS (DX), Y0, Y0
+	VADDPS 32(DX), Y1, Y1
+	VADDPS (DX)(SI*1), Y2, Y2
+	VADDPS 32(DX)(SI*1), Y3, Y3
+	VADDPS (DX)(SI*2), Y4, Y4
+	VADDPS 32(DX)(SI*2), Y5, Y5
+	VADDPS (R10), Y6, Y6
+	VADDPS 32(R10), Y7, Y7
+	VADDPS (R10)(SI*1), Y8, Y8
+	VADDPS 32(R10)(SI*1), Y9, Y9
+	VADDPS (R10)(SI*2), Y10, Y10
+	VADDPS 32(R10)(SI*2), Y11, Y11
+
+write:
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, (DX)(SI*1)
+	VMOVUPS Y3, 32(DX)(SI*1)
+	VMOVUPS Y4, (DX)(SI*2)
+	VMOVUPS Y5, 32(DX)(SI*2)
+	VMOVUPS Y6, (R10)
+	VMOVUPS Y7, 32(R10)
+	VMOVUPS Y8, (R10)(SI*1)
+	VMOVUPS Y9, 32(R10)(SI*1)
+	VMOVUPS Y10, (R10)(SI*2)
+	VMOVUPS Y11, 32(R10)(SI*2)
+	// the next tile: A aNext floats on, C 6 rows down
+	DECQ tiles+0(FP)
+	JZ   done
+	MOVQ aNext+40(FP), CX
+	SHLQ $2, CX
+	ADDQ CX, a+16(FP)
+	LEAQ (R10)(SI*2), DX
+	ADDQ SI, DX
+	MOVQ DX, c+64(FP)
+	JMP  tile
+
+done:
+	VZEROUPPER
+	RET
+
+// func sgemmKernel6x16AVX2Cols(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
+//
+// sgemmKernel6x16AVX2 with STEPCOLS in its depth loops: the same contract,
+// for an A read in place from a transposed A.
+TEXT ·sgemmKernel6x16AVX2Cols(SB), NOSPLIT, $0-88
+	MOVQ rsA+24(FP), R8
+	MOVQ csA+32(FP), R11
+	MOVQ rsB+56(FP), R12
+	MOVQ ldc+72(FP), SI
+	SHLQ $2, R8
+	SHLQ $2, R11
+	SHLQ $2, R12
+	SHLQ $2, SI
+
+tile:
+	MOVQ k+8(FP), CX
+	MOVQ a+16(FP), AX
+	MOVQ b+48(FP), BX
+	MOVQ c+64(FP), DX
+	LEAQ (AX)(R8*2), R9
+	ADDQ R8, R9
+
+	// warm C's rows while the products run
+	LEAQ (DX)(SI*2), R10
+	ADDQ SI, R10
+	PREFETCHT0 (DX)
+	PREFETCHT0 60(DX)
+	PREFETCHT0 (DX)(SI*1)
+	PREFETCHT0 60(DX)(SI*1)
+	PREFETCHT0 (DX)(SI*2)
+	PREFETCHT0 60(DX)(SI*2)
+	PREFETCHT0 (R10)
+	PREFETCHT0 60(R10)
+	PREFETCHT0 (R10)(SI*1)
+	PREFETCHT0 60(R10)(SI*1)
+	PREFETCHT0 (R10)(SI*2)
+	PREFETCHT0 60(R10)(SI*2)
+
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+	MOVQ CX, R13
+	SHRQ $2, CX
+	JZ   tail
+
+loop4:
+	STEPCOLS
+	STEPCOLS
+	STEPCOLS
+	STEPCOLS
+	DECQ CX
+	JNZ  loop4
+
+tail:
+	ANDQ $3, R13
+	JZ   store
+
+loop1:
+	STEPCOLS
 	DECQ R13
 	JNZ  loop1
 
