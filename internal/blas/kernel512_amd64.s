@@ -69,6 +69,152 @@
 	PREFETCHT0 44(AX)(R11*8); \
 	STEP12
 
+// ZERO12 clears the C tile's accumulators.
+#define ZERO12 \
+	VPXORD Z0, Z0, Z0; \
+	VPXORD Z1, Z1, Z1; \
+	VPXORD Z2, Z2, Z2; \
+	VPXORD Z3, Z3, Z3; \
+	VPXORD Z4, Z4, Z4; \
+	VPXORD Z5, Z5, Z5; \
+	VPXORD Z6, Z6, Z6; \
+	VPXORD Z7, Z7, Z7; \
+	VPXORD Z8, Z8, Z8; \
+	VPXORD Z9, Z9, Z9; \
+	VPXORD Z10, Z10, Z10; \
+	VPXORD Z11, Z11, Z11; \
+	VPXORD Z12, Z12, Z12; \
+	VPXORD Z13, Z13, Z13; \
+	VPXORD Z14, Z14, Z14; \
+	VPXORD Z15, Z15, Z15; \
+	VPXORD Z16, Z16, Z16; \
+	VPXORD Z17, Z17, Z17; \
+	VPXORD Z18, Z18, Z18; \
+	VPXORD Z19, Z19, Z19; \
+	VPXORD Z20, Z20, Z20; \
+	VPXORD Z21, Z21, Z21; \
+	VPXORD Z22, Z22, Z22; \
+	VPXORD Z23, Z23, Z23
+
+// DEPTH12(STEPM) runs the first k - k%4 depth steps with the step macro
+// STEPM (CX = k on entry) and goes on at the label tail. C's rows are
+// fetched during the last 48 of those steps, one row every four steps
+// (the tile's 24 lines fall in as few as two L1 sets when C's row stride
+// is a multiple of 4 KiB: fetched at the start they would evict B's and
+// A's lines from those sets for the whole loop; fetched all at once they
+// hold up the loads of A and B); below 48 steps, all at the start.
+#define DEPTH12(STEPM) \
+	SHRQ $2, CX; \
+	JZ   warm; \
+	CMPQ CX, $12; \
+	JL   warm; \
+	SUBQ $12, CX; \
+	JZ   spread; \
+early4: \
+	STEPM; \
+	STEPM; \
+	STEPM; \
+	STEPM; \
+	DECQ CX; \
+	JNZ  early4; \
+spread: \
+	MOVQ DX, DI; \
+	MOVQ $12, R14; \
+spread4: \
+	PREFETCHT0 (DI); \
+	PREFETCHT0 64(DI); \
+	PREFETCHT0 124(DI); \
+	ADDQ SI, DI; \
+	STEPM; \
+	STEPM; \
+	STEPM; \
+	STEPM; \
+	DECQ R14; \
+	JNZ  spread4; \
+	JMP  tail; \
+warm: \
+	MOVQ DX, DI; \
+	MOVQ $12, R14; \
+prefetch: \
+	PREFETCHT0 (DI); \
+	PREFETCHT0 64(DI); \
+	PREFETCHT0 124(DI); \
+	ADDQ SI, DI; \
+	DECQ R14; \
+	JNZ  prefetch; \
+	TESTQ CX, CX; \
+	JZ   tail; \
+loop4: \
+	STEPM; \
+	STEPM; \
+	STEPM; \
+	STEPM; \
+	DECQ CX; \
+	JNZ  loop4
+
+// CBASES12 points R9, R10 and R13 at C's rows 3, 6 and 9 (DX at row 0).
+#define CBASES12 \
+	LEAQ (DX)(SI*2), R9; \
+	ADDQ SI, R9; \
+	LEAQ (R9)(SI*2), R10; \
+	ADDQ SI, R10; \
+	LEAQ (R10)(SI*2), R13; \
+	ADDQ SI, R13
+
+// ADDC12 adds the C tile in memory to the accumulators.
+#define ADDC12 \
+	VADDPS (DX), Z0, Z0; \
+	VADDPS 64(DX), Z1, Z1; \
+	VADDPS (DX)(SI*1), Z2, Z2; \
+	VADDPS 64(DX)(SI*1), Z3, Z3; \
+	VADDPS (DX)(SI*2), Z4, Z4; \
+	VADDPS 64(DX)(SI*2), Z5, Z5; \
+	VADDPS (R9), Z6, Z6; \
+	VADDPS 64(R9), Z7, Z7; \
+	VADDPS (R9)(SI*1), Z8, Z8; \
+	VADDPS 64(R9)(SI*1), Z9, Z9; \
+	VADDPS (R9)(SI*2), Z10, Z10; \
+	VADDPS 64(R9)(SI*2), Z11, Z11; \
+	VADDPS (R10), Z12, Z12; \
+	VADDPS 64(R10), Z13, Z13; \
+	VADDPS (R10)(SI*1), Z14, Z14; \
+	VADDPS 64(R10)(SI*1), Z15, Z15; \
+	VADDPS (R10)(SI*2), Z16, Z16; \
+	VADDPS 64(R10)(SI*2), Z17, Z17; \
+	VADDPS (R13), Z18, Z18; \
+	VADDPS 64(R13), Z19, Z19; \
+	VADDPS (R13)(SI*1), Z20, Z20; \
+	VADDPS 64(R13)(SI*1), Z21, Z21; \
+	VADDPS (R13)(SI*2), Z22, Z22; \
+	VADDPS 64(R13)(SI*2), Z23, Z23
+
+// STOREC12 writes the accumulators to the C tile.
+#define STOREC12 \
+	VMOVUPS Z0, (DX); \
+	VMOVUPS Z1, 64(DX); \
+	VMOVUPS Z2, (DX)(SI*1); \
+	VMOVUPS Z3, 64(DX)(SI*1); \
+	VMOVUPS Z4, (DX)(SI*2); \
+	VMOVUPS Z5, 64(DX)(SI*2); \
+	VMOVUPS Z6, (R9); \
+	VMOVUPS Z7, 64(R9); \
+	VMOVUPS Z8, (R9)(SI*1); \
+	VMOVUPS Z9, 64(R9)(SI*1); \
+	VMOVUPS Z10, (R9)(SI*2); \
+	VMOVUPS Z11, 64(R9)(SI*2); \
+	VMOVUPS Z12, (R10); \
+	VMOVUPS Z13, 64(R10); \
+	VMOVUPS Z14, (R10)(SI*1); \
+	VMOVUPS Z15, 64(R10)(SI*1); \
+	VMOVUPS Z16, (R10)(SI*2); \
+	VMOVUPS Z17, 64(R10)(SI*2); \
+	VMOVUPS Z18, (R13); \
+	VMOVUPS Z19, 64(R13); \
+	VMOVUPS Z20, (R13)(SI*1); \
+	VMOVUPS Z21, 64(R13)(SI*1); \
+	VMOVUPS Z22, (R13)(SI*2); \
+	VMOVUPS Z23, 64(R13)(SI*2)
+
 // func sgemmKernel12x32AVX512(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
 //
 // For each tile t < tiles (tiles ≥ 1), with a and c advanced by t·aNext
@@ -96,90 +242,8 @@ tile:
 	LEAQ (R10)(R8*2), R13
 	ADDQ R8, R13
 
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
-	VPXORD Z16, Z16, Z16
-	VPXORD Z17, Z17, Z17
-	VPXORD Z18, Z18, Z18
-	VPXORD Z19, Z19, Z19
-	VPXORD Z20, Z20, Z20
-	VPXORD Z21, Z21, Z21
-	VPXORD Z22, Z22, Z22
-	VPXORD Z23, Z23, Z23
-
-	// C's rows are fetched during the last 48 depth steps, one row every
-	// four steps (the tile's 24 lines fall in as few as two L1 sets when
-	// C's row stride is a multiple of 4 KiB: fetched at the start they
-	// would evict B's and A's lines from those sets for the whole loop;
-	// fetched all at once they hold up the loads of A and B). Below 48
-	// steps they are all fetched at the start.
-	SHRQ $2, CX
-	JZ   warm
-	CMPQ CX, $12
-	JL   warm
-	SUBQ $12, CX
-	JZ   spread
-
-early4:
-	STEP12
-	STEP12
-	STEP12
-	STEP12
-	DECQ CX
-	JNZ  early4
-
-spread:
-	MOVQ DX, DI
-	MOVQ $12, R14
-
-spread4:
-	PREFETCHT0 (DI)
-	PREFETCHT0 64(DI)
-	PREFETCHT0 124(DI)
-	ADDQ SI, DI
-	STEP12
-	STEP12
-	STEP12
-	STEP12
-	DECQ R14
-	JNZ  spread4
-	JMP  tail
-
-warm:
-	MOVQ DX, DI
-	MOVQ $12, R14
-
-prefetch:
-	PREFETCHT0 (DI)
-	PREFETCHT0 64(DI)
-	PREFETCHT0 124(DI)
-	ADDQ SI, DI
-	DECQ R14
-	JNZ  prefetch
-	TESTQ CX, CX
-	JZ   tail
-
-loop4:
-	STEP12
-	STEP12
-	STEP12
-	STEP12
-	DECQ CX
-	JNZ  loop4
+	ZERO12
+	DEPTH12(STEP12)
 
 tail:
 	MOVQ k+8(FP), DI
@@ -192,66 +256,14 @@ loop1:
 	JNZ  loop1
 
 store:
-	// C's row bases: DX, R9, R10, R13 for rows 0, 3, 6, 9
-	LEAQ (DX)(SI*2), R9
-	ADDQ SI, R9
-	LEAQ (R9)(SI*2), R10
-	ADDQ SI, R10
-	LEAQ (R10)(SI*2), R13
-	ADDQ SI, R13
+	CBASES12
 	MOVQ acc+80(FP), CX
 	TESTQ CX, CX
 	JZ   write
-	VADDPS (DX), Z0, Z0
-	VADDPS 64(DX), Z1, Z1
-	VADDPS (DX)(SI*1), Z2, Z2
-	VADDPS 64(DX)(SI*1), Z3, Z3
-	VADDPS (DX)(SI*2), Z4, Z4
-	VADDPS 64(DX)(SI*2), Z5, Z5
-	VADDPS (R9), Z6, Z6
-	VADDPS 64(R9), Z7, Z7
-	VADDPS (R9)(SI*1), Z8, Z8
-	VADDPS 64(R9)(SI*1), Z9, Z9
-	VADDPS (R9)(SI*2), Z10, Z10
-	VADDPS 64(R9)(SI*2), Z11, Z11
-	VADDPS (R10), Z12, Z12
-	VADDPS 64(R10), Z13, Z13
-	VADDPS (R10)(SI*1), Z14, Z14
-	VADDPS 64(R10)(SI*1), Z15, Z15
-	VADDPS (R10)(SI*2), Z16, Z16
-	VADDPS 64(R10)(SI*2), Z17, Z17
-	VADDPS (R13), Z18, Z18
-	VADDPS 64(R13), Z19, Z19
-	VADDPS (R13)(SI*1), Z20, Z20
-	VADDPS 64(R13)(SI*1), Z21, Z21
-	VADDPS (R13)(SI*2), Z22, Z22
-	VADDPS 64(R13)(SI*2), Z23, Z23
+	ADDC12
 
 write:
-	VMOVUPS Z0, (DX)
-	VMOVUPS Z1, 64(DX)
-	VMOVUPS Z2, (DX)(SI*1)
-	VMOVUPS Z3, 64(DX)(SI*1)
-	VMOVUPS Z4, (DX)(SI*2)
-	VMOVUPS Z5, 64(DX)(SI*2)
-	VMOVUPS Z6, (R9)
-	VMOVUPS Z7, 64(R9)
-	VMOVUPS Z8, (R9)(SI*1)
-	VMOVUPS Z9, 64(R9)(SI*1)
-	VMOVUPS Z10, (R9)(SI*2)
-	VMOVUPS Z11, 64(R9)(SI*2)
-	VMOVUPS Z12, (R10)
-	VMOVUPS Z13, 64(R10)
-	VMOVUPS Z14, (R10)(SI*1)
-	VMOVUPS Z15, 64(R10)(SI*1)
-	VMOVUPS Z16, (R10)(SI*2)
-	VMOVUPS Z17, 64(R10)(SI*2)
-	VMOVUPS Z18, (R13)
-	VMOVUPS Z19, 64(R13)
-	VMOVUPS Z20, (R13)(SI*1)
-	VMOVUPS Z21, 64(R13)(SI*1)
-	VMOVUPS Z22, (R13)(SI*2)
-	VMOVUPS Z23, 64(R13)(SI*2)
+	STOREC12
 	// the next tile: A aNext floats on, C 12 rows down
 	DECQ tiles+0(FP)
 	JZ   done
@@ -293,90 +305,8 @@ tile:
 	LEAQ (R10)(R8*2), R13
 	ADDQ R8, R13
 
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
-	VPXORD Z16, Z16, Z16
-	VPXORD Z17, Z17, Z17
-	VPXORD Z18, Z18, Z18
-	VPXORD Z19, Z19, Z19
-	VPXORD Z20, Z20, Z20
-	VPXORD Z21, Z21, Z21
-	VPXORD Z22, Z22, Z22
-	VPXORD Z23, Z23, Z23
-
-	// C's rows are fetched during the last 48 depth steps, one row every
-	// four steps (the tile's 24 lines fall in as few as two L1 sets when
-	// C's row stride is a multiple of 4 KiB: fetched at the start they
-	// would evict B's and A's lines from those sets for the whole loop;
-	// fetched all at once they hold up the loads of A and B). Below 48
-	// steps they are all fetched at the start.
-	SHRQ $2, CX
-	JZ   warm
-	CMPQ CX, $12
-	JL   warm
-	SUBQ $12, CX
-	JZ   spread
-
-early4:
-	STEP12COLS
-	STEP12COLS
-	STEP12COLS
-	STEP12COLS
-	DECQ CX
-	JNZ  early4
-
-spread:
-	MOVQ DX, DI
-	MOVQ $12, R14
-
-spread4:
-	PREFETCHT0 (DI)
-	PREFETCHT0 64(DI)
-	PREFETCHT0 124(DI)
-	ADDQ SI, DI
-	STEP12COLS
-	STEP12COLS
-	STEP12COLS
-	STEP12COLS
-	DECQ R14
-	JNZ  spread4
-	JMP  tail
-
-warm:
-	MOVQ DX, DI
-	MOVQ $12, R14
-
-prefetch:
-	PREFETCHT0 (DI)
-	PREFETCHT0 64(DI)
-	PREFETCHT0 124(DI)
-	ADDQ SI, DI
-	DECQ R14
-	JNZ  prefetch
-	TESTQ CX, CX
-	JZ   tail
-
-loop4:
-	STEP12COLS
-	STEP12COLS
-	STEP12COLS
-	STEP12COLS
-	DECQ CX
-	JNZ  loop4
+	ZERO12
+	DEPTH12(STEP12COLS)
 
 tail:
 	MOVQ k+8(FP), DI
@@ -389,66 +319,14 @@ loop1:
 	JNZ  loop1
 
 store:
-	// C's row bases: DX, R9, R10, R13 for rows 0, 3, 6, 9
-	LEAQ (DX)(SI*2), R9
-	ADDQ SI, R9
-	LEAQ (R9)(SI*2), R10
-	ADDQ SI, R10
-	LEAQ (R10)(SI*2), R13
-	ADDQ SI, R13
+	CBASES12
 	MOVQ acc+80(FP), CX
 	TESTQ CX, CX
 	JZ   write
-	VADDPS (DX), Z0, Z0
-	VADDPS 64(DX), Z1, Z1
-	VADDPS (DX)(SI*1), Z2, Z2
-	VADDPS 64(DX)(SI*1), Z3, Z3
-	VADDPS (DX)(SI*2), Z4, Z4
-	VADDPS 64(DX)(SI*2), Z5, Z5
-	VADDPS (R9), Z6, Z6
-	VADDPS 64(R9), Z7, Z7
-	VADDPS (R9)(SI*1), Z8, Z8
-	VADDPS 64(R9)(SI*1), Z9, Z9
-	VADDPS (R9)(SI*2), Z10, Z10
-	VADDPS 64(R9)(SI*2), Z11, Z11
-	VADDPS (R10), Z12, Z12
-	VADDPS 64(R10), Z13, Z13
-	VADDPS (R10)(SI*1), Z14, Z14
-	VADDPS 64(R10)(SI*1), Z15, Z15
-	VADDPS (R10)(SI*2), Z16, Z16
-	VADDPS 64(R10)(SI*2), Z17, Z17
-	VADDPS (R13), Z18, Z18
-	VADDPS 64(R13), Z19, Z19
-	VADDPS (R13)(SI*1), Z20, Z20
-	VADDPS 64(R13)(SI*1), Z21, Z21
-	VADDPS (R13)(SI*2), Z22, Z22
-	VADDPS 64(R13)(SI*2), Z23, Z23
+	ADDC12
 
 write:
-	VMOVUPS Z0, (DX)
-	VMOVUPS Z1, 64(DX)
-	VMOVUPS Z2, (DX)(SI*1)
-	VMOVUPS Z3, 64(DX)(SI*1)
-	VMOVUPS Z4, (DX)(SI*2)
-	VMOVUPS Z5, 64(DX)(SI*2)
-	VMOVUPS Z6, (R9)
-	VMOVUPS Z7, 64(R9)
-	VMOVUPS Z8, (R9)(SI*1)
-	VMOVUPS Z9, 64(R9)(SI*1)
-	VMOVUPS Z10, (R9)(SI*2)
-	VMOVUPS Z11, 64(R9)(SI*2)
-	VMOVUPS Z12, (R10)
-	VMOVUPS Z13, 64(R10)
-	VMOVUPS Z14, (R10)(SI*1)
-	VMOVUPS Z15, 64(R10)(SI*1)
-	VMOVUPS Z16, (R10)(SI*2)
-	VMOVUPS Z17, 64(R10)(SI*2)
-	VMOVUPS Z18, (R13)
-	VMOVUPS Z19, 64(R13)
-	VMOVUPS Z20, (R13)(SI*1)
-	VMOVUPS Z21, 64(R13)(SI*1)
-	VMOVUPS Z22, (R13)(SI*2)
-	VMOVUPS Z23, 64(R13)(SI*2)
+	STOREC12
 	// the next tile: A aNext floats on, C 12 rows down
 	DECQ tiles+0(FP)
 	JZ   done

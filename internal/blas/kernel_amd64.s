@@ -48,6 +48,85 @@
 	PREFETCHT0 20(AX)(R11*8); \
 	STEP
 
+// TILE6(STEPM) computes one 6×16 tile in the accumulators: it fetches C's
+// rows (R10 = C's row 3) while the products run, clears the accumulators
+// and runs k depth steps (CX = k) with the step macro STEPM, then goes on
+// at the label store.
+#define TILE6(STEPM) \
+	LEAQ (DX)(SI*2), R10; \
+	ADDQ SI, R10; \
+	PREFETCHT0 (DX); \
+	PREFETCHT0 60(DX); \
+	PREFETCHT0 (DX)(SI*1); \
+	PREFETCHT0 60(DX)(SI*1); \
+	PREFETCHT0 (DX)(SI*2); \
+	PREFETCHT0 60(DX)(SI*2); \
+	PREFETCHT0 (R10); \
+	PREFETCHT0 60(R10); \
+	PREFETCHT0 (R10)(SI*1); \
+	PREFETCHT0 60(R10)(SI*1); \
+	PREFETCHT0 (R10)(SI*2); \
+	PREFETCHT0 60(R10)(SI*2); \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS Y2, Y2, Y2; \
+	VXORPS Y3, Y3, Y3; \
+	VXORPS Y4, Y4, Y4; \
+	VXORPS Y5, Y5, Y5; \
+	VXORPS Y6, Y6, Y6; \
+	VXORPS Y7, Y7, Y7; \
+	VXORPS Y8, Y8, Y8; \
+	VXORPS Y9, Y9, Y9; \
+	VXORPS Y10, Y10, Y10; \
+	VXORPS Y11, Y11, Y11; \
+	MOVQ CX, R13; \
+	SHRQ $2, CX; \
+	JZ   tail; \
+loop4: \
+	STEPM; \
+	STEPM; \
+	STEPM; \
+	STEPM; \
+	DECQ CX; \
+	JNZ  loop4; \
+tail: \
+	ANDQ $3, R13; \
+	JZ   store; \
+loop1: \
+	STEPM; \
+	DECQ R13; \
+	JNZ  loop1
+
+// ADDC6 adds the C tile in memory to the accumulators.
+#define ADDC6 \
+	VADDPS (DX), Y0, Y0; \
+	VADDPS 32(DX), Y1, Y1; \
+	VADDPS (DX)(SI*1), Y2, Y2; \
+	VADDPS 32(DX)(SI*1), Y3, Y3; \
+	VADDPS (DX)(SI*2), Y4, Y4; \
+	VADDPS 32(DX)(SI*2), Y5, Y5; \
+	VADDPS (R10), Y6, Y6; \
+	VADDPS 32(R10), Y7, Y7; \
+	VADDPS (R10)(SI*1), Y8, Y8; \
+	VADDPS 32(R10)(SI*1), Y9, Y9; \
+	VADDPS (R10)(SI*2), Y10, Y10; \
+	VADDPS 32(R10)(SI*2), Y11, Y11
+
+// STOREC6 writes the accumulators to the C tile.
+#define STOREC6 \
+	VMOVUPS Y0, (DX); \
+	VMOVUPS Y1, 32(DX); \
+	VMOVUPS Y2, (DX)(SI*1); \
+	VMOVUPS Y3, 32(DX)(SI*1); \
+	VMOVUPS Y4, (DX)(SI*2); \
+	VMOVUPS Y5, 32(DX)(SI*2); \
+	VMOVUPS Y6, (R10); \
+	VMOVUPS Y7, 32(R10); \
+	VMOVUPS Y8, (R10)(SI*1); \
+	VMOVUPS Y9, 32(R10)(SI*1); \
+	VMOVUPS Y10, (R10)(SI*2); \
+	VMOVUPS Y11, 32(R10)(SI*2)
+
 // func sgemmKernel6x16AVX2(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
 //
 // For each tile t < tiles (tiles ≥ 1), with a and c advanced by t·aNext
@@ -71,86 +150,16 @@ tile:
 	LEAQ (AX)(R8*2), R9
 	ADDQ R8, R9
 
-	// warm C's rows while the products run
-	LEAQ (DX)(SI*2), R10
-	ADDQ SI, R10
-	PREFETCHT0 (DX)
-	PREFETCHT0 60(DX)
-	PREFETCHT0 (DX)(SI*1)
-	PREFETCHT0 60(DX)(SI*1)
-	PREFETCHT0 (DX)(SI*2)
-	PREFETCHT0 60(DX)(SI*2)
-	PREFETCHT0 (R10)
-	PREFETCHT0 60(R10)
-	PREFETCHT0 (R10)(SI*1)
-	PREFETCHT0 60(R10)(SI*1)
-	PREFETCHT0 (R10)(SI*2)
-	PREFETCHT0 60(R10)(SI*2)
-
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-
-	MOVQ CX, R13
-	SHRQ $2, CX
-	JZ   tail
-
-loop4:
-	STEP
-	STEP
-	STEP
-	STEP
-	DECQ CX
-	JNZ  loop4
-
-tail:
-	ANDQ $3, R13
-	JZ   store
-
-loop1:
-	STEP
-	DECQ R13
-	JNZ  loop1
+	TILE6(STEP)
 
 store:
 	MOVQ acc+80(FP), CX
 	TESTQ CX, CX
 	JZ   write
-	VADDPS (DX), Y0, Y0
-	VADDPS 32(DX), Y1, Y1
-	VADDPS (DX)(SI*1), Y2, Y2
-	VADDPS 32(DX)(SI*1), Y3, Y3
-	VADDPS (DX)(SI*2), Y4, Y4
-	VADDPS 32(DX)(SI*2), Y5, Y5
-	VADDPS (R10), Y6, Y6
-	VADDPS 32(R10), Y7, Y7
-	VADDPS (R10)(SI*1), Y8, Y8
-	VADDPS 32(R10)(SI*1), Y9, Y9
-	VADDPS (R10)(SI*2), Y10, Y10
-	VADDPS 32(R10)(SI*2), Y11, Y11
+	ADDC6
 
 write:
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	VMOVUPS Y2, (DX)(SI*1)
-	VMOVUPS Y3, 32(DX)(SI*1)
-	VMOVUPS Y4, (DX)(SI*2)
-	VMOVUPS Y5, 32(DX)(SI*2)
-	VMOVUPS Y6, (R10)
-	VMOVUPS Y7, 32(R10)
-	VMOVUPS Y8, (R10)(SI*1)
-	VMOVUPS Y9, 32(R10)(SI*1)
-	VMOVUPS Y10, (R10)(SI*2)
-	VMOVUPS Y11, 32(R10)(SI*2)
+	STOREC6
 	// the next tile: A aNext floats on, C 6 rows down
 	DECQ tiles+0(FP)
 	JZ   done
@@ -188,86 +197,16 @@ tile:
 	LEAQ (AX)(R8*2), R9
 	ADDQ R8, R9
 
-	// warm C's rows while the products run
-	LEAQ (DX)(SI*2), R10
-	ADDQ SI, R10
-	PREFETCHT0 (DX)
-	PREFETCHT0 60(DX)
-	PREFETCHT0 (DX)(SI*1)
-	PREFETCHT0 60(DX)(SI*1)
-	PREFETCHT0 (DX)(SI*2)
-	PREFETCHT0 60(DX)(SI*2)
-	PREFETCHT0 (R10)
-	PREFETCHT0 60(R10)
-	PREFETCHT0 (R10)(SI*1)
-	PREFETCHT0 60(R10)(SI*1)
-	PREFETCHT0 (R10)(SI*2)
-	PREFETCHT0 60(R10)(SI*2)
-
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-
-	MOVQ CX, R13
-	SHRQ $2, CX
-	JZ   tail
-
-loop4:
-	STEPCOLS
-	STEPCOLS
-	STEPCOLS
-	STEPCOLS
-	DECQ CX
-	JNZ  loop4
-
-tail:
-	ANDQ $3, R13
-	JZ   store
-
-loop1:
-	STEPCOLS
-	DECQ R13
-	JNZ  loop1
+	TILE6(STEPCOLS)
 
 store:
 	MOVQ acc+80(FP), CX
 	TESTQ CX, CX
 	JZ   write
-	VADDPS (DX), Y0, Y0
-	VADDPS 32(DX), Y1, Y1
-	VADDPS (DX)(SI*1), Y2, Y2
-	VADDPS 32(DX)(SI*1), Y3, Y3
-	VADDPS (DX)(SI*2), Y4, Y4
-	VADDPS 32(DX)(SI*2), Y5, Y5
-	VADDPS (R10), Y6, Y6
-	VADDPS 32(R10), Y7, Y7
-	VADDPS (R10)(SI*1), Y8, Y8
-	VADDPS 32(R10)(SI*1), Y9, Y9
-	VADDPS (R10)(SI*2), Y10, Y10
-	VADDPS 32(R10)(SI*2), Y11, Y11
+	ADDC6
 
 write:
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	VMOVUPS Y2, (DX)(SI*1)
-	VMOVUPS Y3, 32(DX)(SI*1)
-	VMOVUPS Y4, (DX)(SI*2)
-	VMOVUPS Y5, 32(DX)(SI*2)
-	VMOVUPS Y6, (R10)
-	VMOVUPS Y7, 32(R10)
-	VMOVUPS Y8, (R10)(SI*1)
-	VMOVUPS Y9, 32(R10)(SI*1)
-	VMOVUPS Y10, (R10)(SI*2)
-	VMOVUPS Y11, 32(R10)(SI*2)
+	STOREC6
 	// the next tile: A aNext floats on, C 6 rows down
 	DECQ tiles+0(FP)
 	JZ   done
