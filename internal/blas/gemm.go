@@ -305,11 +305,6 @@ func (j *gemmJob) tiles(lo, hi int) {
 	mr, nr, mc, kc, kb, pc, jc, nb := p.mr, p.nr, j.mc, j.kc, j.kb, j.pc, j.jc, j.nb
 	a, b, c, lda, ldb, ldc, acc := j.a, j.b, j.c, j.lda, j.ldb, j.ldc, j.acc
 	transA, directA, directB := j.transA, j.directA, j.directB
-	// A's element (r, p) of a direct panel is at r*rsA0 + p*csA0
-	rsA0, csA0 := lda, 1
-	if transA {
-		rsA0, csA0 = 1, lda
-	}
 	abuf := getBuf(&aBufs, mc*kc+mr*nr)
 	defer aBufs.Put(abuf)
 	ap, tile := (*abuf)[:mc*kb], (*abuf)[mc*kc:]
@@ -342,16 +337,7 @@ func (j *gemmJob) tiles(lo, hi int) {
 				// the whole tiles of the column in one call
 				kern, aq, rsA, csA, aNext := p.kern, &ap[0], ra, ca, kb*mr
 				if directA {
-					// the kernel reads up to the last element
-					if transA {
-						_ = a[(pc+kb-1)*lda+i0+full-1]
-						aq, aNext = &a[pc*lda+i0], mr
-						kern = p.colsKernel()
-					} else {
-						_ = a[(i0+full-1)*lda+pc+kb-1]
-						aq, aNext = &a[i0*lda+pc], mr*lda
-					}
-					rsA, csA = rsA0, csA0
+					kern, aq, rsA, csA, aNext = j.inPlaceA(i0, full)
 				}
 				off := i0*ldc + jc + jj
 				_ = c[off+(full-1)*ldc+nr-1] // the kernel writes up to here
@@ -381,16 +367,7 @@ func (j *gemmJob) tiles(lo, hi int) {
 				} else {
 					kern, aq, rsA, csA := p.kern, &ap[a0], ra, ca
 					if directA && h == mr {
-						i := i0 + ir
-						// the kernel reads up to the last element
-						if transA {
-							_ = a[(pc+kb-1)*lda+i+mr-1]
-							aq, kern = &a[pc*lda+i], p.colsKernel()
-						} else {
-							_ = a[(i+mr-1)*lda+pc+kb-1]
-							aq = &a[i*lda+pc]
-						}
-						rsA, csA = rsA0, csA0
+						kern, aq, rsA, csA, _ = j.inPlaceA(i0+ir, mr)
 					}
 					kern(1, kb, aq, rsA, csA, 0, bq, rsB, &tile[0], nr, 0)
 				}
@@ -410,12 +387,23 @@ func (j *gemmJob) tiles(lo, hi int) {
 	}
 }
 
-// colsKernel returns the kernel for an A read in place from a transposed A.
-func (p *path) colsKernel() kernelFunc {
-	if p.kernCols != nil {
-		return p.kernCols
+// inPlaceA returns what the kernel needs to read rows [i, i+rows) of op(A)
+// (rows a multiple of mr) in place at the slab's depth: the kernel for that
+// layout, the first element, A's strides (element (r, p) at r·rsA + p·csA)
+// and the step between mr-row tiles. It checks that the last element the
+// kernel reads is within a.
+func (j *gemmJob) inPlaceA(i, rows int) (kern kernelFunc, a *float32, rsA, csA, aNext int) {
+	p, pc, kb, lda := j.p, j.pc, j.kb, j.lda
+	if j.transA {
+		_ = j.a[(pc+kb-1)*lda+i+rows-1]
+		kern = p.kern
+		if p.kernCols != nil {
+			kern = p.kernCols
+		}
+		return kern, &j.a[pc*lda+i], 1, lda, p.mr
 	}
-	return p.kern
+	_ = j.a[(i+rows-1)*lda+pc+kb-1]
+	return p.kern, &j.a[i*lda+pc], lda, 1, p.mr * lda
 }
 
 // grain is the grain for parallel.For that spreads n items over at most
