@@ -237,8 +237,9 @@ func smallBlocks(p *path) *path {
 }
 
 // TestKernels runs every micro-kernel on packed panels and on operands read
-// in place (A row- or column-major with padding, B with a row stride), and
-// compares with the float64 reference; each path's edge kernel too.
+// in place (A row- or column-major with padding, B with a row stride), 1-3
+// tiles a call, and compares with the float64 reference; each path's edge
+// kernel and its kernel for A read in place from a transposed A too.
 func TestKernels(t *testing.T) {
 	r := newRand(t)
 	var kernels []*path
