@@ -23,8 +23,9 @@ func (b cpuBackend) MatMul(dst, a Storage, al Layout, bs Storage, bl Layout) {
 	af, bf, d := fs(a), fs(bs), fs(dst)
 	batchShape := al.Shape[:nd-2]
 	nb := numel(batchShape)
-	aoff := batchOffsets(batchShape, al.Strides[:nd-2], al.Offset)
-	boff := batchOffsets(batchShape, bl.Strides[:nd-2], bl.Offset)
+	// the storage offset of each matrix of the batch
+	aoff := Layout{Shape: batchShape, Strides: al.Strides[:nd-2], Offset: al.Offset}.Offsets()
+	boff := Layout{Shape: batchShape, Strides: bl.Strides[:nd-2], Offset: bl.Offset}.Offsets()
 	one := func(i, threads int) {
 		blas.Sgemm(ta, tb, m, n, k, af[aoff[i]:], lda, bf[boff[i]:], ldb, d[i*m*n:], n, false, threads)
 	}
@@ -47,27 +48,5 @@ func (b cpuBackend) contiguousCopy(s Storage, l Layout) Storage {
 	CheckAlloc("MatMul", Float32, l.Numel())
 	out := b.AllocUninit(l.Numel()) // Copy writes every element
 	b.Copy(out, contiguousLayout(l.Shape), s, l)
-	return out
-}
-
-// batchOffsets lists the storage offset of each matrix of a batch, in
-// row-major order of the batch shape.
-func batchOffsets(shape, strides []int, off int) []int {
-	out := make([]int, 0, numel(shape))
-	idx := make([]int, len(shape))
-	for range numel(shape) {
-		o := off
-		for d := range idx {
-			o += idx[d] * strides[d]
-		}
-		out = append(out, o)
-		for d := len(idx) - 1; d >= 0; d-- {
-			idx[d]++
-			if idx[d] < shape[d] {
-				break
-			}
-			idx[d] = 0
-		}
-	}
 	return out
 }
