@@ -8,8 +8,9 @@ import "github.com/wickml/wick/internal/cpu"
 // packing routines.
 var avx2Path = &path{
 	name: "avx2+fma", level: cpu.AVX2, mr: 6, nr: 16, nc: 4096,
-	kern:      sgemmKernel6x16AVX2,
-	kernCols:  sgemmKernel6x16AVX2Cols,
+	kern:     sgemmKernel6x16AVX2,
+	kernCols: sgemmKernel6x16AVX2Cols,
+	edgeRows: 2, edge: sgemmKernel2x16AVX2,
 	packBRows: packBRows16,
 	packBCols: func(dst, src []float32, ldb, kb int) { packBColsStrips(dst, src, ldb, kb, 16) },
 	packACols: packACols6,
@@ -59,6 +60,12 @@ func sgemmKernel6x16AVX2(tiles, k int, a *float32, rsA, csA, aNext int, b *float
 //
 //go:noescape
 func sgemmKernel6x16AVX2Cols(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
+
+// sgemmKernel2x16AVX2 is the 2×16 AVX2+FMA edge kernel of
+// kernel_amd64.s, with kernelFunc's contract.
+//
+//go:noescape
+func sgemmKernel2x16AVX2(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
 
 // sgemmKernel12x32AVX512Cols is sgemmKernel12x32AVX512 for an A read in
 // place from a transposed A: it fetches A's lines 8 depth steps ahead.
