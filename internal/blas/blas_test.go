@@ -5,6 +5,7 @@ import (
 	"github.com/wickml/wick/internal/cpu"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -211,7 +212,11 @@ func runCase(t *testing.T, r *rand.Rand, what string, g gemmCase, fn func(g gemm
 // architecture), and every assembly path of this build that this machine
 // runs; the others are skipped with a logged reason.
 func testPaths(t *testing.T) []*path {
-	ps := []*path{goPath(6, 16, 256, 96, 4096), goPath(12, 32, 192, 480, 4096)}
+	// the 12×32 Go path packs B in a pass of its own, as the AVX-512
+	// one does; the 6×16 one packs it on first use, as the AVX2 one does
+	g12 := goPath(12, 32, 192, 480, 4096)
+	g12.kernPackB = nil
+	ps := []*path{goPath(6, 16, 256, 96, 4096), g12}
 	for _, p := range asmPaths {
 		if cpu.Detected < p.level {
 			t.Logf("skipping the %s path: this machine runs at most %v", p.name, cpu.Detected)
@@ -249,6 +254,29 @@ func TestKernels(t *testing.T) {
 			q := *p
 			q.name += "/cols"
 			q.kern = p.kernCols
+			kernels = append(kernels, &q)
+		}
+		if p.kernPackB != nil {
+			// the first tile by kernPackB, which must leave B's rows
+			// packed; the others by kern on that packed panel, as the
+			// driver runs them
+			q := *p
+			q.name += "/packB"
+			q.kern = func(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int) {
+				nr := p.nr
+				bp := randSlice(r, k*nr)
+				p.kernPackB(k, a, rsA, csA, b, rsB, &bp[0], c, ldc, acc)
+				bs := unsafe.Slice(b, (k-1)*rsB+nr)
+				for pp := range k {
+					if got, want := bp[pp*nr:][:nr], bs[pp*rsB:][:nr]; !slices.Equal(got, want) {
+						t.Fatalf("%s: k=%d: packed row %d is %v, want %v", q.name, k, pp, got, want)
+					}
+				}
+				if tiles > 1 {
+					p.kern(tiles-1, k, (*float32)(unsafe.Add(unsafe.Pointer(a), 4*aNext)), rsA, csA, aNext, &bp[0], nr,
+						(*float32)(unsafe.Add(unsafe.Pointer(c), 4*p.mr*ldc)), ldc, acc)
+				}
+			}
 			kernels = append(kernels, &q)
 		}
 		if p.edge != nil {

@@ -34,6 +34,11 @@ type path struct {
 	// spend most of its work on the padding rows
 	edgeRows int
 	edge     kernelFunc
+	// kernPackB, when set, runs one tile reading its B panel in place
+	// and copying it, packed, as it goes: one-thread products pack each
+	// panel of a non-transposed B on its first use, so that the copy
+	// overlaps that tile's products, instead of in a pass of its own
+	kernPackB packKernelFunc
 	// packBRows copies kb rows of nr floats, ldb apart in src, into dst.
 	packBRows func(dst, src []float32, ldb, kb int)
 	// packBCols transposes nr columns of kb floats, ldb apart in src,
@@ -44,13 +49,14 @@ type path struct {
 	packACols func(dst, src []float32, lda, kb, panels int)
 }
 
-// goPath returns a path of the given tile with the pure-Go kernel and
+// goPath returns a path of the given tile with the pure-Go kernels and
 // packing; tests run the driver with it.
 func goPath(mr, nr, kc, mc, nc int) *path {
 	return &path{
 		name: fmt.Sprintf("go%dx%d", mr, nr), mr: mr, nr: nr, kc: kc, mc: mc, nc: nc,
 		kern:     kernelGoFor(mr, nr),
 		edgeRows: mr / 2, edge: kernelGoFor(mr/2, nr),
+		kernPackB: kernelGoPackBFor(mr, nr),
 		packBRows: func(dst, src []float32, ldb, kb int) { packBRowsGo(dst, src, ldb, kb, nr) },
 		packBCols: func(dst, src []float32, ldb, kb int) { packBColsGo(dst, src, ldb, kb, nr, nr) },
 		packACols: func(dst, src []float32, lda, kb, panels int) { packAColsGo(dst, src, lda, kb, panels, mr) },
@@ -81,6 +87,11 @@ func blocking(mr, nr, bBytes, l2, kc0, mc0 int) (kc, mc int) {
 // A packed A panel has rsA = 1, csA = mr; a packed B panel has rsB = nr; the
 // strides also let the kernel read A and B where they lie.
 type kernelFunc func(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
+
+// packKernelFunc is kernelFunc for one tile whose B panel is read in place
+// (B[p][j] = b[p*rsB + j]) and also copied to the packed panel at bp
+// (bp[p*nr + j] = B[p][j]) as the products use it.
+type packKernelFunc func(k int, a *float32, rsA, csA int, b *float32, rsB int, bp *float32, c *float32, ldc int, acc int)
 
 // aBufs and bBufs recycle the packing buffers of A blocks and B slabs
 // between calls (two pools, so that a small A buffer is never offered where
@@ -205,16 +216,23 @@ func (s *rowSplit) run(lo, hi int) {
 }
 
 // gemmBlocked is the blocked product in depth blocks of kc: for each
-// kc×nc slab of op(B) (packed once, in parallel), the m×nc block of C is
-// cut into macro-tiles (an mc-row block of A, packed by the task that owns
-// it, times a range of B panels), and the tiles are shared out over the
-// worker pool. Small products skip the packing (see direct). threads ≥ 1.
+// kc×nc slab of op(B) (packed once, in parallel, or on one thread by the
+// first row block's tiles as they go: see path.kernPackB), the m×nc block
+// of C is cut into macro-tiles (an mc-row block of A, packed by the task
+// that owns it, times a range of B panels), and the tiles are shared out
+// over the worker pool. Small products skip the packing (see direct).
+// threads ≥ 1.
 func gemmBlocked(p *path, kc int, transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool, threads int) {
 	mr, nr := p.mr, p.nr
 	nc := min(n, p.nc)
 	ncPanels := ceilDiv(nc, nr)
 	j := gemmJob{p: p, transA: transA, transB: transB, m: m, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc, kc: kc}
 	j.directA, j.directB = direct(p, transB, m, n)
+	// one thread runs the row blocks in turn, the first of them over
+	// every B panel before the others: it packs each whole panel of a
+	// non-transposed B as it first runs it (its first row block has a
+	// whole tile: m ≥ mr)
+	j.packOnUse = threads == 1 && p.kernPackB != nil && !transB && !j.directB && m >= mr
 
 	// row blocks of A and column splits of a slab: enough tasks to keep
 	// every thread busy, in a number divisible by the thread count
@@ -255,7 +273,7 @@ func gemmBlocked(p *path, kc int, transA, transB bool, m, n, k int, a []float32,
 				j.acc = 1
 			}
 			if threads == 1 {
-				if !j.directB {
+				if !j.directB && !j.packOnUse {
 					j.packBPanels(0, panels)
 				} else if j.nb%nr != 0 {
 					j.packBPanels(panels-1, panels)
@@ -280,6 +298,7 @@ type gemmJob struct {
 	p                *path
 	transA, transB   bool
 	directA, directB bool
+	packOnUse        bool // the first row block packs whole B panels (see gemmBlocked)
 	m                int
 	a, b, c          []float32
 	lda, ldb, ldc    int
@@ -333,15 +352,28 @@ func (j *gemmJob) tiles(lo, hi int) {
 				bq, rsB = &b[pc*ldb+jc+jj], ldb
 			}
 			ir0 := 0 // the first row of the tiles run one by one below
-			if w == nr && full > 0 {
-				// the whole tiles of the column in one call
-				kern, aq, rsA, csA, aNext := p.kern, &ap[0], ra, ca, kb*mr
+			if w == nr && full > 0 && j.packOnUse && ib == 0 {
+				// the first tile packs the panel as it reads B in place
+				_ = b[(pc+kb-1)*ldb+jc+jj+nr-1] // the kernel reads up to here
+				_ = bp[q*kb*nr+kb*nr-1]         // and writes up to here
+				aq, rsA, csA := &ap[0], ra, ca
 				if directA {
-					kern, aq, rsA, csA, aNext = j.inPlaceA(i0, full)
+					_, aq, rsA, csA, _ = j.inPlaceA(i0, mr)
 				}
 				off := i0*ldc + jc + jj
-				_ = c[off+(full-1)*ldc+nr-1] // the kernel writes up to here
-				kern(full/mr, kb, aq, rsA, csA, aNext, bq, rsB, &c[off], ldc, acc)
+				_ = c[off+(mr-1)*ldc+nr-1] // the kernel writes up to here
+				p.kernPackB(kb, aq, rsA, csA, &b[pc*ldb+jc+jj], ldb, bq, &c[off], ldc, acc)
+				ir0 = mr
+			}
+			if w == nr && full > ir0 {
+				// the whole tiles of the column in one call
+				kern, aq, rsA, csA, aNext := p.kern, &ap[ir0*kb], ra, ca, kb*mr
+				if directA {
+					kern, aq, rsA, csA, aNext = j.inPlaceA(i0+ir0, full-ir0)
+				}
+				off := (i0+ir0)*ldc + jc + jj
+				_ = c[off+(full-ir0-1)*ldc+nr-1] // the kernel writes up to here
+				kern((full-ir0)/mr, kb, aq, rsA, csA, aNext, bq, rsB, &c[off], ldc, acc)
 				ir0 = full
 			}
 			for ir := ir0; ir < rows; ir += mr {
@@ -430,6 +462,18 @@ func kernelGoFor(mr, nr int) kernelFunc {
 			ct := unsafe.Add(unsafe.Pointer(c), 4*t*mr*ldc)
 			kernelGo(mr, nr, k, (*float32)(at), rsA, csA, b, rsB, (*float32)(ct), ldc, acc)
 		}
+	}
+}
+
+// kernelGoPackBFor returns the pure-Go statement of packKernelFunc's
+// contract for an mr×nr tile.
+func kernelGoPackBFor(mr, nr int) packKernelFunc {
+	return func(k int, a *float32, rsA, csA int, b *float32, rsB int, bp *float32, c *float32, ldc int, acc int) {
+		bs, ps := unsafe.Slice(b, (k-1)*rsB+nr), unsafe.Slice(bp, k*nr)
+		for p := range k {
+			copy(ps[p*nr:][:nr], bs[p*rsB:][:nr])
+		}
+		kernelGo(mr, nr, k, a, rsA, csA, bp, nr, c, ldc, acc)
 	}
 }
 

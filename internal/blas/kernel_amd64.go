@@ -5,12 +5,14 @@ package blas
 import "github.com/wickml/wick/internal/cpu"
 
 // avx2Path is the 6×16 AVX2+FMA kernel (12 YMM accumulators) with its
-// packing routines.
+// packing routines, a 2×16 edge kernel, and a variant of the kernel that
+// packs the panel of B it reads in place.
 var avx2Path = &path{
 	name: "avx2+fma", level: cpu.AVX2, mr: 6, nr: 16, nc: 4096,
 	kern:     sgemmKernel6x16AVX2,
 	kernCols: sgemmKernel6x16AVX2Cols,
 	edgeRows: 2, edge: sgemmKernel2x16AVX2,
+	kernPackB: sgemmKernel6x16AVX2PackB,
 	packBRows: packBRows16,
 	packBCols: func(dst, src []float32, ldb, kb int) { packBColsStrips(dst, src, ldb, kb, 16) },
 	packACols: packACols6,
@@ -60,6 +62,12 @@ func sgemmKernel6x16AVX2(tiles, k int, a *float32, rsA, csA, aNext int, b *float
 //
 //go:noescape
 func sgemmKernel6x16AVX2Cols(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
+
+// sgemmKernel6x16AVX2PackB is the 6×16 kernel for one tile that also
+// packs its B panel, with packKernelFunc's contract.
+//
+//go:noescape
+func sgemmKernel6x16AVX2PackB(k int, a *float32, rsA, csA int, b *float32, rsB int, bp *float32, c *float32, ldc int, acc int)
 
 // sgemmKernel2x16AVX2 is the 2×16 AVX2+FMA edge kernel of
 // kernel_amd64.s, with kernelFunc's contract.

@@ -12,10 +12,14 @@
 //	Y0..Y11   the C tile: row r in Y(2r) (columns 0-7) and Y(2r+1) (8-15)
 //	Y12, Y13  the B row; Y14, Y15 broadcast A values
 
-// STEP does one depth step: C += A[:, p] ⊗ B[p, :], then moves A and B on.
-#define STEP \
+// LOADB loads the current row of B into Y12, Y13.
+#define LOADB \
 	VMOVUPS (BX), Y12; \
-	VMOVUPS 32(BX), Y13; \
+	VMOVUPS 32(BX), Y13
+
+// FMAS6 does the products of one depth step with the row of B in Y12, Y13:
+// C += A[:, p] ⊗ B[p, :], then moves A and B on.
+#define FMAS6 \
 	VBROADCASTSS (AX), Y14; \
 	VBROADCASTSS (AX)(R8*1), Y15; \
 	VFMADD231PS Y12, Y14, Y0; \
@@ -37,6 +41,20 @@
 	VFMADD231PS Y13, Y14, Y9; \
 	VFMADD231PS Y12, Y15, Y10; \
 	VFMADD231PS Y13, Y15, Y11
+
+// STEP does one depth step: C += A[:, p] ⊗ B[p, :], then moves A and B on.
+#define STEP \
+	LOADB; \
+	FMAS6
+
+// STEPPACKB is STEP for a B read in place that is also copied, row by
+// row, to the packed panel at DI.
+#define STEPPACKB \
+	LOADB; \
+	VMOVUPS Y12, (DI); \
+	VMOVUPS Y13, 32(DI); \
+	ADDQ $64, DI; \
+	FMAS6
 
 // STEPCOLS is STEP for an A read in place from a transposed A, where each
 // depth step's six values lie on a new cache line (csA = lda floats on):
@@ -219,6 +237,42 @@ write:
 	JMP  tile
 
 done:
+	VZEROUPPER
+	RET
+
+// func sgemmKernel6x16AVX2PackB(k int, a *float32, rsA, csA int, b *float32, rsB int, bp *float32, c *float32, ldc int, acc int)
+//
+// One tile of sgemmKernel6x16AVX2 whose B, read in place (row p at
+// b + p·rsB floats), is also copied as it is used to the packed panel at
+// bp (row p at bp + 16p floats): the packing of a B panel rides on its
+// first tile's products.
+TEXT ·sgemmKernel6x16AVX2PackB(SB), NOSPLIT, $0-80
+	MOVQ rsA+16(FP), R8
+	MOVQ csA+24(FP), R11
+	MOVQ rsB+40(FP), R12
+	MOVQ ldc+64(FP), SI
+	SHLQ $2, R8
+	SHLQ $2, R11
+	SHLQ $2, R12
+	SHLQ $2, SI
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), AX
+	MOVQ b+32(FP), BX
+	MOVQ bp+48(FP), DI
+	MOVQ c+56(FP), DX
+	LEAQ (AX)(R8*2), R9
+	ADDQ R8, R9
+
+	TILE6(STEPPACKB)
+
+store:
+	MOVQ acc+72(FP), CX
+	TESTQ CX, CX
+	JZ   write
+	ADDC6
+
+write:
+	STOREC6
 	VZEROUPPER
 	RET
 
