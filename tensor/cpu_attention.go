@@ -178,13 +178,10 @@ func (cpuBackend) AttentionGrad(dqkv, dy, p, qkv Storage, b, t, nh, hs int, caus
 }
 
 // softmaxGradRow replaces drow, the gradient of a row of probabilities
-// prow, by the gradient of the row's scores: prow⊙(drow − drow·prow)·scale.
+// prow, by the gradient of the row's scores: prow⊙(drow − drow·prow)·scale,
+// with the dot product summed in float64 chains (as SoftmaxGrad's) and
+// the products in the vector kernels where they run.
 func softmaxGradRow(drow, prow []float32, scale float32) {
-	var dot float32
-	for j, pv := range prow {
-		dot += pv * drow[j]
-	}
-	for j, pv := range prow {
-		drow[j] = pv * (drow[j] - dot) * scale
-	}
+	softmaxGradOut(drow, prow, drow, float32(dotF64(drow, prow)))
+	scaleF32(drow, scale)
 }

@@ -60,14 +60,8 @@ func attentionGradFull(ds, gs, ps, xs []float32, b, t, nh, hs int, causal bool) 
 				if causal {
 					n = i + 1
 				}
-				prow, drow := pr[i*t:i*t+n], dp[i*t:(i+1)*t]
-				var dot float32
-				for j, pv := range prow {
-					dot += pv * drow[j]
-				}
-				for j, pv := range prow {
-					drow[j] = pv * (drow[j] - dot) * scale
-				}
+				drow := dp[i*t : (i+1)*t]
+				softmaxGradRow(drow[:n], pr[i*t:i*t+n], scale)
 				clear(drow[n:])
 			}
 			blas.Sgemm(false, false, t, hs, t, dp, t, k, 3*c, dq, 3*c, false, 1)
