@@ -243,8 +243,9 @@ func smallBlocks(p *path) *path {
 
 // TestKernels runs every micro-kernel on packed panels and on operands read
 // in place (A row- or column-major with padding, B with a row stride), 1-3
-// tiles a call, and compares with the float64 reference; each path's edge
-// kernel and its kernel for A read in place from a transposed A too.
+// tiles a call, and compares with the float64 reference; each path's
+// kernel for A read in place from a transposed A and the one that packs B
+// too (the edge kernels: TestEdgeKernels).
 func TestKernels(t *testing.T) {
 	r := newRand(t)
 	var kernels []*path
@@ -277,12 +278,6 @@ func TestKernels(t *testing.T) {
 						(*float32)(unsafe.Add(unsafe.Pointer(c), 4*p.mr*ldc)), ldc, acc)
 				}
 			}
-			kernels = append(kernels, &q)
-		}
-		if p.edge != nil {
-			q := *p
-			q.name += "/edge"
-			q.mr, q.kern = p.edgeRows, p.edge
 			kernels = append(kernels, &q)
 		}
 	}
@@ -330,6 +325,66 @@ func TestKernels(t *testing.T) {
 					}
 					p.kern(tiles, k, &ak[0], rsA, csA, aNext, &b[0], g.ldb, &c[0], g.ldc, flag)
 					g.check(t, fmt.Sprintf("kernel %s %s, %d tiles", p.name, layout, tiles), c, c0, a, b)
+				}
+			}
+		}
+	}
+}
+
+// TestEdgeKernels runs every path's edge kernel across 1-5 B panels,
+// packed or read in place, with A packed as the driver packs a ragged tile
+// (in the full kernel's panel) or read in place, and compares with the
+// float64 reference.
+func TestEdgeKernels(t *testing.T) {
+	r := newRand(t)
+	for _, p := range testPaths(t) {
+		if p.edge == nil {
+			continue
+		}
+		er, nr := p.edgeRows, p.nr
+		for _, k := range []int{1, 2, 3, 4, 5, 7, 8, 9, 16, 31, 64, 255, 1 + r.IntN(300)} {
+			for _, acc := range []bool{false, true} {
+				for _, layout := range []string{"packed", "A rows", "A columns", "B in place"} {
+					panels := 1 + r.IntN(5)
+					// the kernel's operands as an er×k·k×(panels·nr) gemm
+					g := gemmCase{acc: acc, m: er, n: panels * nr, k: k, ldb: panels*nr + r.IntN(2)*(1+r.IntN(20))}
+					g.ldc = g.n + r.IntN(2)*(1+r.IntN(20))
+					g.lda = k + r.IntN(5)
+					if layout == "A columns" {
+						g.transA, g.lda = true, er+r.IntN(5)
+					}
+					a, b, c := g.operands(r)
+					// A: packed in the full kernel's panel (mr rows, column
+					// by column), or in place
+					ak, rsA, csA := a, g.lda, 1
+					switch layout {
+					case "A columns":
+						rsA, csA = 1, g.lda
+					case "packed", "B in place":
+						ak, rsA, csA = make([]float32, k*p.mr), 1, p.mr
+						for i := range er {
+							for pp := range k {
+								ak[pp*p.mr+i] = a[i*g.lda+pp]
+							}
+						}
+					}
+					// B: panel by panel (k rows of nr), or in place
+					bk, rsB, bNext := b, g.ldb, nr
+					if layout != "B in place" {
+						bk, rsB, bNext = make([]float32, panels*k*nr), nr, k*nr
+						for q := range panels {
+							for pp := range k {
+								copy(bk[q*k*nr+pp*nr:][:nr], b[pp*g.ldb+q*nr:][:nr])
+							}
+						}
+					}
+					c0 := append([]float32(nil), c...)
+					flag := 0
+					if acc {
+						flag = 1
+					}
+					p.edge(panels, k, &ak[0], rsA, csA, &bk[0], rsB, bNext, &c[0], g.ldc, flag)
+					g.check(t, fmt.Sprintf("edge kernel %s %s, %d panels", p.name, layout, panels), c, c0, a, b)
 				}
 			}
 		}

@@ -29,11 +29,13 @@ type path struct {
 	// transposed A (each depth step on new cache lines): it fetches A
 	// ahead of its loads
 	kernCols kernelFunc
-	// edge, when set, is a kernel of edgeRows×nr (edgeRows divides mr)
-	// for row blocks of at most mr-edgeRows rows: the full kernel would
-	// spend most of its work on the padding rows
+	// edge, when set, is a kernel of edgeRows rows (edgeRows divides mr)
+	// for row blocks of at most mr-edgeRows rows, where the full kernel
+	// would spend most of its work on the padding rows; it runs across
+	// the B panels of a task, so that a small tile can work on more than
+	// one panel at a time
 	edgeRows int
-	edge     kernelFunc
+	edge     edgeFunc
 	// kernPackB, when set, runs one tile reading its B panel in place
 	// and copying it, packed, as it goes: one-thread products pack each
 	// panel of a non-transposed B on its first use, so that the copy
@@ -55,7 +57,7 @@ func goPath(mr, nr, kc, mc, nc int) *path {
 	return &path{
 		name: fmt.Sprintf("go%dx%d", mr, nr), mr: mr, nr: nr, kc: kc, mc: mc, nc: nc,
 		kern:     kernelGoFor(mr, nr),
-		edgeRows: mr / 2, edge: kernelGoFor(mr/2, nr),
+		edgeRows: mr / 2, edge: edgeGoFor(mr/2, nr),
 		kernPackB: kernelGoPackBFor(mr, nr),
 		packBRows: func(dst, src []float32, ldb, kb int) { packBRowsGo(dst, src, ldb, kb, nr) },
 		packBCols: func(dst, src []float32, ldb, kb int) { packBColsGo(dst, src, ldb, kb, nr, nr) },
@@ -87,6 +89,12 @@ func blocking(mr, nr, bBytes, l2, kc0, mc0 int) (kc, mc int) {
 // A packed A panel has rsA = 1, csA = mr; a packed B panel has rsB = nr; the
 // strides also let the kernel read A and B where they lie.
 type kernelFunc func(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
+
+// edgeFunc computes the edgeRows×(panels·nr) block C = A·B (C += A·B when
+// acc is non-zero) of depth k ≥ 1, for panels ≥ 1 B panels side by side:
+// A[r][p] = a[r*rsA + p*csA], panel t's B[p][j] = b[t*bNext + p*rsB + j]
+// and its C[r][j] = c[r*ldc + t*nr + j] (strides in floats).
+type edgeFunc func(panels, k int, a *float32, rsA, csA int, b *float32, rsB, bNext int, c *float32, ldc int, acc int)
 
 // packKernelFunc is kernelFunc for one tile whose B panel is read in place
 // (B[p][j] = b[p*rsB + j]) and also copied to the packed panel at bp
@@ -343,7 +351,14 @@ func (j *gemmJob) tiles(lo, hi int) {
 			}
 			packed = ib
 		}
-		for q := js * j.split; q < min((js+1)*j.split, j.panels); q++ {
+		// the rows of the ragged tile that the edge kernel writes straight
+		// into C across the whole-width panels once they are done
+		edged := 0
+		if er := p.edgeRows; p.edge != nil && rows-full <= mr-er {
+			edged = (rows - full) / er * er
+		}
+		q0, q1 := js*j.split, min((js+1)*j.split, j.panels)
+		for q := q0; q < q1; q++ {
 			jj := q * nr
 			w := min(nr, nb-jj)
 			bq, rsB := &bp[q*kb*nr], nr
@@ -379,22 +394,17 @@ func (j *gemmJob) tiles(lo, hi int) {
 			for ir := ir0; ir < rows; ir += mr {
 				h := min(mr, rows-ir)
 				off := (i0+ir)*ldc + jc + jj
-				// ragged edge: compute the whole tile aside (rows from
-				// aside on), keep its valid part
-				aside := 0
-				a0 := (ir / mr) * kb * mr
+				// ragged edge: compute the tile aside and keep its
+				// valid part, but for its first skip rows (the edge
+				// kernel's, below)
+				skip := 0
+				if w == nr {
+					skip = edged
+				}
+				a0 := ir * kb
 				if er := p.edgeRows; p.edge != nil && h <= mr-er {
-					// edgeRows at a time, whole ones of full width
-					// straight into C
-					if w == nr {
-						aside = h / er * er
-					}
-					if aside > 0 {
-						_ = c[off+(aside-1)*ldc+nr-1] // the kernel writes up to here
-						p.edge(aside/er, kb, &ap[a0], ra, ca, er*ra, bq, rsB, &c[off], ldc, acc)
-					}
-					for r0 := aside; r0 < h; r0 += er {
-						p.edge(1, kb, &ap[a0+r0*ra], ra, ca, 0, bq, rsB, &tile[r0*nr], nr, 0)
+					for r0 := skip; r0 < h; r0 += er {
+						p.edge(1, kb, &ap[a0+r0*ra], ra, ca, bq, rsB, 0, &tile[r0*nr], nr, 0)
 					}
 				} else {
 					kern, aq, rsA, csA := p.kern, &ap[a0], ra, ca
@@ -403,7 +413,7 @@ func (j *gemmJob) tiles(lo, hi int) {
 					}
 					kern(1, kb, aq, rsA, csA, 0, bq, rsB, &tile[0], nr, 0)
 				}
-				for r := aside; r < h; r++ {
+				for r := skip; r < h; r++ {
 					crow := c[off+r*ldc:][:w]
 					trow := tile[r*nr:][:w]
 					if acc != 0 {
@@ -414,6 +424,22 @@ func (j *gemmJob) tiles(lo, hi int) {
 						copy(crow, trow)
 					}
 				}
+			}
+		}
+		if qw := min(q1, nb/nr); edged > 0 && qw > q0 {
+			// the edge rows across the whole-width panels [q0, qw),
+			// edgeRows at a time
+			bq, rsB, bNext := &bp[q0*kb*nr], nr, kb*nr
+			if directB {
+				_ = b[(pc+kb-1)*ldb+jc+qw*nr-1] // the kernel reads up to here
+				bq, rsB, bNext = &b[pc*ldb+jc+q0*nr], ldb, nr
+			} else {
+				_ = bp[qw*kb*nr-1] // the kernel reads up to here
+			}
+			for r0 := 0; r0 < edged; r0 += p.edgeRows {
+				off := (i0+full+r0)*ldc + jc + q0*nr
+				_ = c[off+(p.edgeRows-1)*ldc+(qw-q0)*nr-1] // the kernel writes up to here
+				p.edge(qw-q0, kb, &ap[full*kb+r0*ra], ra, ca, bq, rsB, bNext, &c[off], ldc, acc)
 			}
 		}
 	}
@@ -461,6 +487,18 @@ func kernelGoFor(mr, nr int) kernelFunc {
 			at := unsafe.Add(unsafe.Pointer(a), 4*t*aNext)
 			ct := unsafe.Add(unsafe.Pointer(c), 4*t*mr*ldc)
 			kernelGo(mr, nr, k, (*float32)(at), rsA, csA, b, rsB, (*float32)(ct), ldc, acc)
+		}
+	}
+}
+
+// edgeGoFor returns the pure-Go statement of edgeFunc's contract for
+// er-row tiles of nr columns.
+func edgeGoFor(er, nr int) edgeFunc {
+	return func(panels, k int, a *float32, rsA, csA int, b *float32, rsB, bNext int, c *float32, ldc int, acc int) {
+		for t := range panels {
+			bt := unsafe.Add(unsafe.Pointer(b), 4*t*bNext)
+			ct := unsafe.Add(unsafe.Pointer(c), 4*t*nr)
+			kernelGo(er, nr, k, a, rsA, csA, (*float32)(bt), rsB, (*float32)(ct), ldc, acc)
 		}
 	}
 }

@@ -363,14 +363,14 @@ done:
 	ADDQ R11, R9; \
 	ADDQ R12, BX
 
-// func sgemmKernel4x32AVX512(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
+// func sgemmKernel4x32AVX512(panels, k int, a *float32, rsA, csA int, b *float32, rsB, bNext int, c *float32, ldc int, acc int)
 //
-// The 4×32 edge kernel: sgemmKernel12x32AVX512's contract for 4 rows,
-// for row blocks of fewer than 12 rows.
+// The 4×32 edge kernel, with edgeFunc's contract: 4 rows of C across
+// panels B panels, for row blocks of fewer than 12 rows.
 TEXT ·sgemmKernel4x32AVX512(SB), NOSPLIT, $0-88
 	MOVQ rsA+24(FP), R8
 	MOVQ csA+32(FP), R11
-	MOVQ rsB+56(FP), R12
+	MOVQ rsB+48(FP), R12
 	MOVQ ldc+72(FP), SI
 	SHLQ $2, R8
 	SHLQ $2, R11
@@ -380,7 +380,7 @@ TEXT ·sgemmKernel4x32AVX512(SB), NOSPLIT, $0-88
 tile4:
 	MOVQ k+8(FP), CX
 	MOVQ a+16(FP), AX
-	MOVQ b+48(FP), BX
+	MOVQ b+40(FP), BX
 	MOVQ c+64(FP), DX
 	LEAQ (AX)(R8*2), R9
 
@@ -438,14 +438,13 @@ write4:
 	VMOVUPS Z5, 64(R9)
 	VMOVUPS Z6, (R9)(SI*1)
 	VMOVUPS Z7, 64(R9)(SI*1)
-	// the next tile: A aNext floats on, C 4 rows down
-	DECQ tiles+0(FP)
+	// the next panel: B bNext floats on, C 32 columns on
+	DECQ panels+0(FP)
 	JZ   done4
-	MOVQ aNext+40(FP), CX
+	MOVQ bNext+56(FP), CX
 	SHLQ $2, CX
-	ADDQ CX, a+16(FP)
-	LEAQ (R9)(SI*2), DX
-	MOVQ DX, c+64(FP)
+	ADDQ CX, b+40(FP)
+	ADDQ $128, c+64(FP)
 	JMP  tile4
 
 done4:

@@ -70,10 +70,10 @@ func sgemmKernel6x16AVX2Cols(tiles, k int, a *float32, rsA, csA, aNext int, b *f
 func sgemmKernel6x16AVX2PackB(k int, a *float32, rsA, csA int, b *float32, rsB int, bp *float32, c *float32, ldc int, acc int)
 
 // sgemmKernel2x16AVX2 is the 2×16 AVX2+FMA edge kernel of
-// kernel_amd64.s, with kernelFunc's contract.
+// kernel_amd64.s, with edgeFunc's contract.
 //
 //go:noescape
-func sgemmKernel2x16AVX2(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
+func sgemmKernel2x16AVX2(panels, k int, a *float32, rsA, csA int, b *float32, rsB, bNext int, c *float32, ldc int, acc int)
 
 // sgemmKernel12x32AVX512Cols is sgemmKernel12x32AVX512 for an A read in
 // place from a transposed A: it fetches A's lines 8 depth steps ahead.
@@ -88,10 +88,10 @@ func sgemmKernel12x32AVX512Cols(tiles, k int, a *float32, rsA, csA, aNext int, b
 func sgemmKernel12x32AVX512(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
 
 // sgemmKernel4x32AVX512 is the 4×32 AVX-512 edge kernel of
-// kernel512_amd64.s, with kernelFunc's contract.
+// kernel512_amd64.s, with edgeFunc's contract.
 //
 //go:noescape
-func sgemmKernel4x32AVX512(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
+func sgemmKernel4x32AVX512(panels, k int, a *float32, rsA, csA int, b *float32, rsB, bNext int, c *float32, ldc int, acc int)
 
 // Packing routines of pack_amd64.s (see pack.go for the layouts).
 

@@ -276,43 +276,141 @@ write:
 	VZEROUPPER
 	RET
 
-// STEP2 does one depth step of the 2×16 edge kernel: row 0 at AX, row 1
-// at AX+R8; C row r in Y(2r), Y(2r+1).
-#define STEP2 \
-	VMOVUPS (BX), Y12; \
-	VMOVUPS 32(BX), Y13; \
-	VBROADCASTSS (AX), Y14; \
-	VBROADCASTSS (AX)(R8*1), Y15; \
+// STEP2X2 does one depth step of the 2×16 edge kernel on two B panels
+// (the second bNext = DI bytes after the first): rows 0 and 1 of A at AX,
+// AX+R8; C row r in Y(4r)..Y(4r+3), columns 0-31.
+#define STEP2X2 \
+	VMOVUPS (BX), Y8; \
+	VMOVUPS 32(BX), Y9; \
+	VMOVUPS (BX)(DI*1), Y10; \
+	VMOVUPS 32(BX)(DI*1), Y11; \
+	VBROADCASTSS (AX), Y12; \
+	VBROADCASTSS (AX)(R8*1), Y13; \
 	ADDQ R11, AX; \
 	ADDQ R12, BX; \
-	VFMADD231PS Y12, Y14, Y0; \
-	VFMADD231PS Y13, Y14, Y1; \
-	VFMADD231PS Y12, Y15, Y2; \
-	VFMADD231PS Y13, Y15, Y3
+	VFMADD231PS Y8, Y12, Y0; \
+	VFMADD231PS Y9, Y12, Y1; \
+	VFMADD231PS Y10, Y12, Y2; \
+	VFMADD231PS Y11, Y12, Y3; \
+	VFMADD231PS Y8, Y13, Y4; \
+	VFMADD231PS Y9, Y13, Y5; \
+	VFMADD231PS Y10, Y13, Y6; \
+	VFMADD231PS Y11, Y13, Y7
 
-// func sgemmKernel2x16AVX2(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
+// STEP2 does one depth step of the 2×16 edge kernel on one B panel; C row
+// r in Y(4r), Y(4r+1).
+#define STEP2 \
+	VMOVUPS (BX), Y8; \
+	VMOVUPS 32(BX), Y9; \
+	VBROADCASTSS (AX), Y12; \
+	VBROADCASTSS (AX)(R8*1), Y13; \
+	ADDQ R11, AX; \
+	ADDQ R12, BX; \
+	VFMADD231PS Y8, Y12, Y0; \
+	VFMADD231PS Y9, Y12, Y1; \
+	VFMADD231PS Y8, Y13, Y4; \
+	VFMADD231PS Y9, Y13, Y5
+
+// func sgemmKernel2x16AVX2(panels, k int, a *float32, rsA, csA int, b *float32, rsB, bNext int, c *float32, ldc int, acc int)
 //
-// The 2×16 edge kernel: sgemmKernel6x16AVX2's contract for 2 rows, for
-// row blocks of at most 4 rows (products of 128 or 512 rows leave 2 over
-// the 6-row tiles). Each element of C is summed in the 6×16 kernel's
-// order. Its four accumulators leave the FMA units waiting on their own
-// results half of the time, so it is about half as fast per row as the
-// 6×16 kernel: two rows for the time of four, against six for a whole
-// tile.
+// The 2×16 edge kernel, with edgeFunc's contract: 2 rows of C across
+// panels B panels, for row blocks of at most 4 rows (products of 128 or
+// 512 rows leave 2 over the 6-row tiles). It takes the panels two at a
+// time, a 2×32 tile: eight accumulators keep both FMA units busy, where
+// the four of one panel would leave them waiting on their own results
+// half of the time (an odd last panel runs so). Each element of C is
+// summed in the 6×16 kernel's order.
 TEXT ·sgemmKernel2x16AVX2(SB), NOSPLIT, $0-88
 	MOVQ rsA+24(FP), R8
 	MOVQ csA+32(FP), R11
-	MOVQ rsB+56(FP), R12
+	MOVQ rsB+48(FP), R12
+	MOVQ bNext+56(FP), DI
 	MOVQ ldc+72(FP), SI
 	SHLQ $2, R8
 	SHLQ $2, R11
 	SHLQ $2, R12
+	SHLQ $2, DI
 	SHLQ $2, SI
 
-tile2:
+pair2:
+	MOVQ panels+0(FP), CX
+	CMPQ CX, $2
+	JLT  single2
 	MOVQ k+8(FP), CX
 	MOVQ a+16(FP), AX
-	MOVQ b+48(FP), BX
+	MOVQ b+40(FP), BX
+	MOVQ c+64(FP), DX
+	PREFETCHT0 (DX)
+	PREFETCHT0 64(DX)
+	PREFETCHT0 124(DX)
+	PREFETCHT0 (DX)(SI*1)
+	PREFETCHT0 64(DX)(SI*1)
+	PREFETCHT0 124(DX)(SI*1)
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+	MOVQ CX, R13
+	SHRQ $2, CX
+	JZ   pairtail2
+
+pairloop4:
+	STEP2X2
+	STEP2X2
+	STEP2X2
+	STEP2X2
+	DECQ CX
+	JNZ  pairloop4
+
+pairtail2:
+	ANDQ $3, R13
+	JZ   pairstore2
+
+pairloop1:
+	STEP2X2
+	DECQ R13
+	JNZ  pairloop1
+
+pairstore2:
+	MOVQ acc+80(FP), CX
+	TESTQ CX, CX
+	JZ   pairwrite2
+	VADDPS (DX), Y0, Y0
+	VADDPS 32(DX), Y1, Y1
+	VADDPS 64(DX), Y2, Y2
+	VADDPS 96(DX), Y3, Y3
+	VADDPS (DX)(SI*1), Y4, Y4
+	VADDPS 32(DX)(SI*1), Y5, Y5
+	VADDPS 64(DX)(SI*1), Y6, Y6
+	VADDPS 96(DX)(SI*1), Y7, Y7
+
+pairwrite2:
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, (DX)(SI*1)
+	VMOVUPS Y5, 32(DX)(SI*1)
+	VMOVUPS Y6, 64(DX)(SI*1)
+	VMOVUPS Y7, 96(DX)(SI*1)
+	// the next two panels: B 2·bNext on, C 32 columns on
+	LEAQ (DI)(DI*1), CX
+	ADDQ CX, b+40(FP)
+	ADDQ $128, c+64(FP)
+	SUBQ $2, panels+0(FP)
+	JMP  pair2
+
+single2:
+	TESTQ CX, CX
+	JZ   done2
+	MOVQ k+8(FP), CX
+	MOVQ a+16(FP), AX
+	MOVQ b+40(FP), BX
 	MOVQ c+64(FP), DX
 	PREFETCHT0 (DX)
 	PREFETCHT0 60(DX)
@@ -320,8 +418,8 @@ tile2:
 	PREFETCHT0 60(DX)(SI*1)
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
 
 	MOVQ CX, R13
 	SHRQ $2, CX
@@ -350,23 +448,14 @@ store2:
 	JZ   write2
 	VADDPS (DX), Y0, Y0
 	VADDPS 32(DX), Y1, Y1
-	VADDPS (DX)(SI*1), Y2, Y2
-	VADDPS 32(DX)(SI*1), Y3, Y3
+	VADDPS (DX)(SI*1), Y4, Y4
+	VADDPS 32(DX)(SI*1), Y5, Y5
 
 write2:
 	VMOVUPS Y0, (DX)
 	VMOVUPS Y1, 32(DX)
-	VMOVUPS Y2, (DX)(SI*1)
-	VMOVUPS Y3, 32(DX)(SI*1)
-	// the next tile: A aNext floats on, C 2 rows down
-	DECQ tiles+0(FP)
-	JZ   done2
-	MOVQ aNext+40(FP), CX
-	SHLQ $2, CX
-	ADDQ CX, a+16(FP)
-	LEAQ (DX)(SI*2), DX
-	MOVQ DX, c+64(FP)
-	JMP  tile2
+	VMOVUPS Y4, (DX)(SI*1)
+	VMOVUPS Y5, 32(DX)(SI*1)
 
 done2:
 	VZEROUPPER
