@@ -167,10 +167,16 @@ func (t *Tensor) accumulate(g *Tensor) {
 		if t.gradInto != nil && t.accumulateInto(g) {
 			return
 		}
-		if t.grad == nil {
-			t.grad = g.Clone()
-		} else {
+		switch {
+		case t.grad != nil:
 			t.grad = t.grad.Add(g)
+		case currentArena().ownsWhole(g):
+			// a temporary of the pass that nothing else views: the
+			// gradient takes it rather than a copy of it, as PyTorch's
+			// AccumulateGrad takes a gradient no one else holds
+			t.grad = g.Detach()
+		default:
+			t.grad = g.Clone()
 		}
 		escape(t.grad)
 		return

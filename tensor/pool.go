@@ -265,6 +265,16 @@ func (a *tracker) owned(t *Tensor) *cpuStorage {
 	return nil
 }
 
+// ownsWhole reports whether g is a temporary of a's backward pass that a
+// leaf may take as its gradient without a copy: a allocated its storage,
+// no pending gradient views it, no leaf took it already, and g is the
+// whole storage in order.
+func (a *tracker) ownsWhole(g *Tensor) bool {
+	s := a.owned(g)
+	return s != nil && s.gradRefs == 0 && s.gone == nil && !s.escaped.Load() && !s.pinned.Load() &&
+		g.layout.Offset == 0 && g.IsContiguous() && g.Numel() == s.Len()
+}
+
 // ref and unref count t as a pending gradient (gradBuf) or no longer one.
 func (a *tracker) ref(t *Tensor) {
 	if s := a.owned(t); s != nil {

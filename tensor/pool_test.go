@@ -374,3 +374,96 @@ func TestBackwardReusesWhileRunning(t *testing.T) {
 		t.Error("the gradient computed with reuse differs from the one without")
 	}
 }
+
+// TestLeafTakesWholeTemporaries checks ownsWhole, which lets a leaf take a
+// gradient that its backward pass computed instead of copying it: only a
+// storage of the running pass, viewed whole and in order, that no pending
+// gradient views and no leaf took already.
+func TestLeafTakesWholeTemporaries(t *testing.T) {
+	outside := Zeros(64, 32).AddScalar(1)
+	a := &tracker{backward: true}
+	autograd.WithScope(a, func() {
+		fresh := Zeros(64, 32).AddScalar(1)
+		small := Zeros(3, 4).AddScalar(1) // below the free list's size: not pooled
+		cases := []struct {
+			what string
+			g    *Tensor
+			want bool
+		}{
+			{"a fresh pooled result of the pass", fresh, true},
+			{"a tensor from before the pass", outside, false},
+			{"a transposed view", fresh.T(), false},
+			{"a view of part of it", fresh.Narrow(0, 0, 32), false},
+			{"a view from an offset", fresh.Narrow(0, 1, 63), false},
+			{"an unpooled result", small, false},
+		}
+		for _, c := range cases {
+			if got := a.ownsWhole(c.g); got != c.want {
+				t.Errorf("%s: ownsWhole = %v, want %v", c.what, got, c.want)
+			}
+		}
+		pending := Zeros(64, 32).AddScalar(1)
+		a.ref(pending)
+		if a.ownsWhole(pending) {
+			t.Error("a pending gradient of another node: ownsWhole = true, want false")
+		}
+		a.unref(pending)
+		if !a.ownsWhole(pending) {
+			t.Error("the gradient once no longer pending: ownsWhole = false, want true")
+		}
+		escape(pending)
+		if a.ownsWhole(pending) {
+			t.Error("a storage a leaf took already (escaped): ownsWhole = true, want false")
+		}
+	})
+	var none *tracker
+	if none.ownsWhole(outside) {
+		t.Error("no pass running: ownsWhole = true, want false")
+	}
+}
+
+// TestLeafGradsDoNotAlias checks that leaves whose gradients the backward
+// pass hands over whole (the same gradient to two leaves of an Add, a
+// transposed weight's gradient, a bias's summed one) end up with
+// gradients of their own: writing one changes no other, and the values
+// are those of the copies they replace.
+func TestLeafGradsDoNotAlias(t *testing.T) {
+	gen := NewGenerator(3)
+	w1 := gen.Randn(64, 32).RequiresGrad()
+	w2 := gen.Randn(64, 32).RequiresGrad()
+	w3 := gen.Randn(48, 32).RequiresGrad()
+	b := gen.Randn(48).RequiresGrad()
+	c := gen.Randn(64, 32)
+	x := w1.Add(w2) // Add hands its gradient g to both leaves
+	y := x.Mul(c).MatMul(w3.T()).Add(b)
+	y.Square().Sum().Backward()
+
+	// the expected gradients, from the graph's pieces without autograd
+	x0 := w1.Detach().Add(w2.Detach())
+	xc := x0.Mul(c)
+	dy := xc.MatMul(w3.Detach().T()).Add(b.Detach()).MulScalar(2)
+	want := map[string][]float32{
+		"w1": dy.MatMul(w3.Detach()).Mul(c).Float32s(),
+		"w3": dy.T().MatMul(xc).Float32s(),
+		"b":  dy.Sum(0).Float32s(),
+	}
+	want["w2"] = want["w1"]
+	leaves := map[string]*Tensor{"w1": w1, "w2": w2, "w3": w3, "b": b}
+	for name, l := range leaves {
+		if got := l.Grad().Float32s(); !slices.Equal(got, want[name]) {
+			t.Errorf("%s's gradient differs from the one computed without autograd", name)
+		}
+	}
+	for name, l := range leaves {
+		before := map[string][]float32{}
+		for other, o := range leaves {
+			before[other] = o.Grad().Float32s()
+		}
+		l.Grad().Fill_(7)
+		for other, o := range leaves {
+			if other != name && !slices.Equal(o.Grad().Float32s(), before[other]) {
+				t.Errorf("writing %s's gradient changed %s's", name, other)
+			}
+		}
+	}
+}
