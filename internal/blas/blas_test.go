@@ -212,10 +212,11 @@ func runCase(t *testing.T, r *rand.Rand, what string, g gemmCase, fn func(g gemm
 // architecture), and every assembly path of this build that this machine
 // runs; the others are skipped with a logged reason.
 func testPaths(t *testing.T) []*path {
-	// the 12×32 Go path packs B in a pass of its own, as the AVX-512
-	// one does; the 6×16 one packs it on first use, as the AVX2 one does
+	// the 12×32 Go path packs B in a pass of its own and reads a
+	// transposed A in place under every B panel, as the AVX-512 one
+	// does; the 6×16 one packs them on first use, as the AVX2 one does
 	g12 := goPath(12, 32, 192, 480, 4096)
-	g12.kernPackB = nil
+	g12.kernPackB, g12.kernColsPackA = nil, nil
 	ps := []*path{goPath(6, 16, 256, 96, 4096), g12}
 	for _, p := range asmPaths {
 		if cpu.Detected < p.level {
@@ -276,6 +277,33 @@ func TestKernels(t *testing.T) {
 				if tiles > 1 {
 					p.kern(tiles-1, k, (*float32)(unsafe.Add(unsafe.Pointer(a), 4*aNext)), rsA, csA, aNext, &bp[0], nr,
 						(*float32)(unsafe.Add(unsafe.Pointer(c), 4*p.mr*ldc)), ldc, acc)
+				}
+			}
+			kernels = append(kernels, &q)
+		}
+		if p.kernColsPackA != nil {
+			// where A is read with rsA = 1 (packed, or in place from a
+			// transposed A), kernColsPackA, which must also leave each
+			// tile's A in its packed panel
+			q := *p
+			q.name += "/colsPackA"
+			q.kern = func(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int) {
+				if rsA != 1 {
+					p.kern(tiles, k, a, rsA, csA, aNext, b, rsB, c, ldc, acc)
+					return
+				}
+				mr := p.mr
+				ap := randSlice(r, tiles*k*mr)
+				p.kernColsPackA(tiles, k, a, rsA, csA, aNext, b, rsB, c, ldc, acc, &ap[0])
+				as := unsafe.Slice(a, (tiles-1)*aNext+(mr-1)+(k-1)*csA+1)
+				for tt := range tiles {
+					for pp := range k {
+						for rr := range mr {
+							if got, want := ap[tt*k*mr+pp*mr+rr], as[tt*aNext+rr+pp*csA]; got != want {
+								t.Fatalf("%s: k=%d: tile %d's packed A[%d][%d] = %v, want %v", q.name, k, tt, rr, pp, got, want)
+							}
+						}
+					}
 				}
 			}
 			kernels = append(kernels, &q)

@@ -41,6 +41,10 @@ type path struct {
 	// panel of a non-transposed B on its first use, so that the copy
 	// overlaps that tile's products, instead of in a pass of its own
 	kernPackB packKernelFunc
+	// kernColsPackA, when set, is kernCols that also copies each tile's
+	// A to its packed panel: one-thread products read a transposed A in
+	// place under their first B panel only, and packed under the others
+	kernColsPackA packAKernelFunc
 	// packBRows copies kb rows of nr floats, ldb apart in src, into dst.
 	packBRows func(dst, src []float32, ldb, kb int)
 	// packBCols transposes nr columns of kb floats, ldb apart in src,
@@ -58,10 +62,11 @@ func goPath(mr, nr, kc, mc, nc int) *path {
 		name: fmt.Sprintf("go%dx%d", mr, nr), mr: mr, nr: nr, kc: kc, mc: mc, nc: nc,
 		kern:     kernelGoFor(mr, nr),
 		edgeRows: mr / 2, edge: edgeGoFor(mr/2, nr),
-		kernPackB: kernelGoPackBFor(mr, nr),
-		packBRows: func(dst, src []float32, ldb, kb int) { packBRowsGo(dst, src, ldb, kb, nr) },
-		packBCols: func(dst, src []float32, ldb, kb int) { packBColsGo(dst, src, ldb, kb, nr, nr) },
-		packACols: func(dst, src []float32, lda, kb, panels int) { packAColsGo(dst, src, lda, kb, panels, mr) },
+		kernPackB:     kernelGoPackBFor(mr, nr),
+		kernColsPackA: kernelGoPackAFor(mr, nr),
+		packBRows:     func(dst, src []float32, ldb, kb int) { packBRowsGo(dst, src, ldb, kb, nr) },
+		packBCols:     func(dst, src []float32, ldb, kb int) { packBColsGo(dst, src, ldb, kb, nr, nr) },
+		packACols:     func(dst, src []float32, lda, kb, panels int) { packAColsGo(dst, src, lda, kb, panels, mr) },
 	}
 }
 
@@ -100,6 +105,11 @@ type edgeFunc func(panels, k int, a *float32, rsA, csA int, b *float32, rsB, bNe
 // (B[p][j] = b[p*rsB + j]) and also copied to the packed panel at bp
 // (bp[p*nr + j] = B[p][j]) as the products use it.
 type packKernelFunc func(k int, a *float32, rsA, csA int, b *float32, rsB int, bp *float32, c *float32, ldc int, acc int)
+
+// packAKernelFunc is kernelFunc for an A read in place (rsA = 1) that is
+// also copied to packed panels at ap: tile t's A[r][p] to
+// ap[t*k*mr + p*mr + r].
+type packAKernelFunc func(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int, ap *float32)
 
 // aBufs and bBufs recycle the packing buffers of A blocks and B slabs
 // between calls (two pools, so that a small A buffer is never offered where
@@ -176,6 +186,12 @@ func (p *path) depthBlock(m, n, k int) int {
 	return ceilDiv(k, ceilDiv(k, target))
 }
 
+// packAPanels is the fewest B panels after the first for which a
+// transposed A read in place is packed by the first (see gemmBlocked):
+// with 1 (n = 32 on the AVX2 path, attention's products) that cost 3-4%,
+// with 7 (n = 128) it gained up to 12% (docs/perf.md).
+const packAPanels = 3
+
 // splitRows is the fewest rows per thread for which gemmPacked gives each
 // thread a range of C's rows of its own (docs/perf.md): below it, each
 // thread would read or pack all of op(B) for too little work with it.
@@ -241,6 +257,15 @@ func gemmBlocked(p *path, kc int, transA, transB bool, m, n, k int, a []float32,
 	// non-transposed B as it first runs it (its first row block has a
 	// whole tile: m ≥ mr)
 	j.packOnUse = threads == 1 && p.kernPackB != nil && !transB && !j.directB && m >= mr
+	// likewise the first B panel of each row block packs the row block's
+	// A where it is read in place from a transposed A and at least
+	// packAPanels more panels read it (the first tiles read each step's
+	// values on a new cache line; the packed panels the others read are
+	// contiguous). That first tile then has B packed already: the two
+	// never pack in one kernel call
+	if threads == 1 && transA && j.directA && p.kernColsPackA != nil && ceilDiv(n, nr) > packAPanels {
+		j.packAOnUse, j.packOnUse = true, false
+	}
 
 	// row blocks of A and column splits of a slab: enough tasks to keep
 	// every thread busy, in a number divisible by the thread count
@@ -307,6 +332,7 @@ type gemmJob struct {
 	transA, transB   bool
 	directA, directB bool
 	packOnUse        bool // the first row block packs whole B panels (see gemmBlocked)
+	packAOnUse       bool // the first B panel of a row block packs its whole A tiles
 	m                int
 	a, b, c          []float32
 	lda, ldb, ldc    int
@@ -383,12 +409,19 @@ func (j *gemmJob) tiles(lo, hi int) {
 			if w == nr && full > ir0 {
 				// the whole tiles of the column in one call
 				kern, aq, rsA, csA, aNext := p.kern, &ap[ir0*kb], ra, ca, kb*mr
-				if directA {
-					kern, aq, rsA, csA, aNext = j.inPlaceA(i0+ir0, full-ir0)
-				}
 				off := (i0+ir0)*ldc + jc + jj
 				_ = c[off+(full-ir0-1)*ldc+nr-1] // the kernel writes up to here
-				kern((full-ir0)/mr, kb, aq, rsA, csA, aNext, bq, rsB, &c[off], ldc, acc)
+				switch {
+				case directA && j.packAOnUse && q == q0:
+					_, aq, rsA, csA, aNext = j.inPlaceA(i0+ir0, full-ir0)
+					_ = ap[full*kb-1] // the kernel packs up to here
+					p.kernColsPackA((full-ir0)/mr, kb, aq, rsA, csA, aNext, bq, rsB, &c[off], ldc, acc, &ap[ir0*kb])
+				case directA && !j.packAOnUse:
+					kern, aq, rsA, csA, aNext = j.inPlaceA(i0+ir0, full-ir0)
+					fallthrough
+				default:
+					kern((full-ir0)/mr, kb, aq, rsA, csA, aNext, bq, rsB, &c[off], ldc, acc)
+				}
 				ir0 = full
 			}
 			for ir := ir0; ir < rows; ir += mr {
@@ -512,6 +545,24 @@ func kernelGoPackBFor(mr, nr int) packKernelFunc {
 			copy(ps[p*nr:][:nr], bs[p*rsB:][:nr])
 		}
 		kernelGo(mr, nr, k, a, rsA, csA, bp, nr, c, ldc, acc)
+	}
+}
+
+// kernelGoPackAFor returns the pure-Go statement of packAKernelFunc's
+// contract for an mr×nr tile.
+func kernelGoPackAFor(mr, nr int) packAKernelFunc {
+	kern := kernelGoFor(mr, nr)
+	return func(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int, ap *float32) {
+		as := unsafe.Slice(a, (tiles-1)*aNext+(mr-1)*rsA+(k-1)*csA+1)
+		ps := unsafe.Slice(ap, tiles*k*mr)
+		for t := range tiles {
+			for p := range k {
+				for r := range mr {
+					ps[t*k*mr+p*mr+r] = as[t*aNext+r*rsA+p*csA]
+				}
+			}
+		}
+		kern(tiles, k, a, rsA, csA, aNext, b, rsB, c, ldc, acc)
 	}
 }
 

@@ -12,10 +12,11 @@ var avx2Path = &path{
 	kern:     sgemmKernel6x16AVX2,
 	kernCols: sgemmKernel6x16AVX2Cols,
 	edgeRows: 2, edge: sgemmKernel2x16AVX2,
-	kernPackB: sgemmKernel6x16AVX2PackB,
-	packBRows: packBRows16,
-	packBCols: func(dst, src []float32, ldb, kb int) { packBColsStrips(dst, src, ldb, kb, 16) },
-	packACols: packACols6,
+	kernPackB:     sgemmKernel6x16AVX2PackB,
+	kernColsPackA: sgemmKernel6x16AVX2ColsPackA,
+	packBRows:     packBRows16,
+	packBCols:     func(dst, src []float32, ldb, kb int) { packBColsStrips(dst, src, ldb, kb, 16) },
+	packACols:     packACols6,
 }
 
 // avx512Path is the 12×32 AVX-512 kernel (24 ZMM accumulators, 2 for the
@@ -62,6 +63,12 @@ func sgemmKernel6x16AVX2(tiles, k int, a *float32, rsA, csA, aNext int, b *float
 //
 //go:noescape
 func sgemmKernel6x16AVX2Cols(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
+
+// sgemmKernel6x16AVX2ColsPackA is sgemmKernel6x16AVX2Cols that also
+// packs A, with packAKernelFunc's contract.
+//
+//go:noescape
+func sgemmKernel6x16AVX2ColsPackA(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int, ap *float32)
 
 // sgemmKernel6x16AVX2PackB is the 6×16 kernel for one tile that also
 // packs its B panel, with packKernelFunc's contract.

@@ -66,6 +66,16 @@
 	PREFETCHT0 20(AX)(R11*8); \
 	STEP
 
+// STEPCOLSPACKA is STEPCOLS that also copies the step's six A values
+// (contiguous: rsA = 1) to the packed panel at DI.
+#define STEPCOLSPACKA \
+	VMOVUPS (AX), X14; \
+	MOVQ 16(AX), R14; \
+	VMOVUPS X14, (DI); \
+	MOVQ R14, 16(DI); \
+	ADDQ $24, DI; \
+	STEPCOLS
+
 // TILE6(STEPM) computes one 6×16 tile in the accumulators: it fetches C's
 // rows (R10 = C's row 3) while the products run, clears the accumulators
 // and runs k depth steps (CX = k) with the step macro STEPM, then goes on
@@ -226,6 +236,56 @@ store:
 write:
 	STOREC6
 	// the next tile: A aNext floats on, C 6 rows down
+	DECQ tiles+0(FP)
+	JZ   done
+	MOVQ aNext+40(FP), CX
+	SHLQ $2, CX
+	ADDQ CX, a+16(FP)
+	LEAQ (R10)(SI*2), DX
+	ADDQ SI, DX
+	MOVQ DX, c+64(FP)
+	JMP  tile
+
+done:
+	VZEROUPPER
+	RET
+
+// func sgemmKernel6x16AVX2ColsPackA(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int, ap *float32)
+//
+// sgemmKernel6x16AVX2Cols (rsA = 1) that also copies each tile's A to its
+// packed panel: tile t's A[r][p] to ap[t·6k + 6p + r], the panels one
+// after the other from ap.
+TEXT ·sgemmKernel6x16AVX2ColsPackA(SB), NOSPLIT, $0-96
+	MOVQ rsA+24(FP), R8
+	MOVQ csA+32(FP), R11
+	MOVQ rsB+56(FP), R12
+	MOVQ ldc+72(FP), SI
+	MOVQ ap+88(FP), DI
+	SHLQ $2, R8
+	SHLQ $2, R11
+	SHLQ $2, R12
+	SHLQ $2, SI
+
+tile:
+	MOVQ k+8(FP), CX
+	MOVQ a+16(FP), AX
+	MOVQ b+48(FP), BX
+	MOVQ c+64(FP), DX
+	LEAQ (AX)(R8*2), R9
+	ADDQ R8, R9
+
+	TILE6(STEPCOLSPACKA)
+
+store:
+	MOVQ acc+80(FP), CX
+	TESTQ CX, CX
+	JZ   write
+	ADDC6
+
+write:
+	STOREC6
+	// the next tile: A aNext floats on, C 6 rows down (DI is at its
+	// packed panel already)
 	DECQ tiles+0(FP)
 	JZ   done
 	MOVQ aNext+40(FP), CX
