@@ -5,8 +5,8 @@ package blas
 import "github.com/wickml/wick/internal/cpu"
 
 // avx2Path is the 6×16 AVX2+FMA kernel (12 YMM accumulators) with its
-// packing routines, a 2×16 edge kernel, and a variant of the kernel that
-// packs the panel of B it reads in place.
+// packing routines, a 2×16 edge kernel, and variants of the kernel that
+// pack the B panel or the transposed A they read in place.
 var avx2Path = &path{
 	name: "avx2+fma", level: cpu.AVX2, mr: 6, nr: 16, nc: 4096,
 	kern:     sgemmKernel6x16AVX2,
