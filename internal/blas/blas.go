@@ -7,9 +7,10 @@
 // written in assembly multiplies them: 12×32 for AVX-512 (with a 4×32
 // kernel for row blocks of at most 8 rows), 6×16 for AVX2+FMA (with a 2×16
 // kernel for row blocks of at most 4 rows, and variants that pack a panel
-// of B, or a transposed A read in place, as their first tiles read them). The path is chosen at run time
-// by internal/cpu from the CPU's features and the environment variable WICK_CPU, and its cache blocking
-// from the CPU's cache sizes; where no kernel can run (another
+// of B, or a transposed A read in place, as their first tiles read them).
+// The path is chosen at run time by internal/cpu from the CPU's features
+// and the environment variable WICK_CPU, and its cache blocking from the
+// CPU's cache sizes; where no kernel can run (another
 // architecture, or an amd64 CPU or OS without AVX2, FMA or YMM state) the
 // portable pure-Go gemmRef is used, which is also the reference the tests
 // compare every kernel against.
