@@ -397,29 +397,23 @@ func (j *gemmJob) tiles(lo, hi int) {
 				// the first tile packs the panel as it reads B in place
 				_ = b[(pc+kb-1)*ldb+jc+jj+nr-1] // the kernel reads up to here
 				_ = bp[q*kb*nr+kb*nr-1]         // and writes up to here
-				aq, rsA, csA := &ap[0], ra, ca
-				if directA {
-					_, aq, rsA, csA, _ = j.inPlaceA(i0, mr)
-				}
+				_, aq, rsA, csA, _ := j.aTiles(ap, i0, 0, mr, directA)
 				off := i0*ldc + jc + jj
 				_ = c[off+(mr-1)*ldc+nr-1] // the kernel writes up to here
 				p.kernPackB(kb, aq, rsA, csA, &b[pc*ldb+jc+jj], ldb, bq, &c[off], ldc, acc)
 				ir0 = mr
 			}
 			if w == nr && full > ir0 {
-				// the whole tiles of the column in one call
-				kern, aq, rsA, csA, aNext := p.kern, &ap[ir0*kb], ra, ca, kb*mr
+				// the whole tiles of the column in one call; where the
+				// first panel packs A, the others read the packed A
+				inPlace := directA && (!j.packAOnUse || q == q0)
+				kern, aq, rsA, csA, aNext := j.aTiles(ap, i0, ir0, full-ir0, inPlace)
 				off := (i0+ir0)*ldc + jc + jj
 				_ = c[off+(full-ir0-1)*ldc+nr-1] // the kernel writes up to here
-				switch {
-				case directA && j.packAOnUse && q == q0:
-					_, aq, rsA, csA, aNext = j.inPlaceA(i0+ir0, full-ir0)
+				if inPlace && j.packAOnUse {
 					_ = ap[full*kb-1] // the kernel packs up to here
 					p.kernColsPackA((full-ir0)/mr, kb, aq, rsA, csA, aNext, bq, rsB, &c[off], ldc, acc, &ap[ir0*kb])
-				case directA && !j.packAOnUse:
-					kern, aq, rsA, csA, aNext = j.inPlaceA(i0+ir0, full-ir0)
-					fallthrough
-				default:
+				} else {
 					kern((full-ir0)/mr, kb, aq, rsA, csA, aNext, bq, rsB, &c[off], ldc, acc)
 				}
 				ir0 = full
@@ -440,10 +434,7 @@ func (j *gemmJob) tiles(lo, hi int) {
 						p.edge(1, kb, &ap[a0+r0*ra], ra, ca, bq, rsB, 0, &tile[r0*nr], nr, 0)
 					}
 				} else {
-					kern, aq, rsA, csA := p.kern, &ap[a0], ra, ca
-					if directA && h == mr {
-						kern, aq, rsA, csA, _ = j.inPlaceA(i0+ir, mr)
-					}
+					kern, aq, rsA, csA, _ := j.aTiles(ap, i0, ir, mr, directA && h == mr)
 					kern(1, kb, aq, rsA, csA, 0, bq, rsB, &tile[0], nr, 0)
 				}
 				for r := skip; r < h; r++ {
@@ -476,6 +467,18 @@ func (j *gemmJob) tiles(lo, hi int) {
 			}
 		}
 	}
+}
+
+// aTiles returns the kernel and its A operand (first element, strides,
+// step between tiles) for the rows [ir, ir+rows) of the row block at i0
+// (rows a multiple of mr, but for a ragged last tile read packed): read in
+// place when inPlace, else from the row block's packed panels in ap.
+func (j *gemmJob) aTiles(ap []float32, i0, ir, rows int, inPlace bool) (kern kernelFunc, a *float32, rsA, csA, aNext int) {
+	if inPlace {
+		return j.inPlaceA(i0+ir, rows)
+	}
+	rsA, csA = j.p.packedAStrides(j.transA, j.kb)
+	return j.p.kern, &ap[ir*j.kb], rsA, csA, j.kb * j.p.mr
 }
 
 // inPlaceA returns what the kernel needs to read rows [i, i+rows) of op(A)
