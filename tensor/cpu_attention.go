@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"iter"
+	"math"
 
 	"github.com/wickml/wick/internal/blas"
 	"github.com/wickml/wick/internal/parallel"
@@ -63,9 +64,7 @@ func (cpuBackend) Attention(y, p, qkv Storage, b, t, nh, hs int, causal bool) {
 				blas.Sgemm(false, true, t-j0, j1-j0, hs, q[j0*3*c:], 3*c, k[j0*3*c:], 3*c, pr[j0*t+j0:], t, false, 1)
 			}
 			for i := range t {
-				row := pr[i*t : (i+1)*t]
-				softmaxRowScaled(row[:i+1], scale)
-				clear(row[i+1:])
+				softmaxCausalRow(pr[i*t:(i+1)*t], i+1, scale)
 			}
 			// the rows [i0, i1) of P are zero from the column i1 on
 			for i0, i1 := range causalBlocks(t) {
@@ -123,6 +122,10 @@ var causalBlockTest int
 // of cpu_fast.go for the scaling, the maximum, the exponentials and the
 // normalisation.
 func softmaxRowScaled(row []float32, scale float32) {
+	if n := len(row); geluAsm && n > 0 && n%8 == 0 {
+		softmaxScaledAVX2(&row[0], n, scale)
+		return
+	}
 	scaleF32(row, scale)
 	m := rowMax4(row)
 	if m != m || m > 3.4e38 || m < -3.4e38 { // NaN or ±Inf: leave it to exp
@@ -163,9 +166,7 @@ func (cpuBackend) AttentionGrad(dqkv, dy, p, qkv Storage, b, t, nh, hs int, caus
 			// over the rows [i0, T) of P, and of dK once dS is whole
 			for i0, i1 := range causalBlocks(t) {
 				for i := i0; i < i1; i++ {
-					drow := dp[i*t : i*t+i1]
-					softmaxGradRow(drow[:i+1], pr[i*t:i*t+i+1], scale)
-					clear(drow[i+1:])
+					softmaxGradCausalRow(dp[i*t:i*t+i1], pr[i*t:i*t+i1], i+1, scale)
 				}
 				blas.SgemmRange(false, false, i1-i0, hs, t, 0, i1, dp[i0*t:], t, k, 3*c, dq[i0*3*c:], 3*c, 1)
 				blas.SgemmRange(true, false, i1-i0, hs, t, i0, t, pr[i0:], t, g, c, dv[i0*3*c:], 3*c, 1)
@@ -177,11 +178,43 @@ func (cpuBackend) AttentionGrad(dqkv, dy, p, qkv Storage, b, t, nh, hs int, caus
 	})
 }
 
+// softmaxCausalRow replaces row[:n] by softmax(row[:n]·scale), the
+// probabilities of a query that sees n positions, and clears row[n:]. It
+// takes the row in up to a multiple of 8 (at most len(row)), with the
+// positions from n on set to -Inf: their e^-Inf are zeros that change
+// neither the sum nor the rest of the row, and the whole row runs in one
+// call of the AVX2 row kernel.
+func softmaxCausalRow(row []float32, n int, scale float32) {
+	w := min((n+7)&^7, len(row))
+	for j := n; j < w; j++ {
+		row[j] = float32(math.Inf(-1))
+	}
+	softmaxRowScaled(row[:w], scale)
+	clear(row[n:])
+}
+
+// softmaxGradCausalRow is softmaxGradRow on drow[:n] and prow[:n], the row
+// of a query that sees n positions, and clears drow[n:]; prow[n:] must be
+// zero, as softmaxCausalRow leaves it. It takes the rows in up to a
+// multiple of 8 (at most their length), with drow zero from n on, so that
+// the padding adds exact zeros to the dot product whatever drow held
+// there.
+func softmaxGradCausalRow(drow, prow []float32, n int, scale float32) {
+	w := min((n+7)&^7, len(drow))
+	clear(drow[n:w])
+	softmaxGradRow(drow[:w], prow[:w], scale)
+	clear(drow[n:])
+}
+
 // softmaxGradRow replaces drow, the gradient of a row of probabilities
 // prow, by the gradient of the row's scores: prow⊙(drow − drow·prow)·scale,
 // with the dot product summed in float64 chains (as SoftmaxGrad's) and
 // the products in the vector kernels where they run.
 func softmaxGradRow(drow, prow []float32, scale float32) {
+	if n := len(drow); geluAsm && n > 0 && n%8 == 0 {
+		softmaxGradRowAVX2(&drow[0], &prow[0], n, scale)
+		return
+	}
 	softmaxGradOut(drow, prow, drow, float32(dotF64(drow, prow)))
 	scaleF32(drow, scale)
 }

@@ -194,6 +194,18 @@ func dotF64AVX512(a, b *float32, n int) float64
 //go:noescape
 func softmaxGradAVX2(d, y, gr *float32, n int, a float32)
 
+// softmaxScaledAVX2 replaces n elements (n a positive multiple of 8) by
+// softmax(x·scale), as softmaxRowScaled does with the AVX2 kernels.
+//
+//go:noescape
+func softmaxScaledAVX2(x *float32, n int, scale float32)
+
+// softmaxGradRowAVX2 is softmaxGradRow on n elements (a multiple of 8) with
+// the AVX2 kernels.
+//
+//go:noescape
+func softmaxGradRowAVX2(d, p *float32, n int, scale float32)
+
 //go:noescape
 func softmaxGradAVX512(d, y, gr *float32, n int, a float32)
 

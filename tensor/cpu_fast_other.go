@@ -127,3 +127,11 @@ func sigmoidAVX2(dst, x *float32, n int)   { panic("tensor: sigmoidAVX2 without 
 func expAVX512(dst, x *float32, n int)     { panic("tensor: expAVX512 without assembly") }
 func tanhAVX512(dst, x *float32, n int)    { panic("tensor: tanhAVX512 without assembly") }
 func sigmoidAVX512(dst, x *float32, n int) { panic("tensor: sigmoidAVX512 without assembly") }
+
+func softmaxScaledAVX2(x *float32, n int, scale float32) {
+	panic("tensor: softmaxScaledAVX2 without assembly")
+}
+
+func softmaxGradRowAVX2(d, p *float32, n int, scale float32) {
+	panic("tensor: softmaxGradRowAVX2 without assembly")
+}
