@@ -368,26 +368,28 @@ func (j *gemmJob) tiles(lo, hi int) {
 	defer aBufs.Put(abuf)
 	ap, tile := (*abuf)[:mc*kb], (*abuf)[mc*kc:]
 	bp := j.bp
-	ra, ca := p.packedAStrides(transA, kb) // a packed panel's strides
 	packed := -1
 	for t := lo; t < hi; t++ {
 		ib, js := t/j.perRow, t%j.perRow
 		i0 := ib * mc
 		rows := min(mc, j.m-i0)
 		full := rows / mr * mr // rows in whole panels
-		if ib != packed {
-			if !directA {
-				p.packA(transA, a, lda, i0, rows, pc, kb, ap)
-			} else if full < rows {
-				p.packA(transA, a, lda, i0+full, rows-full, pc, kb, ap[full*kb:])
-			}
-			packed = ib
-		}
 		// the rows of the ragged tile that the edge kernel writes straight
 		// into C across the whole-width panels once they are done
 		edged := 0
 		if er := p.edgeRows; p.edge != nil && rows-full <= mr-er {
 			edged = (rows - full) / er * er
+		}
+		// where A is read in place and the edge kernel takes all of the
+		// ragged rows, it reads them in place too
+		edgeInPlace := directA && edged == rows-full
+		if ib != packed {
+			if !directA {
+				p.packA(transA, a, lda, i0, rows, pc, kb, ap)
+			} else if full < rows && !edgeInPlace {
+				p.packA(transA, a, lda, i0+full, rows-full, pc, kb, ap[full*kb:])
+			}
+			packed = ib
 		}
 		q0, q1 := js*j.split, min((js+1)*j.split, j.panels)
 		for q := q0; q < q1; q++ {
@@ -434,10 +436,10 @@ func (j *gemmJob) tiles(lo, hi int) {
 				if w == nr {
 					skip = edged
 				}
-				a0 := ir * kb
 				if er := p.edgeRows; p.edge != nil && h <= mr-er {
 					for r0 := skip; r0 < h; r0 += er {
-						p.edge(1, kb, &ap[a0+r0*ra], ra, ca, bq, rsB, 0, &tile[r0*nr], nr, 0)
+						ae, rsA, csA := j.edgeA(ap, i0, ir+r0, edgeInPlace)
+						p.edge(1, kb, ae, rsA, csA, bq, rsB, 0, &tile[r0*nr], nr, 0)
 					}
 				} else {
 					kern, aq, rsA, csA, _ := j.aTiles(ap, i0, ir, mr, directA && h == mr)
@@ -469,7 +471,8 @@ func (j *gemmJob) tiles(lo, hi int) {
 			for r0 := 0; r0 < edged; r0 += p.edgeRows {
 				off := (i0+full+r0)*ldc + jc + q0*nr
 				_ = c[off+(p.edgeRows-1)*ldc+(qw-q0)*nr-1] // the kernel writes up to here
-				p.edge(qw-q0, kb, &ap[full*kb+r0*ra], ra, ca, bq, rsB, bNext, &c[off], ldc, acc)
+				ae, rsA, csA := j.edgeA(ap, i0, full+r0, edgeInPlace)
+				p.edge(qw-q0, kb, ae, rsA, csA, bq, rsB, bNext, &c[off], ldc, acc)
 			}
 		}
 	}
@@ -487,8 +490,21 @@ func (j *gemmJob) aTiles(ap []float32, i0, ir, rows int, inPlace bool) (kern ker
 	return j.p.kern, &ap[ir*j.kb], rsA, csA, j.kb * j.p.mr
 }
 
+// edgeA returns the edge kernel's A operand (first element and strides)
+// for the edgeRows rows from row r of the row block at i0: read in place
+// when inPlace, else from the row block's packed panels in ap.
+func (j *gemmJob) edgeA(ap []float32, i0, r int, inPlace bool) (a *float32, rsA, csA int) {
+	if inPlace {
+		_, a, rsA, csA, _ = j.inPlaceA(i0+r, j.p.edgeRows)
+		return a, rsA, csA
+	}
+	mr := j.p.mr
+	rsA, csA = j.p.packedAStrides(j.transA, j.kb)
+	return &ap[r/mr*mr*j.kb+r%mr*rsA], rsA, csA
+}
+
 // inPlaceA returns what the kernel needs to read rows [i, i+rows) of op(A)
-// (rows a multiple of mr) in place at the slab's depth: the kernel for that
+// (rows a multiple of mr, or the edge kernel's) in place at the slab's depth: the kernel for that
 // layout, the first element, A's strides (element (r, p) at r·rsA + p·csA)
 // and the step between mr-row tiles. It checks that the last element the
 // kernel reads is within a.
