@@ -243,10 +243,11 @@ func smallBlocks(p *path) *path {
 }
 
 // TestKernels runs every micro-kernel on packed panels and on operands read
-// in place (A row- or column-major with padding, B with a row stride), 1-3
-// tiles a call, and compares with the float64 reference; each path's
-// kernel for A read in place from a transposed A and the one that packs B
-// too (the edge kernels: TestEdgeKernels).
+// in place (A row- or column-major with padding, B with a row stride or
+// packed), 1-3 tiles a call, and compares with the float64 reference; each
+// path's kernel for A read in place from a transposed A, the one for A's
+// depth steps adjacent and B packed, and the one that packs B too (the
+// edge kernels: TestEdgeKernels).
 func TestKernels(t *testing.T) {
 	r := newRand(t)
 	var kernels []*path
@@ -256,6 +257,16 @@ func TestKernels(t *testing.T) {
 			q := *p
 			q.name += "/cols"
 			q.kern = p.kernCols
+			kernels = append(kernels, &q)
+		}
+		if p.kernUnit != nil || p.kernPacked != nil {
+			// kernUnit and kernPacked where their layouts apply (the
+			// "A rows, B packed" and "packed" cases), kern elsewhere
+			q := *p
+			q.name += "/fixed"
+			q.kern = func(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int) {
+				p.fixedKern(p.kern, csA, rsB)(tiles, k, a, rsA, csA, aNext, b, rsB, c, ldc, acc)
+			}
 			kernels = append(kernels, &q)
 		}
 		if p.kernPackB != nil {
@@ -316,19 +327,19 @@ func TestKernels(t *testing.T) {
 		// from 48 on
 		for _, k := range []int{1, 2, 3, 4, 5, 7, 8, 9, 16, 31, 32, 35, 36, 47, 48, 51, 52, 64, 255, 256, 1 + r.IntN(300)} {
 			for _, acc := range []bool{false, true} {
-				for _, layout := range []string{"packed", "A rows", "A columns"} {
+				for _, layout := range []string{"packed", "A rows", "A rows, B packed", "A columns"} {
 					tiles := 1 + r.IntN(3)
 					// describe the kernel's operands as a (tiles·mr)×k·k×nr gemm
 					g := gemmCase{acc: acc, m: tiles * mr, n: nr, k: k, ldc: nr + r.IntN(2)*(1+r.IntN(20))}
 					g.ldb = nr
-					if layout != "packed" {
+					if layout == "A rows" || layout == "A columns" {
 						g.ldb += r.IntN(2) * (1 + r.IntN(20))
 					}
 					var rsA, csA, aNext int
 					switch layout {
 					case "packed":
 						g.lda = k
-					case "A rows":
+					case "A rows", "A rows, B packed":
 						g.lda = k + r.IntN(5)
 						rsA, csA, aNext = g.lda, 1, mr*g.lda
 					case "A columns":

@@ -11,6 +11,7 @@ var avx2Path = &path{
 	name: "avx2+fma", level: cpu.AVX2, mr: 6, nr: 16, nc: 4096,
 	kern:     sgemmKernel6x16AVX2,
 	kernCols: sgemmKernel6x16AVX2Cols,
+	kernUnit: sgemmKernel6x16AVX2Unit, kernPacked: sgemmKernel6x16AVX2Packed,
 	edgeRows: 2, edge: sgemmKernel2x16AVX2,
 	kernPackB:     sgemmKernel6x16AVX2PackB,
 	kernColsPackA: sgemmKernel6x16AVX2ColsPackA,
@@ -57,6 +58,18 @@ func init() {
 //
 //go:noescape
 func sgemmKernel6x16AVX2(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
+
+// sgemmKernel6x16AVX2Unit is sgemmKernel6x16AVX2 for csA = 1 and rsB = 16
+// only (path.kernUnit).
+//
+//go:noescape
+func sgemmKernel6x16AVX2Unit(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
+
+// sgemmKernel6x16AVX2Packed is sgemmKernel6x16AVX2 for csA = 6 and rsB =
+// 16 only (path.kernPacked).
+//
+//go:noescape
+func sgemmKernel6x16AVX2Packed(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
 
 // sgemmKernel6x16AVX2Cols is sgemmKernel6x16AVX2 for an A read in place
 // from a transposed A: it fetches A's lines 8 depth steps ahead.

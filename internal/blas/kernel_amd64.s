@@ -81,6 +81,28 @@
 // and runs k depth steps (CX = k) with the step macro STEPM, then goes on
 // at the label store.
 #define TILE6(STEPM) \
+	TILE6INIT; \
+	MOVQ CX, R13; \
+	SHRQ $2, CX; \
+	JZ   tail; \
+loop4: \
+	STEPM; \
+	STEPM; \
+	STEPM; \
+	STEPM; \
+	DECQ CX; \
+	JNZ  loop4; \
+tail: \
+	ANDQ $3, R13; \
+	JZ   store; \
+loop1: \
+	STEPM; \
+	DECQ R13; \
+	JNZ  loop1
+
+// TILE6INIT starts a tile: it fetches C's rows (R10 = C's row 3) while
+// the products run and clears the accumulators.
+#define TILE6INIT \
 	LEAQ (DX)(SI*2), R10; \
 	ADDQ SI, R10; \
 	PREFETCHT0 (DX); \
@@ -106,22 +128,58 @@
 	VXORPS Y8, Y8, Y8; \
 	VXORPS Y9, Y9, Y9; \
 	VXORPS Y10, Y10, Y10; \
-	VXORPS Y11, Y11, Y11; \
+	VXORPS Y11, Y11, Y11
+
+// STEPU(ao, bo) is STEP for A's depth steps 4 bytes apart (csA = 1) and a
+// packed B panel (rsB = 16): the step's A values at ao bytes from AX and
+// R9, its B row at bo bytes from BX, without moving them on.
+#define STEPU(ao, bo) \
+	VMOVUPS bo(BX), Y12; \
+	VMOVUPS bo+32(BX), Y13; \
+	VBROADCASTSS ao(AX), Y14; \
+	VBROADCASTSS ao(AX)(R8*1), Y15; \
+	VFMADD231PS Y12, Y14, Y0; \
+	VFMADD231PS Y13, Y14, Y1; \
+	VFMADD231PS Y12, Y15, Y2; \
+	VFMADD231PS Y13, Y15, Y3; \
+	VBROADCASTSS ao(AX)(R8*2), Y14; \
+	VBROADCASTSS ao(R9), Y15; \
+	VFMADD231PS Y12, Y14, Y4; \
+	VFMADD231PS Y13, Y14, Y5; \
+	VFMADD231PS Y12, Y15, Y6; \
+	VFMADD231PS Y13, Y15, Y7; \
+	VBROADCASTSS ao(R9)(R8*1), Y14; \
+	VBROADCASTSS ao(R9)(R8*2), Y15; \
+	VFMADD231PS Y12, Y14, Y8; \
+	VFMADD231PS Y13, Y14, Y9; \
+	VFMADD231PS Y12, Y15, Y10; \
+	VFMADD231PS Y13, Y15, Y11
+
+// TILE6U(a1, a2, a3, a4) is TILE6(STEP) for a packed B panel (rsB = 16,
+// R12 = 64) and A's depth steps a1 bytes apart (R11 = a1; a2 = 2·a1, a3 =
+// 3·a1, a4 = 4·a1): four depth steps at fixed offsets, then one move of A
+// and B, in place of three pointer moves per step; the same products in
+// the same order.
+#define TILE6U(a1, a2, a3, a4) \
+	TILE6INIT; \
 	MOVQ CX, R13; \
 	SHRQ $2, CX; \
 	JZ   tail; \
 loop4: \
-	STEPM; \
-	STEPM; \
-	STEPM; \
-	STEPM; \
+	STEPU(0, 0); \
+	STEPU(a1, 64); \
+	STEPU(a2, 128); \
+	STEPU(a3, 192); \
+	ADDQ $a4, AX; \
+	ADDQ $a4, R9; \
+	ADDQ $256, BX; \
 	DECQ CX; \
 	JNZ  loop4; \
 tail: \
 	ANDQ $3, R13; \
 	JZ   store; \
 loop1: \
-	STEPM; \
+	STEP; \
 	DECQ R13; \
 	JNZ  loop1
 
@@ -179,6 +237,98 @@ tile:
 	ADDQ R8, R9
 
 	TILE6(STEP)
+
+store:
+	MOVQ acc+80(FP), CX
+	TESTQ CX, CX
+	JZ   write
+	ADDC6
+
+write:
+	STOREC6
+	// the next tile: A aNext floats on, C 6 rows down
+	DECQ tiles+0(FP)
+	JZ   done
+	MOVQ aNext+40(FP), CX
+	SHLQ $2, CX
+	ADDQ CX, a+16(FP)
+	LEAQ (R10)(SI*2), DX
+	ADDQ SI, DX
+	MOVQ DX, c+64(FP)
+	JMP  tile
+
+done:
+	VZEROUPPER
+	RET
+
+// func sgemmKernel6x16AVX2Unit(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
+//
+// sgemmKernel6x16AVX2 for csA = 1 and rsB = 16 (A's depth steps adjacent,
+// as in a non-transposed A, and a packed B panel), with TILE6U: the same
+// contract, and the same sums.
+TEXT ·sgemmKernel6x16AVX2Unit(SB), NOSPLIT, $0-88
+	MOVQ rsA+24(FP), R8
+	MOVQ $4, R11
+	MOVQ $64, R12
+	MOVQ ldc+72(FP), SI
+	SHLQ $2, R8
+	SHLQ $2, SI
+
+tile:
+	MOVQ k+8(FP), CX
+	MOVQ a+16(FP), AX
+	MOVQ b+48(FP), BX
+	MOVQ c+64(FP), DX
+	LEAQ (AX)(R8*2), R9
+	ADDQ R8, R9
+
+	TILE6U(4, 8, 12, 16)
+
+store:
+	MOVQ acc+80(FP), CX
+	TESTQ CX, CX
+	JZ   write
+	ADDC6
+
+write:
+	STOREC6
+	// the next tile: A aNext floats on, C 6 rows down
+	DECQ tiles+0(FP)
+	JZ   done
+	MOVQ aNext+40(FP), CX
+	SHLQ $2, CX
+	ADDQ CX, a+16(FP)
+	LEAQ (R10)(SI*2), DX
+	ADDQ SI, DX
+	MOVQ DX, c+64(FP)
+	JMP  tile
+
+done:
+	VZEROUPPER
+	RET
+
+// func sgemmKernel6x16AVX2Packed(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
+//
+// sgemmKernel6x16AVX2 for csA = 6 and rsB = 16 (A's depth steps 6 floats
+// apart, as in a packed transposed A, and a packed B panel), with TILE6U:
+// the same contract, and the same sums.
+TEXT ·sgemmKernel6x16AVX2Packed(SB), NOSPLIT, $0-88
+	MOVQ rsA+24(FP), R8
+	MOVQ $24, R11
+	MOVQ $64, R12
+	MOVQ ldc+72(FP), SI
+	SHLQ $2, R8
+	SHLQ $2, SI
+
+tile:
+	MOVQ k+8(FP), CX
+	MOVQ a+16(FP), AX
+	MOVQ b+48(FP), BX
+	MOVQ c+64(FP), DX
+	LEAQ (AX)(R8*2), R9
+	ADDQ R8, R9
+
+	TILE6U(24, 48, 72, 96)
 
 store:
 	MOVQ acc+80(FP), CX
