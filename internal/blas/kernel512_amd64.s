@@ -69,6 +69,73 @@
 	PREFETCHT0 44(AX)(R11*8); \
 	STEP12
 
+// STEP12X4 and STEP12COLSX4 are four of STEP12 and of STEP12COLS.
+#define STEP12X4 STEP12; STEP12; STEP12; STEP12
+#define STEP12COLSX4 STEP12COLS; STEP12COLS; STEP12COLS; STEP12COLS
+
+// STEP12U(ao, bo) is STEP12 for a packed B panel (rsB = 32): the step's A
+// values at ao bytes from AX, R9, R10 and R13, its B row at bo bytes from
+// BX, without moving them on.
+#define STEP12U(ao, bo) \
+	VMOVUPS bo(BX), Z24; \
+	VMOVUPS bo+64(BX), Z25; \
+	VBROADCASTSS ao(AX), Z26; \
+	VBROADCASTSS ao(AX)(R8*1), Z27; \
+	VBROADCASTSS ao(AX)(R8*2), Z28; \
+	VFMADD231PS Z24, Z26, Z0; \
+	VFMADD231PS Z25, Z26, Z1; \
+	VFMADD231PS Z24, Z27, Z2; \
+	VFMADD231PS Z25, Z27, Z3; \
+	VFMADD231PS Z24, Z28, Z4; \
+	VFMADD231PS Z25, Z28, Z5; \
+	VBROADCASTSS ao(R9), Z29; \
+	VBROADCASTSS ao(R9)(R8*1), Z30; \
+	VBROADCASTSS ao(R9)(R8*2), Z31; \
+	VFMADD231PS Z24, Z29, Z6; \
+	VFMADD231PS Z25, Z29, Z7; \
+	VFMADD231PS Z24, Z30, Z8; \
+	VFMADD231PS Z25, Z30, Z9; \
+	VFMADD231PS Z24, Z31, Z10; \
+	VFMADD231PS Z25, Z31, Z11; \
+	VBROADCASTSS ao(R10), Z26; \
+	VBROADCASTSS ao(R10)(R8*1), Z27; \
+	VBROADCASTSS ao(R10)(R8*2), Z28; \
+	VFMADD231PS Z24, Z26, Z12; \
+	VFMADD231PS Z25, Z26, Z13; \
+	VFMADD231PS Z24, Z27, Z14; \
+	VFMADD231PS Z25, Z27, Z15; \
+	VFMADD231PS Z24, Z28, Z16; \
+	VFMADD231PS Z25, Z28, Z17; \
+	VBROADCASTSS ao(R13), Z29; \
+	VBROADCASTSS ao(R13)(R8*1), Z30; \
+	VBROADCASTSS ao(R13)(R8*2), Z31; \
+	VFMADD231PS Z24, Z29, Z18; \
+	VFMADD231PS Z25, Z29, Z19; \
+	VFMADD231PS Z24, Z30, Z20; \
+	VFMADD231PS Z25, Z30, Z21; \
+	VFMADD231PS Z24, Z31, Z22; \
+	VFMADD231PS Z25, Z31, Z23
+
+// STEP12U4(a1, a2, a3, a4) is four of STEP12 for a packed B panel and A's
+// depth steps a1 bytes apart (R11 = a1, R12 = 128; a2 = 2·a1, a3 = 3·a1,
+// a4 = 4·a1): at fixed offsets, then one move of A and B, in place of five
+// pointer moves per step; the same products in the same order.
+#define STEP12U4(a1, a2, a3, a4) \
+	STEP12U(0, 0); \
+	STEP12U(a1, 128); \
+	STEP12U(a2, 256); \
+	STEP12U(a3, 384); \
+	ADDQ $a4, AX; \
+	ADDQ $a4, R9; \
+	ADDQ $a4, R10; \
+	ADDQ $a4, R13; \
+	ADDQ $512, BX
+
+// STEP12UNITX4 and STEP12PACKEDX4 are STEP12U4 for csA = 1 (a
+// non-transposed A) and csA = 12 (a packed transposed A).
+#define STEP12UNITX4 STEP12U4(4, 8, 12, 16)
+#define STEP12PACKEDX4 STEP12U4(48, 96, 144, 192)
+
 // ZERO12 clears the C tile's accumulators.
 #define ZERO12 \
 	VPXORD Z0, Z0, Z0; \
@@ -96,14 +163,14 @@
 	VPXORD Z22, Z22, Z22; \
 	VPXORD Z23, Z23, Z23
 
-// DEPTH12(STEPM) runs the first k - k%4 depth steps with the step macro
-// STEPM (CX = k on entry) and goes on at the label tail. C's rows are
+// DEPTH12(STEPM4) runs the first k - k%4 depth steps, four at a time with
+// the macro STEPM4 (CX = k on entry), and goes on at the label tail. C's rows are
 // fetched during the last 48 of those steps, one row every four steps
 // (the tile's 24 lines fall in as few as two L1 sets when C's row stride
 // is a multiple of 4 KiB: fetched at the start they would evict B's and
 // A's lines from those sets for the whole loop; fetched all at once they
 // hold up the loads of A and B); below 48 steps, all at the start.
-#define DEPTH12(STEPM) \
+#define DEPTH12(STEPM4) \
 	SHRQ $2, CX; \
 	JZ   warm; \
 	CMPQ CX, $12; \
@@ -111,10 +178,7 @@
 	SUBQ $12, CX; \
 	JZ   spread; \
 early4: \
-	STEPM; \
-	STEPM; \
-	STEPM; \
-	STEPM; \
+	STEPM4; \
 	DECQ CX; \
 	JNZ  early4; \
 spread: \
@@ -125,10 +189,7 @@ spread4: \
 	PREFETCHT0 64(DI); \
 	PREFETCHT0 124(DI); \
 	ADDQ SI, DI; \
-	STEPM; \
-	STEPM; \
-	STEPM; \
-	STEPM; \
+	STEPM4; \
 	DECQ R14; \
 	JNZ  spread4; \
 	JMP  tail; \
@@ -145,10 +206,7 @@ prefetch: \
 	TESTQ CX, CX; \
 	JZ   tail; \
 loop4: \
-	STEPM; \
-	STEPM; \
-	STEPM; \
-	STEPM; \
+	STEPM4; \
 	DECQ CX; \
 	JNZ  loop4
 
@@ -243,7 +301,131 @@ tile:
 	ADDQ R8, R13
 
 	ZERO12
-	DEPTH12(STEP12)
+	DEPTH12(STEP12X4)
+
+tail:
+	MOVQ k+8(FP), DI
+	ANDQ $3, DI
+	JZ   store
+
+loop1:
+	STEP12
+	DECQ DI
+	JNZ  loop1
+
+store:
+	CBASES12
+	MOVQ acc+80(FP), CX
+	TESTQ CX, CX
+	JZ   write
+	ADDC12
+
+write:
+	STOREC12
+	// the next tile: A aNext floats on, C 12 rows down
+	DECQ tiles+0(FP)
+	JZ   done
+	MOVQ aNext+40(FP), CX
+	SHLQ $2, CX
+	ADDQ CX, a+16(FP)
+	LEAQ (R13)(SI*2), DX
+	ADDQ SI, DX
+	MOVQ DX, c+64(FP)
+	JMP  tile
+
+done:
+	VZEROUPPER
+	RET
+
+// func sgemmKernel12x32AVX512Unit(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
+//
+// sgemmKernel12x32AVX512 for csA = 1 and rsB = 32 (A's depth steps
+// adjacent, as in a non-transposed A, and a packed B panel), with
+// STEP12UNITX4: the same contract, and the same sums.
+TEXT ·sgemmKernel12x32AVX512Unit(SB), NOSPLIT, $0-88
+	MOVQ rsA+24(FP), R8
+	MOVQ $4, R11
+	MOVQ $128, R12
+	MOVQ ldc+72(FP), SI
+	SHLQ $2, R8
+	SHLQ $2, SI
+
+tile:
+	MOVQ k+8(FP), CX
+	MOVQ a+16(FP), AX
+	MOVQ b+48(FP), BX
+	MOVQ c+64(FP), DX
+	LEAQ (AX)(R8*2), R9
+	ADDQ R8, R9
+	LEAQ (R9)(R8*2), R10
+	ADDQ R8, R10
+	LEAQ (R10)(R8*2), R13
+	ADDQ R8, R13
+
+	ZERO12
+	DEPTH12(STEP12UNITX4)
+
+tail:
+	MOVQ k+8(FP), DI
+	ANDQ $3, DI
+	JZ   store
+
+loop1:
+	STEP12
+	DECQ DI
+	JNZ  loop1
+
+store:
+	CBASES12
+	MOVQ acc+80(FP), CX
+	TESTQ CX, CX
+	JZ   write
+	ADDC12
+
+write:
+	STOREC12
+	// the next tile: A aNext floats on, C 12 rows down
+	DECQ tiles+0(FP)
+	JZ   done
+	MOVQ aNext+40(FP), CX
+	SHLQ $2, CX
+	ADDQ CX, a+16(FP)
+	LEAQ (R13)(SI*2), DX
+	ADDQ SI, DX
+	MOVQ DX, c+64(FP)
+	JMP  tile
+
+done:
+	VZEROUPPER
+	RET
+
+// func sgemmKernel12x32AVX512Packed(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
+//
+// sgemmKernel12x32AVX512 for csA = 12 and rsB = 32 (A's depth steps 12
+// floats apart, as in a packed transposed A, and a packed B panel), with
+// STEP12PACKEDX4: the same contract, and the same sums.
+TEXT ·sgemmKernel12x32AVX512Packed(SB), NOSPLIT, $0-88
+	MOVQ rsA+24(FP), R8
+	MOVQ $48, R11
+	MOVQ $128, R12
+	MOVQ ldc+72(FP), SI
+	SHLQ $2, R8
+	SHLQ $2, SI
+
+tile:
+	MOVQ k+8(FP), CX
+	MOVQ a+16(FP), AX
+	MOVQ b+48(FP), BX
+	MOVQ c+64(FP), DX
+	LEAQ (AX)(R8*2), R9
+	ADDQ R8, R9
+	LEAQ (R9)(R8*2), R10
+	ADDQ R8, R10
+	LEAQ (R10)(R8*2), R13
+	ADDQ R8, R13
+
+	ZERO12
+	DEPTH12(STEP12PACKEDX4)
 
 tail:
 	MOVQ k+8(FP), DI
@@ -306,7 +488,7 @@ tile:
 	ADDQ R8, R13
 
 	ZERO12
-	DEPTH12(STEP12COLS)
+	DEPTH12(STEP12COLSX4)
 
 tail:
 	MOVQ k+8(FP), DI
