@@ -10,7 +10,11 @@
 # Wick's tokens/s (at its default, all cores, and at its faster setting) to
 # PyTorch's at its faster setting. It also prints the
 # CPU time per iteration (all threads): other load on the machine disturbs
-# it much less than the wall time, so it tells the work each side does.
+# it much less than the wall time, so it tells the work each side does;
+# with one thread, also the CPU time of each run's fastest iteration (every
+# iteration does the same work, and load from elsewhere only ever adds to
+# it: the least disturbed measure of the two, on a host whose speed drifts
+# within a run).
 #
 # Usage: scripts/bench_train.sh [-runs N] [-iters N] [-warmup N] [-data FILE]
 #                               [-threads LIST]
@@ -55,16 +59,17 @@ if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
 fi
 export OPENBLAS_CORETYPE
 
-# one NAME CMD...: run CMD under /usr/bin/time -v, append "ms rss_kB cpu_ms" to $tmp/NAME
+# one NAME CMD...: run CMD under /usr/bin/time -v, append "ms rss_kB cpu_ms cpu_min_ms" to $tmp/NAME
 one() {
 	local name=$1
 	shift
 	/usr/bin/time -v -o "$tmp/time.txt" "$@" >"$tmp/out.txt"
-	local ms rss cpu
+	local ms rss cpu cmin
 	ms=$(sed -n 's/.* ms\/iter=\([0-9.]*\).*/\1/p' "$tmp/out.txt")
 	cpu=$(sed -n 's/.*cpu_ms\/iter=\([0-9.]*\).*/\1/p' "$tmp/out.txt")
+	cmin=$(sed -n 's/.*cpu_min_ms=\([0-9.]*\).*/\1/p' "$tmp/out.txt")
 	rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$tmp/time.txt")
-	echo "$ms $rss $cpu" >>"$tmp/$name"
+	echo "$ms $rss $cpu $cmin" >>"$tmp/$name"
 	printf '  %-10s %s  (peak RSS %d MiB)\n' "$name" "$(cat "$tmp/out.txt")" $((rss / 1024)) >&2
 }
 
@@ -94,7 +99,7 @@ for name in "${names[@]}"; do
 	printf '%-10s %10.2f %10.0f %14.2f %12.0f\n' "$name" "${ms[$name]}" "$(echo "$tokens * 1000 / ${ms[$name]}" | bc -l)" "${cpu[$name]}" "$(echo "${rss[$name]} / 1024" | bc -l)"
 done
 # perrun COL A B: the median over the runs of B's value in column COL over A's
-perrun() { paste "$tmp/$2" "$tmp/$3" | awk -v c="$1" '{print $(c+3) / $c}' | median; }
+perrun() { paste "$tmp/$2" "$tmp/$3" | awk -v c="$1" '{print $(c+4) / $c}' | median; }
 # tokens/s at each side's faster setting (or the one run)
 best=torch${threads%% *}
 if [ "$threads" = "1 2" ] && (($(echo "${ms[torch2]} < ${ms[torch1]}" | bc -l))); then best=torch2; fi
@@ -107,5 +112,8 @@ fi
 printf 'ratio %s/%s tokens/s (medians; each side at its faster setting): %.2f× (per-run median %.2f×)\n' "$wbest" "$best" "$(echo "${ms[$best]} / ${ms[$wbest]}" | bc -l)" "$(perrun 1 "$wbest" "$best")"
 if [[ " $threads " == *" 1 "* ]]; then
 	printf 'CPU time per iteration, wick1/torch1: %.2f× of medians (per-run median %.2f×)\n' "$(echo "${cpu[wick1]} / ${cpu[torch1]}" | bc -l)" "$(perrun 3 torch1 wick1)"
+	cmin1=$(awk '{print $4}' "$tmp/wick1" | median)
+	cmin2=$(awk '{print $4}' "$tmp/torch1" | median)
+	printf 'CPU time of the fastest iteration, wick1/torch1: %.2f× of medians (%.2f and %.2f ms; per-run median %.2f×)\n' "$(echo "$cmin1 / $cmin2" | bc -l)" "$cmin1" "$cmin2" "$(perrun 4 torch1 wick1)"
 fi
 printf 'peak RSS %s/%s: %.2f×\n' "$wbest" "$best" "$(echo "${rss[$wbest]} / ${rss[$best]}" | bc -l)"

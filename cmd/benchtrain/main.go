@@ -8,12 +8,13 @@
 // After -warmup iterations it times -iters more and prints one line in the
 // format of scripts/bench_train_peer.py, its PyTorch twin:
 //
-//	wick threads=2 ms/iter=40.10 tokens/s=19152 loss=2.5123 cpu_ms/iter=75.3 gc=3.1% alloc=60.2MB/iter
+//	wick threads=2 ms/iter=40.10 tokens/s=19152 loss=2.5123 cpu_ms/iter=75.3 cpu_min_ms=73.9 gc=3.1% alloc=60.2MB/iter
 //
 // cpu_ms is the CPU time of all threads per iteration (a measure of the
 // work done that other load on the machine disturbs less than the wall
-// time), gc the share of CPU time the garbage collector used and alloc the
-// bytes allocated per iteration.
+// time), cpu_min_ms the CPU time of the fastest iteration (the least
+// disturbed: every iteration does the same work), gc the share of CPU time
+// the garbage collector used and alloc the bytes allocated per iteration.
 //
 // scripts/bench_train.sh runs both side by side.
 package main
@@ -22,6 +23,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -125,16 +127,19 @@ func run(path string, warmup, iters int, seed uint64, cfg nn.GPTConfig, batch in
 	cpu0 := cpuTime()
 	t0 := time.Now()
 	var loss float32
+	cpuMin := math.Inf(1)
 	for range iters {
+		c := cpuTime()
 		loss = step()
+		cpuMin = min(cpuMin, cpuTime()-c)
 	}
 	dt := time.Since(t0).Seconds() / float64(iters)
 	cpuMS := (cpuTime() - cpu0) * 1e3 / float64(iters)
 	runtime.ReadMemStats(&ms1)
 	allocMB := float64(ms1.TotalAlloc-ms0.TotalAlloc) / float64(iters) / (1 << 20)
 	gcFrac := (gcCPU() - gc0) / (time.Since(t0).Seconds() * float64(runtime.GOMAXPROCS(0)))
-	fmt.Printf("wick threads=%d ms/iter=%.2f tokens/s=%.0f loss=%.4f cpu_ms/iter=%.2f gc=%.1f%% alloc=%.1fMB/iter\n",
-		runtime.GOMAXPROCS(0), dt*1e3, float64(batch*cfg.BlockSize)/dt, loss, cpuMS, 100*gcFrac, allocMB)
+	fmt.Printf("wick threads=%d ms/iter=%.2f tokens/s=%.0f loss=%.4f cpu_ms/iter=%.2f cpu_min_ms=%.2f gc=%.1f%% alloc=%.1fMB/iter\n",
+		runtime.GOMAXPROCS(0), dt*1e3, float64(batch*cfg.BlockSize)/dt, loss, cpuMS, cpuMin*1e3, 100*gcFrac, allocMB)
 	return nil
 }
 
