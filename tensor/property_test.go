@@ -335,6 +335,12 @@ func TestPropertyBinary(t *testing.T) {
 	even := func(p *prop) float64 { return 0.1 * float64(p.r.IntN(41)-20) }
 	odd := func(p *prop) float64 { return 0.1*float64(p.r.IntN(41)-20) + 0.05 }
 	small := func(p *prop) float64 { return float64(p.r.IntN(3) - 1) }
+	// Pow: bases from 0.8 and exponents in [-2, 2], where GradCheck's
+	// central differences (step 1e-2) are within its tolerance: their
+	// error grows with the third derivative b(b-1)(b-2)·a^(b-3), which
+	// bases near 0.5 with exponents near -3 made fail about one run in 200
+	base := func(p *prop) float64 { return 0.8 + 1.2*p.r.Float64() }
+	exponent := func(p *prop) float64 { return 4*p.r.Float64() - 2 }
 	cases := []struct {
 		name       string
 		genA, genB func(*prop) float64
@@ -346,7 +352,7 @@ func TestPropertyBinary(t *testing.T) {
 		{"Sub", normal, normal, (*tensor.Tensor).Sub, func(a, b float64) float64 { return a - b }, false},
 		{"Mul", normal, normal, (*tensor.Tensor).Mul, func(a, b float64) float64 { return a * b }, false},
 		{"Div", normal, nonzero, (*tensor.Tensor).Div, func(a, b float64) float64 { return a / b }, false},
-		{"Pow", positive, normal, (*tensor.Tensor).Pow, math.Pow, false},
+		{"Pow", base, exponent, (*tensor.Tensor).Pow, math.Pow, false},
 		{"Maximum", even, odd, (*tensor.Tensor).Maximum, math.Max, false},
 		{"Minimum", odd, even, (*tensor.Tensor).Minimum, math.Min, false},
 		{"Eq", small, small, (*tensor.Tensor).Eq, func(a, b float64) float64 { return b2f(a == b) }, true},
