@@ -244,10 +244,10 @@ func smallBlocks(p *path) *path {
 
 // TestKernels runs every micro-kernel on packed panels and on operands read
 // in place (A row- or column-major with padding, B with a row stride or
-// packed), 1-3 tiles a call, and compares with the float64 reference; each
-// path's kernel for A read in place from a transposed A, the one for A's
-// depth steps adjacent and B packed, and the one that packs B too (the
-// edge kernels: TestEdgeKernels).
+// packed: the main kernels' fixed-offset loops), 1-3 tiles a call, and
+// compares with the float64 reference; each path's kernel for A read in
+// place from a transposed A and the one that packs B too (the edge
+// kernels: TestEdgeKernels).
 func TestKernels(t *testing.T) {
 	r := newRand(t)
 	var kernels []*path
@@ -257,16 +257,6 @@ func TestKernels(t *testing.T) {
 			q := *p
 			q.name += "/cols"
 			q.kern = p.kernCols
-			kernels = append(kernels, &q)
-		}
-		if p.kernUnit != nil || p.kernPacked != nil {
-			// kernUnit and kernPacked where their layouts apply (the
-			// "A rows, B packed" and "packed" cases), kern elsewhere
-			q := *p
-			q.name += "/fixed"
-			q.kern = func(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int) {
-				p.fixedKern(p.kern, csA, rsB)(tiles, k, a, rsA, csA, aNext, b, rsB, c, ldc, acc)
-			}
 			kernels = append(kernels, &q)
 		}
 		if p.kernPackB != nil {

@@ -29,12 +29,6 @@ type path struct {
 	// transposed A (each depth step on new cache lines): it fetches A
 	// ahead of its loads
 	kernCols kernelFunc
-	// kernUnit and kernPacked, when set, are kern for a packed B panel
-	// (rsB = nr) and A's depth steps csA = 1 float apart (kernUnit: a
-	// non-transposed A, packed or not) or csA = mr (kernPacked: a packed
-	// transposed A) only: their depth steps lie at fixed offsets from
-	// pointers moved once per unrolled group
-	kernUnit, kernPacked kernelFunc
 	// edge, when set, is a kernel of edgeRows rows (edgeRows divides mr)
 	// for row blocks of at most mr-edgeRows rows, where the full kernel
 	// would spend most of its work on the padding rows; it runs across
@@ -428,7 +422,6 @@ func (j *gemmJob) tiles(lo, hi int) {
 					_ = ap[full*kb-1] // the kernel packs up to here
 					p.kernColsPackA((full-ir0)/mr, kb, aq, rsA, csA, aNext, bq, rsB, &c[off], ldc, acc, &ap[ir0*kb])
 				} else {
-					kern = p.fixedKern(kern, csA, rsB)
 					kern((full-ir0)/mr, kb, aq, rsA, csA, aNext, bq, rsB, &c[off], ldc, acc)
 				}
 				ir0 = full
@@ -450,7 +443,7 @@ func (j *gemmJob) tiles(lo, hi int) {
 					}
 				} else {
 					kern, aq, rsA, csA, _ := j.aTiles(ap, i0, ir, mr, directA && h == mr)
-					p.fixedKern(kern, csA, rsB)(1, kb, aq, rsA, csA, 0, bq, rsB, &tile[0], nr, 0)
+					kern(1, kb, aq, rsA, csA, 0, bq, rsB, &tile[0], nr, 0)
 				}
 				for r := skip; r < h; r++ {
 					crow := c[off+r*ldc:][:w]
@@ -483,19 +476,6 @@ func (j *gemmJob) tiles(lo, hi int) {
 			}
 		}
 	}
-}
-
-// fixedKern returns p.kernUnit or p.kernPacked in place of kern where the
-// operands are laid out for it, else kern.
-func (p *path) fixedKern(kern kernelFunc, csA, rsB int) kernelFunc {
-	switch {
-	case rsB != p.nr:
-	case csA == 1 && p.kernUnit != nil:
-		return p.kernUnit
-	case csA == p.mr && p.kernPacked != nil:
-		return p.kernPacked
-	}
-	return kern
 }
 
 // aTiles returns the kernel and its A operand (first element, strides,

@@ -164,51 +164,56 @@
 	VPXORD Z23, Z23, Z23
 
 // DEPTH12(STEPM4) runs the first k - k%4 depth steps, four at a time with
-// the macro STEPM4 (CX = k on entry), and goes on at the label tail. C's rows are
-// fetched during the last 48 of those steps, one row every four steps
-// (the tile's 24 lines fall in as few as two L1 sets when C's row stride
-// is a multiple of 4 KiB: fetched at the start they would evict B's and
-// A's lines from those sets for the whole loop; fetched all at once they
-// hold up the loads of A and B); below 48 steps, all at the start.
+// the macro STEPM4 (CX = k on entry), and goes on at the label tail. C's
+// rows are fetched during the last 48 of those steps, one row every four
+// steps (the tile's 24 lines fall in as few as two L1 sets when C's row
+// stride is a multiple of 4 KiB: fetched at the start they would evict B's
+// and A's lines from those sets for the whole loop; fetched all at once
+// they hold up the loads of A and B); below 48 steps, all at the start.
 #define DEPTH12(STEPM4) \
+	DEPTH12L(STEPM4, early4, spread, spread4, warm, prefetch, loop4)
+
+// DEPTH12L(STEPM4, E4, S, S4, W, P, L4) is DEPTH12(STEPM4) with its labels
+// named by the arguments, so that a kernel can hold more than one.
+#define DEPTH12L(STEPM4, E4, S, S4, W, P, L4) \
 	SHRQ $2, CX; \
-	JZ   warm; \
+	JZ   W; \
 	CMPQ CX, $12; \
-	JL   warm; \
+	JL   W; \
 	SUBQ $12, CX; \
-	JZ   spread; \
-early4: \
+	JZ   S; \
+E4: \
 	STEPM4; \
 	DECQ CX; \
-	JNZ  early4; \
-spread: \
+	JNZ  E4; \
+S: \
 	MOVQ DX, DI; \
 	MOVQ $12, R14; \
-spread4: \
+S4: \
 	PREFETCHT0 (DI); \
 	PREFETCHT0 64(DI); \
 	PREFETCHT0 124(DI); \
 	ADDQ SI, DI; \
 	STEPM4; \
 	DECQ R14; \
-	JNZ  spread4; \
+	JNZ  S4; \
 	JMP  tail; \
-warm: \
+W: \
 	MOVQ DX, DI; \
 	MOVQ $12, R14; \
-prefetch: \
+P: \
 	PREFETCHT0 (DI); \
 	PREFETCHT0 64(DI); \
 	PREFETCHT0 124(DI); \
 	ADDQ SI, DI; \
 	DECQ R14; \
-	JNZ  prefetch; \
+	JNZ  P; \
 	TESTQ CX, CX; \
 	JZ   tail; \
-loop4: \
+L4: \
 	STEPM4; \
 	DECQ CX; \
-	JNZ  loop4
+	JNZ  L4
 
 // CBASES12 points R9, R10 and R13 at C's rows 3, 6 and 9 (DX at row 0).
 #define CBASES12 \
@@ -278,6 +283,11 @@ loop4: \
 // For each tile t < tiles (tiles ≥ 1), with a and c advanced by t·aNext
 // floats and 12·t rows: C[r][j] (=|+=) Σp a[r*rsA+p*csA]·b[p*rsB+j] for
 // r < 12, j < 32, C's rows ldc floats apart; all strides in floats; k ≥ 1.
+//
+// Where B is a packed panel (rsB = 32) and A's depth steps lie 1 float
+// apart (csA = 1: a non-transposed A, packed or in place) or 12 (a packed
+// transposed A), the depth loops read four steps at fixed offsets
+// (STEP12U4).
 TEXT ·sgemmKernel12x32AVX512(SB), NOSPLIT, $0-88
 	MOVQ rsA+24(FP), R8
 	MOVQ csA+32(FP), R11
@@ -301,131 +311,19 @@ tile:
 	ADDQ R8, R13
 
 	ZERO12
+	CMPQ R12, $128
+	JNE  strided
+	CMPQ R11, $4
+	JEQ  unit
+	CMPQ R11, $48
+	JNE  strided
+	DEPTH12L(STEP12PACKEDX4, pearly4, pspread, pspread4, pwarm, pprefetch, ploop4)
+	JMP  tail
+unit:
+	DEPTH12L(STEP12UNITX4, uearly4, uspread, uspread4, uwarm, uprefetch, uloop4)
+	JMP  tail
+strided:
 	DEPTH12(STEP12X4)
-
-tail:
-	MOVQ k+8(FP), DI
-	ANDQ $3, DI
-	JZ   store
-
-loop1:
-	STEP12
-	DECQ DI
-	JNZ  loop1
-
-store:
-	CBASES12
-	MOVQ acc+80(FP), CX
-	TESTQ CX, CX
-	JZ   write
-	ADDC12
-
-write:
-	STOREC12
-	// the next tile: A aNext floats on, C 12 rows down
-	DECQ tiles+0(FP)
-	JZ   done
-	MOVQ aNext+40(FP), CX
-	SHLQ $2, CX
-	ADDQ CX, a+16(FP)
-	LEAQ (R13)(SI*2), DX
-	ADDQ SI, DX
-	MOVQ DX, c+64(FP)
-	JMP  tile
-
-done:
-	VZEROUPPER
-	RET
-
-// func sgemmKernel12x32AVX512Unit(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
-//
-// sgemmKernel12x32AVX512 for csA = 1 and rsB = 32 (A's depth steps
-// adjacent, as in a non-transposed A, and a packed B panel), with
-// STEP12UNITX4: the same contract, and the same sums.
-TEXT ·sgemmKernel12x32AVX512Unit(SB), NOSPLIT, $0-88
-	MOVQ rsA+24(FP), R8
-	MOVQ $4, R11
-	MOVQ $128, R12
-	MOVQ ldc+72(FP), SI
-	SHLQ $2, R8
-	SHLQ $2, SI
-
-tile:
-	MOVQ k+8(FP), CX
-	MOVQ a+16(FP), AX
-	MOVQ b+48(FP), BX
-	MOVQ c+64(FP), DX
-	LEAQ (AX)(R8*2), R9
-	ADDQ R8, R9
-	LEAQ (R9)(R8*2), R10
-	ADDQ R8, R10
-	LEAQ (R10)(R8*2), R13
-	ADDQ R8, R13
-
-	ZERO12
-	DEPTH12(STEP12UNITX4)
-
-tail:
-	MOVQ k+8(FP), DI
-	ANDQ $3, DI
-	JZ   store
-
-loop1:
-	STEP12
-	DECQ DI
-	JNZ  loop1
-
-store:
-	CBASES12
-	MOVQ acc+80(FP), CX
-	TESTQ CX, CX
-	JZ   write
-	ADDC12
-
-write:
-	STOREC12
-	// the next tile: A aNext floats on, C 12 rows down
-	DECQ tiles+0(FP)
-	JZ   done
-	MOVQ aNext+40(FP), CX
-	SHLQ $2, CX
-	ADDQ CX, a+16(FP)
-	LEAQ (R13)(SI*2), DX
-	ADDQ SI, DX
-	MOVQ DX, c+64(FP)
-	JMP  tile
-
-done:
-	VZEROUPPER
-	RET
-
-// func sgemmKernel12x32AVX512Packed(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
-//
-// sgemmKernel12x32AVX512 for csA = 12 and rsB = 32 (A's depth steps 12
-// floats apart, as in a packed transposed A, and a packed B panel), with
-// STEP12PACKEDX4: the same contract, and the same sums.
-TEXT ·sgemmKernel12x32AVX512Packed(SB), NOSPLIT, $0-88
-	MOVQ rsA+24(FP), R8
-	MOVQ $48, R11
-	MOVQ $128, R12
-	MOVQ ldc+72(FP), SI
-	SHLQ $2, R8
-	SHLQ $2, SI
-
-tile:
-	MOVQ k+8(FP), CX
-	MOVQ a+16(FP), AX
-	MOVQ b+48(FP), BX
-	MOVQ c+64(FP), DX
-	LEAQ (AX)(R8*2), R9
-	ADDQ R8, R9
-	LEAQ (R9)(R8*2), R10
-	ADDQ R8, R10
-	LEAQ (R10)(R8*2), R13
-	ADDQ R8, R13
-
-	ZERO12
-	DEPTH12(STEP12PACKEDX4)
 
 tail:
 	MOVQ k+8(FP), DI

@@ -11,7 +11,6 @@ var avx2Path = &path{
 	name: "avx2+fma", level: cpu.AVX2, mr: 6, nr: 16, nc: 4096,
 	kern:     sgemmKernel6x16AVX2,
 	kernCols: sgemmKernel6x16AVX2Cols,
-	kernUnit: sgemmKernel6x16AVX2Unit, kernPacked: sgemmKernel6x16AVX2Packed,
 	edgeRows: 2, edge: sgemmKernel2x16AVX2,
 	kernPackB:     sgemmKernel6x16AVX2PackB,
 	kernColsPackA: sgemmKernel6x16AVX2ColsPackA,
@@ -26,7 +25,6 @@ var avx512Path = &path{
 	name: "avx512", level: cpu.AVX512, mr: 12, nr: 32, nc: 4096,
 	kern:     sgemmKernel12x32AVX512,
 	kernCols: sgemmKernel12x32AVX512Cols,
-	kernUnit: sgemmKernel12x32AVX512Unit, kernPacked: sgemmKernel12x32AVX512Packed,
 	edgeRows: 4, edge: sgemmKernel4x32AVX512,
 	packBRows: packBRows32,
 	packBCols: func(dst, src []float32, ldb, kb int) { packBColsStrips(dst, src, ldb, kb, 32) },
@@ -60,18 +58,6 @@ func init() {
 //go:noescape
 func sgemmKernel6x16AVX2(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
 
-// sgemmKernel6x16AVX2Unit is sgemmKernel6x16AVX2 for csA = 1 and rsB = 16
-// only (path.kernUnit).
-//
-//go:noescape
-func sgemmKernel6x16AVX2Unit(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
-
-// sgemmKernel6x16AVX2Packed is sgemmKernel6x16AVX2 for csA = 6 and rsB =
-// 16 only (path.kernPacked).
-//
-//go:noescape
-func sgemmKernel6x16AVX2Packed(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
-
 // sgemmKernel6x16AVX2Cols is sgemmKernel6x16AVX2 for an A read in place
 // from a transposed A: it fetches A's lines 8 depth steps ahead.
 //
@@ -101,18 +87,6 @@ func sgemmKernel2x16AVX2(panels, k int, a *float32, rsA, csA int, b *float32, rs
 //
 //go:noescape
 func sgemmKernel12x32AVX512Cols(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
-
-// sgemmKernel12x32AVX512Unit is sgemmKernel12x32AVX512 for csA = 1 and
-// rsB = 32 only (path.kernUnit).
-//
-//go:noescape
-func sgemmKernel12x32AVX512Unit(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
-
-// sgemmKernel12x32AVX512Packed is sgemmKernel12x32AVX512 for csA = 12 and
-// rsB = 32 only (path.kernPacked).
-//
-//go:noescape
-func sgemmKernel12x32AVX512Packed(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
 
 // sgemmKernel12x32AVX512 is the 12×32 AVX-512 micro-kernel of
 // kernel512_amd64.s, with kernelFunc's contract.

@@ -82,23 +82,30 @@
 // at the label store.
 #define TILE6(STEPM) \
 	TILE6INIT; \
+	DEPTH6(STEPM, loop4, tail, loop1)
+
+// DEPTH6(STEPM, L4, LT, L1) runs k depth steps (CX = k) with the step
+// macro STEPM, four at a time and then one at a time, and goes on at the
+// label store; L4, LT and L1 name its labels, so that a kernel can hold
+// more than one.
+#define DEPTH6(STEPM, L4, LT, L1) \
 	MOVQ CX, R13; \
 	SHRQ $2, CX; \
-	JZ   tail; \
-loop4: \
+	JZ   LT; \
+L4: \
 	STEPM; \
 	STEPM; \
 	STEPM; \
 	STEPM; \
 	DECQ CX; \
-	JNZ  loop4; \
-tail: \
+	JNZ  L4; \
+LT: \
 	ANDQ $3, R13; \
 	JZ   store; \
-loop1: \
+L1: \
 	STEPM; \
 	DECQ R13; \
-	JNZ  loop1
+	JNZ  L1
 
 // TILE6INIT starts a tile: it fetches C's rows (R10 = C's row 3) while
 // the products run and clears the accumulators.
@@ -130,9 +137,9 @@ loop1: \
 	VXORPS Y10, Y10, Y10; \
 	VXORPS Y11, Y11, Y11
 
-// STEPU(ao, bo) is STEP for A's depth steps 4 bytes apart (csA = 1) and a
-// packed B panel (rsB = 16): the step's A values at ao bytes from AX and
-// R9, its B row at bo bytes from BX, without moving them on.
+// STEPU(ao, bo) is STEP for a packed B panel (rsB = 16): the step's A
+// values at ao bytes from AX and R9, its B row at bo bytes from BX, without
+// moving them on.
 #define STEPU(ao, bo) \
 	VMOVUPS bo(BX), Y12; \
 	VMOVUPS bo+32(BX), Y13; \
@@ -155,17 +162,16 @@ loop1: \
 	VFMADD231PS Y12, Y15, Y10; \
 	VFMADD231PS Y13, Y15, Y11
 
-// TILE6U(a1, a2, a3, a4) is TILE6(STEP) for a packed B panel (rsB = 16,
-// R12 = 64) and A's depth steps a1 bytes apart (R11 = a1; a2 = 2·a1, a3 =
-// 3·a1, a4 = 4·a1): four depth steps at fixed offsets, then one move of A
-// and B, in place of three pointer moves per step; the same products in
-// the same order.
-#define TILE6U(a1, a2, a3, a4) \
-	TILE6INIT; \
+// DEPTH6U(a1, a2, a3, a4, L4, LT, L1) is DEPTH6(STEP, ...) for a packed B
+// panel (rsB = 16, R12 = 64) and A's depth steps a1 bytes apart (R11 = a1;
+// a2 = 2·a1, a3 = 3·a1, a4 = 4·a1): four depth steps at fixed offsets, then
+// one move of A and B, in place of three pointer moves per step; the same
+// products in the same order.
+#define DEPTH6U(a1, a2, a3, a4, L4, LT, L1) \
 	MOVQ CX, R13; \
 	SHRQ $2, CX; \
-	JZ   tail; \
-loop4: \
+	JZ   LT; \
+L4: \
 	STEPU(0, 0); \
 	STEPU(a1, 64); \
 	STEPU(a2, 128); \
@@ -174,14 +180,14 @@ loop4: \
 	ADDQ $a4, R9; \
 	ADDQ $256, BX; \
 	DECQ CX; \
-	JNZ  loop4; \
-tail: \
+	JNZ  L4; \
+LT: \
 	ANDQ $3, R13; \
 	JZ   store; \
-loop1: \
+L1: \
 	STEP; \
 	DECQ R13; \
-	JNZ  loop1
+	JNZ  L1
 
 // ADDC6 adds the C tile in memory to the accumulators.
 #define ADDC6 \
@@ -218,6 +224,11 @@ loop1: \
 // For each tile t < tiles (tiles ≥ 1), with a and c advanced by t·aNext
 // floats and 6·t rows: C[r][j] (=|+=) Σp a[r*rsA+p*csA]·b[p*rsB+j] for
 // r < 6, j < 16, C's rows ldc floats apart; all strides in floats; k ≥ 1.
+//
+// Where B is a packed panel (rsB = 16) and A's depth steps lie 1 float
+// apart (csA = 1: a non-transposed A, packed or in place) or 6 (a packed
+// transposed A), the depth loop reads four steps at fixed offsets
+// (DEPTH6U).
 TEXT ·sgemmKernel6x16AVX2(SB), NOSPLIT, $0-88
 	MOVQ rsA+24(FP), R8
 	MOVQ csA+32(FP), R11
@@ -236,99 +247,20 @@ tile:
 	LEAQ (AX)(R8*2), R9
 	ADDQ R8, R9
 
-	TILE6(STEP)
-
-store:
-	MOVQ acc+80(FP), CX
-	TESTQ CX, CX
-	JZ   write
-	ADDC6
-
-write:
-	STOREC6
-	// the next tile: A aNext floats on, C 6 rows down
-	DECQ tiles+0(FP)
-	JZ   done
-	MOVQ aNext+40(FP), CX
-	SHLQ $2, CX
-	ADDQ CX, a+16(FP)
-	LEAQ (R10)(SI*2), DX
-	ADDQ SI, DX
-	MOVQ DX, c+64(FP)
-	JMP  tile
-
-done:
-	VZEROUPPER
-	RET
-
-// func sgemmKernel6x16AVX2Unit(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
-//
-// sgemmKernel6x16AVX2 for csA = 1 and rsB = 16 (A's depth steps adjacent,
-// as in a non-transposed A, and a packed B panel), with TILE6U: the same
-// contract, and the same sums.
-TEXT ·sgemmKernel6x16AVX2Unit(SB), NOSPLIT, $0-88
-	MOVQ rsA+24(FP), R8
-	MOVQ $4, R11
-	MOVQ $64, R12
-	MOVQ ldc+72(FP), SI
-	SHLQ $2, R8
-	SHLQ $2, SI
-
-tile:
-	MOVQ k+8(FP), CX
-	MOVQ a+16(FP), AX
-	MOVQ b+48(FP), BX
-	MOVQ c+64(FP), DX
-	LEAQ (AX)(R8*2), R9
-	ADDQ R8, R9
-
-	TILE6U(4, 8, 12, 16)
-
-store:
-	MOVQ acc+80(FP), CX
-	TESTQ CX, CX
-	JZ   write
-	ADDC6
-
-write:
-	STOREC6
-	// the next tile: A aNext floats on, C 6 rows down
-	DECQ tiles+0(FP)
-	JZ   done
-	MOVQ aNext+40(FP), CX
-	SHLQ $2, CX
-	ADDQ CX, a+16(FP)
-	LEAQ (R10)(SI*2), DX
-	ADDQ SI, DX
-	MOVQ DX, c+64(FP)
-	JMP  tile
-
-done:
-	VZEROUPPER
-	RET
-
-// func sgemmKernel6x16AVX2Packed(tiles, k int, a *float32, rsA, csA, aNext int, b *float32, rsB int, c *float32, ldc int, acc int)
-//
-// sgemmKernel6x16AVX2 for csA = 6 and rsB = 16 (A's depth steps 6 floats
-// apart, as in a packed transposed A, and a packed B panel), with TILE6U:
-// the same contract, and the same sums.
-TEXT ·sgemmKernel6x16AVX2Packed(SB), NOSPLIT, $0-88
-	MOVQ rsA+24(FP), R8
-	MOVQ $24, R11
-	MOVQ $64, R12
-	MOVQ ldc+72(FP), SI
-	SHLQ $2, R8
-	SHLQ $2, SI
-
-tile:
-	MOVQ k+8(FP), CX
-	MOVQ a+16(FP), AX
-	MOVQ b+48(FP), BX
-	MOVQ c+64(FP), DX
-	LEAQ (AX)(R8*2), R9
-	ADDQ R8, R9
-
-	TILE6U(24, 48, 72, 96)
+	TILE6INIT
+	CMPQ R12, $64
+	JNE  strided
+	CMPQ R11, $4
+	JEQ  unit
+	CMPQ R11, $24
+	JNE  strided
+	DEPTH6U(24, 48, 72, 96, ploop4, ptail, ploop1)
+	JMP  store
+unit:
+	DEPTH6U(4, 8, 12, 16, uloop4, utail, uloop1)
+	JMP  store
+strided:
+	DEPTH6(STEP, loop4, tail, loop1)
 
 store:
 	MOVQ acc+80(FP), CX
