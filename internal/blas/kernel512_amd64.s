@@ -14,44 +14,7 @@
 
 // STEP12 does one depth step: C += A[:, p] ⊗ B[p, :], then moves A and B on.
 #define STEP12 \
-	VMOVUPS (BX), Z24; \
-	VMOVUPS 64(BX), Z25; \
-	VBROADCASTSS (AX), Z26; \
-	VBROADCASTSS (AX)(R8*1), Z27; \
-	VBROADCASTSS (AX)(R8*2), Z28; \
-	VFMADD231PS Z24, Z26, Z0; \
-	VFMADD231PS Z25, Z26, Z1; \
-	VFMADD231PS Z24, Z27, Z2; \
-	VFMADD231PS Z25, Z27, Z3; \
-	VFMADD231PS Z24, Z28, Z4; \
-	VFMADD231PS Z25, Z28, Z5; \
-	VBROADCASTSS (R9), Z29; \
-	VBROADCASTSS (R9)(R8*1), Z30; \
-	VBROADCASTSS (R9)(R8*2), Z31; \
-	VFMADD231PS Z24, Z29, Z6; \
-	VFMADD231PS Z25, Z29, Z7; \
-	VFMADD231PS Z24, Z30, Z8; \
-	VFMADD231PS Z25, Z30, Z9; \
-	VFMADD231PS Z24, Z31, Z10; \
-	VFMADD231PS Z25, Z31, Z11; \
-	VBROADCASTSS (R10), Z26; \
-	VBROADCASTSS (R10)(R8*1), Z27; \
-	VBROADCASTSS (R10)(R8*2), Z28; \
-	VFMADD231PS Z24, Z26, Z12; \
-	VFMADD231PS Z25, Z26, Z13; \
-	VFMADD231PS Z24, Z27, Z14; \
-	VFMADD231PS Z25, Z27, Z15; \
-	VFMADD231PS Z24, Z28, Z16; \
-	VFMADD231PS Z25, Z28, Z17; \
-	VBROADCASTSS (R13), Z29; \
-	VBROADCASTSS (R13)(R8*1), Z30; \
-	VBROADCASTSS (R13)(R8*2), Z31; \
-	VFMADD231PS Z24, Z29, Z18; \
-	VFMADD231PS Z25, Z29, Z19; \
-	VFMADD231PS Z24, Z30, Z20; \
-	VFMADD231PS Z25, Z30, Z21; \
-	VFMADD231PS Z24, Z31, Z22; \
-	VFMADD231PS Z25, Z31, Z23; \
+	STEP12U(0, 0); \
 	ADDQ R11, AX; \
 	ADDQ R11, R9; \
 	ADDQ R11, R10; \
@@ -73,9 +36,10 @@
 #define STEP12X4 STEP12; STEP12; STEP12; STEP12
 #define STEP12COLSX4 STEP12COLS; STEP12COLS; STEP12COLS; STEP12COLS
 
-// STEP12U(ao, bo) is STEP12 for a packed B panel (rsB = 32): the step's A
-// values at ao bytes from AX, R9, R10 and R13, its B row at bo bytes from
-// BX, without moving them on.
+// STEP12U(ao, bo) does the products of one depth step, C += A[:, p] ⊗
+// B[p, :], with the step's A values at ao bytes from AX, R9, R10 and R13
+// (rows 0-2, 3-5, 6-8, 9-11) and its B row at bo bytes from BX, without
+// moving them on.
 #define STEP12U(ao, bo) \
 	VMOVUPS bo(BX), Z24; \
 	VMOVUPS bo+64(BX), Z25; \

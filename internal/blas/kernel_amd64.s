@@ -12,49 +12,55 @@
 //	Y0..Y11   the C tile: row r in Y(2r) (columns 0-7) and Y(2r+1) (8-15)
 //	Y12, Y13  the B row; Y14, Y15 broadcast A values
 
-// LOADB loads the current row of B into Y12, Y13.
-#define LOADB \
-	VMOVUPS (BX), Y12; \
-	VMOVUPS 32(BX), Y13
+// LOADB(bo) loads the row of B at bo bytes from BX into Y12, Y13.
+#define LOADB(bo) \
+	VMOVUPS bo(BX), Y12; \
+	VMOVUPS bo+32(BX), Y13
 
-// FMAS6 does the products of one depth step with the row of B in Y12, Y13:
-// C += A[:, p] ⊗ B[p, :], then moves A and B on.
-#define FMAS6 \
-	VBROADCASTSS (AX), Y14; \
-	VBROADCASTSS (AX)(R8*1), Y15; \
+// FMAS6(ao) does the products of one depth step with the row of B in Y12,
+// Y13: C += A[:, p] ⊗ B[p, :], the step's A values at ao bytes from AX and
+// R9 (rows 0-2 and 3-5).
+#define FMAS6(ao) \
+	VBROADCASTSS ao(AX), Y14; \
+	VBROADCASTSS ao(AX)(R8*1), Y15; \
 	VFMADD231PS Y12, Y14, Y0; \
 	VFMADD231PS Y13, Y14, Y1; \
 	VFMADD231PS Y12, Y15, Y2; \
 	VFMADD231PS Y13, Y15, Y3; \
-	VBROADCASTSS (AX)(R8*2), Y14; \
-	VBROADCASTSS (R9), Y15; \
+	VBROADCASTSS ao(AX)(R8*2), Y14; \
+	VBROADCASTSS ao(R9), Y15; \
 	VFMADD231PS Y12, Y14, Y4; \
 	VFMADD231PS Y13, Y14, Y5; \
 	VFMADD231PS Y12, Y15, Y6; \
 	VFMADD231PS Y13, Y15, Y7; \
-	VBROADCASTSS (R9)(R8*1), Y14; \
-	VBROADCASTSS (R9)(R8*2), Y15; \
-	ADDQ R11, AX; \
-	ADDQ R11, R9; \
-	ADDQ R12, BX; \
+	VBROADCASTSS ao(R9)(R8*1), Y14; \
+	VBROADCASTSS ao(R9)(R8*2), Y15; \
 	VFMADD231PS Y12, Y14, Y8; \
 	VFMADD231PS Y13, Y14, Y9; \
 	VFMADD231PS Y12, Y15, Y10; \
 	VFMADD231PS Y13, Y15, Y11
 
+// NEXT moves A and B on by one depth step.
+#define NEXT \
+	ADDQ R11, AX; \
+	ADDQ R11, R9; \
+	ADDQ R12, BX
+
 // STEP does one depth step: C += A[:, p] ⊗ B[p, :], then moves A and B on.
 #define STEP \
-	LOADB; \
-	FMAS6
+	LOADB(0); \
+	FMAS6(0); \
+	NEXT
 
 // STEPPACKB is STEP for a B read in place that is also copied, row by
 // row, to the packed panel at DI.
 #define STEPPACKB \
-	LOADB; \
+	LOADB(0); \
 	VMOVUPS Y12, (DI); \
 	VMOVUPS Y13, 32(DI); \
 	ADDQ $64, DI; \
-	FMAS6
+	FMAS6(0); \
+	NEXT
 
 // STEPCOLS is STEP for an A read in place from a transposed A, where each
 // depth step's six values lie on a new cache line (csA = lda floats on):
@@ -137,31 +143,6 @@ L1: \
 	VXORPS Y10, Y10, Y10; \
 	VXORPS Y11, Y11, Y11
 
-// STEPU(ao, bo) is STEP for a packed B panel (rsB = 16): the step's A
-// values at ao bytes from AX and R9, its B row at bo bytes from BX, without
-// moving them on.
-#define STEPU(ao, bo) \
-	VMOVUPS bo(BX), Y12; \
-	VMOVUPS bo+32(BX), Y13; \
-	VBROADCASTSS ao(AX), Y14; \
-	VBROADCASTSS ao(AX)(R8*1), Y15; \
-	VFMADD231PS Y12, Y14, Y0; \
-	VFMADD231PS Y13, Y14, Y1; \
-	VFMADD231PS Y12, Y15, Y2; \
-	VFMADD231PS Y13, Y15, Y3; \
-	VBROADCASTSS ao(AX)(R8*2), Y14; \
-	VBROADCASTSS ao(R9), Y15; \
-	VFMADD231PS Y12, Y14, Y4; \
-	VFMADD231PS Y13, Y14, Y5; \
-	VFMADD231PS Y12, Y15, Y6; \
-	VFMADD231PS Y13, Y15, Y7; \
-	VBROADCASTSS ao(R9)(R8*1), Y14; \
-	VBROADCASTSS ao(R9)(R8*2), Y15; \
-	VFMADD231PS Y12, Y14, Y8; \
-	VFMADD231PS Y13, Y14, Y9; \
-	VFMADD231PS Y12, Y15, Y10; \
-	VFMADD231PS Y13, Y15, Y11
-
 // DEPTH6U(a1, a2, a3, a4, L4, LT, L1) is DEPTH6(STEP, ...) for a packed B
 // panel (rsB = 16, R12 = 64) and A's depth steps a1 bytes apart (R11 = a1;
 // a2 = 2·a1, a3 = 3·a1, a4 = 4·a1): four depth steps at fixed offsets, then
@@ -172,10 +153,14 @@ L1: \
 	SHRQ $2, CX; \
 	JZ   LT; \
 L4: \
-	STEPU(0, 0); \
-	STEPU(a1, 64); \
-	STEPU(a2, 128); \
-	STEPU(a3, 192); \
+	LOADB(0); \
+	FMAS6(0); \
+	LOADB(64); \
+	FMAS6(a1); \
+	LOADB(128); \
+	FMAS6(a2); \
+	LOADB(192); \
+	FMAS6(a3); \
 	ADDQ $a4, AX; \
 	ADDQ $a4, R9; \
 	ADDQ $256, BX; \
