@@ -88,21 +88,21 @@
 // at the label store.
 #define TILE6(STEPM) \
 	TILE6INIT; \
-	DEPTH6(STEPM, loop4, tail, loop1)
+	DEPTH6(X4(STEPM), STEPM, loop4, tail, loop1)
 
-// DEPTH6(STEPM, L4, LT, L1) runs k depth steps (CX = k) with the step
-// macro STEPM, four at a time and then one at a time, and goes on at the
-// label store; L4, LT and L1 name its labels, so that a kernel can hold
-// more than one.
-#define DEPTH6(STEPM, L4, LT, L1) \
+// X4(S) is four of S.
+#define X4(S) S; S; S; S
+
+// DEPTH6(STEPM4, STEPM, L4, LT, L1) runs k depth steps (CX = k), four at a
+// time with the macro STEPM4 and the last k%4 one at a time with STEPM,
+// and goes on at the label store; L4, LT and L1 name its labels, so that a
+// kernel can hold more than one.
+#define DEPTH6(STEPM4, STEPM, L4, LT, L1) \
 	MOVQ CX, R13; \
 	SHRQ $2, CX; \
 	JZ   LT; \
 L4: \
-	STEPM; \
-	STEPM; \
-	STEPM; \
-	STEPM; \
+	STEPM4; \
 	DECQ CX; \
 	JNZ  L4; \
 LT: \
@@ -143,16 +143,12 @@ L1: \
 	VXORPS Y10, Y10, Y10; \
 	VXORPS Y11, Y11, Y11
 
-// DEPTH6U(a1, a2, a3, a4, L4, LT, L1) is DEPTH6(STEP, ...) for a packed B
-// panel (rsB = 16, R12 = 64) and A's depth steps a1 bytes apart (R11 = a1;
-// a2 = 2·a1, a3 = 3·a1, a4 = 4·a1): four depth steps at fixed offsets, then
-// one move of A and B, in place of three pointer moves per step; the same
-// products in the same order.
-#define DEPTH6U(a1, a2, a3, a4, L4, LT, L1) \
-	MOVQ CX, R13; \
-	SHRQ $2, CX; \
-	JZ   LT; \
-L4: \
+// STEPU4(a1, a2, a3, a4) is four of STEP for a packed B panel (rsB = 16,
+// R12 = 64) and A's depth steps a1 bytes apart (R11 = a1; a2 = 2·a1, a3 =
+// 3·a1, a4 = 4·a1): the steps at fixed offsets, then one move of A and B,
+// in place of three pointer moves per step; the same products in the same
+// order.
+#define STEPU4(a1, a2, a3, a4) \
 	LOADB(0); \
 	FMAS6(0); \
 	LOADB(64); \
@@ -163,16 +159,7 @@ L4: \
 	FMAS6(a3); \
 	ADDQ $a4, AX; \
 	ADDQ $a4, R9; \
-	ADDQ $256, BX; \
-	DECQ CX; \
-	JNZ  L4; \
-LT: \
-	ANDQ $3, R13; \
-	JZ   store; \
-L1: \
-	STEP; \
-	DECQ R13; \
-	JNZ  L1
+	ADDQ $256, BX
 
 // ADDC6 adds the C tile in memory to the accumulators.
 #define ADDC6 \
@@ -213,7 +200,7 @@ L1: \
 // Where B is a packed panel (rsB = 16) and A's depth steps lie 1 float
 // apart (csA = 1: a non-transposed A, packed or in place) or 6 (a packed
 // transposed A), the depth loop reads four steps at fixed offsets
-// (DEPTH6U).
+// (STEPU4).
 TEXT ·sgemmKernel6x16AVX2(SB), NOSPLIT, $0-88
 	MOVQ rsA+24(FP), R8
 	MOVQ csA+32(FP), R11
@@ -239,13 +226,13 @@ tile:
 	JEQ  unit
 	CMPQ R11, $24
 	JNE  strided
-	DEPTH6U(24, 48, 72, 96, ploop4, ptail, ploop1)
+	DEPTH6(STEPU4(24, 48, 72, 96), STEP, ploop4, ptail, ploop1)
 	JMP  store
 unit:
-	DEPTH6U(4, 8, 12, 16, uloop4, utail, uloop1)
+	DEPTH6(STEPU4(4, 8, 12, 16), STEP, uloop4, utail, uloop1)
 	JMP  store
 strided:
-	DEPTH6(STEP, loop4, tail, loop1)
+	DEPTH6(X4(STEP), STEP, loop4, tail, loop1)
 
 store:
 	MOVQ acc+80(FP), CX
