@@ -120,7 +120,8 @@ var causalBlockTest int
 // softmaxRowScaled replaces row by softmax(row·scale) (the product rounded
 // to float32 first, as a separate multiply would), with the vector kernels
 // of cpu_fast.go for the scaling, the maximum, the exponentials and the
-// normalisation.
+// normalisation: in one call of softmaxScaledAVX2, which fuses them, where
+// the row is a multiple of 8 long.
 func softmaxRowScaled(row []float32, scale float32) {
 	if n := len(row); geluAsm && n > 0 && n%8 == 0 {
 		softmaxScaledAVX2(&row[0], n, scale)
@@ -209,7 +210,8 @@ func softmaxGradCausalRow(drow, prow []float32, n int, scale float32) {
 // softmaxGradRow replaces drow, the gradient of a row of probabilities
 // prow, by the gradient of the row's scores: prow⊙(drow − drow·prow)·scale,
 // with the dot product summed in float64 chains (as SoftmaxGrad's) and
-// the products in the vector kernels where they run.
+// the products in the vector kernels where they run (in one call of
+// softmaxGradRowAVX2 where the row is a multiple of 8 long).
 func softmaxGradRow(drow, prow []float32, scale float32) {
 	if n := len(drow); geluAsm && n > 0 && n%8 == 0 {
 		softmaxGradRowAVX2(&drow[0], &prow[0], n, scale)
