@@ -506,8 +506,8 @@ func (j *gemmJob) edgeA(ap []float32, i0, r int, inPlace bool) (a *float32, rsA,
 // inPlaceA returns what the kernel needs to read rows [i, i+rows) of op(A)
 // (rows a multiple of mr, or the edge kernel's rows) in place at the
 // slab's depth: the kernel for that layout, the first element, A's strides
-// (element (r, p) at r·rsA + p·csA) and the step between mr-row tiles. It checks that the last element the
-// kernel reads is within a.
+// (element (r, p) at r·rsA + p·csA) and the step between mr-row tiles. It
+// checks that the last element the kernel reads is within a.
 func (j *gemmJob) inPlaceA(i, rows int) (kern kernelFunc, a *float32, rsA, csA, aNext int) {
 	p, pc, kb, lda := j.p, j.pc, j.kb, j.lda
 	if j.transA {
@@ -565,10 +565,7 @@ func edgeGoFor(er, nr int) edgeFunc {
 // contract for an mr×nr tile.
 func kernelGoPackBFor(mr, nr int) packKernelFunc {
 	return func(k int, a *float32, rsA, csA int, b *float32, rsB int, bp *float32, c *float32, ldc int, acc int) {
-		bs, ps := unsafe.Slice(b, (k-1)*rsB+nr), unsafe.Slice(bp, k*nr)
-		for p := range k {
-			copy(ps[p*nr:][:nr], bs[p*rsB:][:nr])
-		}
+		packBRowsGo(unsafe.Slice(bp, k*nr), unsafe.Slice(b, (k-1)*rsB+nr), rsB, k, nr)
 		kernelGo(mr, nr, k, a, rsA, csA, bp, nr, c, ldc, acc)
 	}
 }
