@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# readme_commands.sh: runs the command lines of README.md and
-# examples/*/README.md (their ```sh blocks, and the `go run ./examples/...`
-# commands of examples/README.md's table) the way a new user would: in a
-# fresh clone of the commit under test, in a temporary folder with nothing
-# beside it. Slow commands get flags appended that shorten them (Go's flag
+# readme_commands.sh: runs the command lines of README.md, examples/README.md
+# and examples/*/README.md (their ```sh blocks, and the `go run
+# ./examples/...` commands of examples/README.md's table) the way a new
+# user would: in a fresh clone of the commit under test, in a temporary
+# folder with nothing beside it. Slow commands get flags appended that shorten them (Go's flag
 # package takes the last value given, so `--max_iters=20` after the README's
 # `--max_iters=2000` wins); every other word of the command is the README's.
 #
@@ -35,6 +35,9 @@
 #     --allow-run-as-root.
 #   - examples/serve is started on a free port (the README's 127.0.0.1:8080
 #     becomes 127.0.0.1:0) and the README's curl request is sent to it.
+#   - the notebook's commands (examples/README.md): scripts/notebook.sh is
+#     .ci/run's last step; --inplace (it rewrites the committed notebook)
+#     and `jupyter notebook` (an interactive server) are not run.
 #
 # Usage: scripts/readme_commands.sh     (from anywhere; a minute or two with
 #        Go's build cache warm)
@@ -216,20 +219,32 @@ plan() {
 		case "$body" in *'"completion"'*) ;; *) die "$cmd: no completion in the answer" ;; esac
 		kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""
 		;;
+	"scripts/notebook.sh")
+		printf '\n$ %s\n' "$cmd"
+		note "not run here: .ci/run runs it as its last step (it installs nbconvert and builds gophernotes)"
+		;;
+	"scripts/notebook.sh --inplace")
+		printf '\n$ %s\n' "$cmd"
+		note "not run: it rewrites the committed notebook; scripts/notebook.sh runs the same cells"
+		;;
+	"GOPROXY='https://proxy.golang.org|off' jupyter notebook examples/wick.ipynb")
+		printf '\n$ %s\n' "$cmd"
+		note "not run: it starts an interactive Jupyter server; scripts/notebook.sh runs the notebook in the same kernel"
+		;;
 	*)
 		die "no entry in scripts/readme_commands.sh for the README command: $cmd"
 		;;
 	esac
 }
 
-files=("$root/README.md")
+files=("$root/README.md" "$root/examples/README.md")
 for f in "$root"/examples/*/README.md; do files+=("$f"); done
 mapfile -t cmds < <(
 	for f in "${files[@]}"; do commands "$f"; done
 	grep -o '`go run \./examples/[a-z]*`' "$root/examples/README.md" | tr -d '`'
 )
 [ "${#cmds[@]}" -gt 10 ] || die "found only ${#cmds[@]} commands in ${files[*]}: the extraction is broken"
-printf 'readme_commands: %d commands from %s and examples/README.md\n' "${#cmds[@]}" "${files[*]#"$root/"}"
+printf 'readme_commands: %d commands from %s\n' "${#cmds[@]}" "${files[*]#"$root/"}"
 start=$SECONDS
 # the clone first: the README's `go get` (in Install, above the clone
 # command) resolves to it. No network in CI, and the commit under test is
