@@ -24,9 +24,9 @@
 #   - `go test ./...`: .ci/run runs it in a fresh clone in a step of its
 #     own; here `go vet ./...` type-checks every package and test instead
 #     (README_FULL=1 runs the test command itself).
-#   - the `-tags cuda` build runs where the CUDA toolkit's headers are
-#     installed (scripts/cuda_ci.sh installs them before this script in
-#     .ci/run), and the binary then runs `--device=cuda`, which without a
+#   - the `-tags cuda` build runs where gcc, the CUDA headers and
+#     libcuda.so are installed (scripts/cuda_ci.sh installs them before
+#     this script in .ci/run), and the binary then runs `--device=cuda`, which without a
 #     GPU must fail with one line on stderr, as the README says (with a GPU,
 #     it trains a few steps).
 #   - the `-tags mpi` build and `mpirun -np 2` run where MPI is installed
@@ -154,12 +154,12 @@ plan() {
 		;;
 	"go build -tags cuda -o train ./cmd/train")
 		cuda_built=""
-		if [ -f /usr/include/cuda.h ] && command -v gcc >/dev/null; then
+		if [ -f /usr/include/cuda.h ] && command -v gcc >/dev/null && ldconfig -p 2>/dev/null | grep 'libcuda\.so ' >/dev/null; then
 			in_clone "$cmd"
 			cuda_built=1
 		else
 			printf '\n$ %s\n' "$cmd"
-			note "not built: CUDA's headers (/usr/include/cuda.h) or gcc are missing; scripts/cuda_ci.sh installs them"
+			note "not built: gcc, CUDA's headers (/usr/include/cuda.h) or libcuda.so is missing; scripts/cuda_ci.sh installs them"
 		fi
 		;;
 	"./train --dataset=shakespeare_char --device=cuda")
@@ -215,7 +215,7 @@ plan() {
 		printf '\n$ %s\n' "$cmd"
 		[ -n "${addr:-}" ] || die "curl before the server"
 		body="$(curl -sS --fail "${addr}/generate?prompt=ROMEO:&seed=7&max_new_tokens=50")" || die "$cmd"
-		printf '%s\n' "$body" | head -c 300; echo
+		printf '%s\n' "${body:0:300}"
 		case "$body" in *'"completion"'*) ;; *) die "$cmd: no completion in the answer" ;; esac
 		kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""
 		;;
