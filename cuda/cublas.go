@@ -70,7 +70,7 @@ import (
 
 // cublasSonames are the names cuBLAS is loaded by, newest first, so that a
 // binary built against one toolkit runs with whichever cuBLAS the machine
-// has (DESIGN.md, hard rule 3).
+// has (docs/design.md, rule 3).
 var cublasSonames = []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"}
 
 // cublasWheelDirs are where Python's NVIDIA wheels keep cuBLAS, below a

@@ -2,9 +2,11 @@ package nn_test
 
 import (
 	"fmt"
+	"log"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/optim"
@@ -147,4 +149,82 @@ func ExampleMSELoss() {
 	// 4.3333335
 	// 13
 	// [0 4 9]
+}
+
+// The README's training loop: a tiny GPT learns a repeating sequence and
+// continues it greedily (top_k 1).
+func ExampleNewGPT() {
+	tensor.ManualSeed(1337)
+	data := []int{0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0}
+	x := tensor.FromInts(data[:16], 1, 16) // inputs
+	y := tensor.FromInts(data[1:], 1, 16)  // next tokens
+	model := nn.NewGPT(nn.GPTConfig{VocabSize: 8, BlockSize: 16, NLayer: 1, NHead: 2, NEmbd: 16})
+	opt := optim.NewAdamW(model.Parameters(), optim.AdamWConfig{LR: 1e-2})
+	for range 100 {
+		loss := model.Loss(x, y)
+		loss.Backward()
+		opt.Step()
+		opt.ZeroGrad()
+	}
+	model.Eval()
+	fmt.Println(model.Generate(tensor.FromInts(data[:4], 1, 4), 8, 1.0, 1).Ints())
+	// Output:
+	// [0 1 2 3 4 5 6 7 0 1 2 3]
+}
+
+// Sample from the checkpoint that `go run ./cmd/train` leaves in out/.
+// (Compiled, not run: the file exists only after a training run.)
+func ExampleLoadCheckpoint() {
+	ck, err := nn.LoadCheckpoint("out/ckpt.safetensors")
+	if err != nil {
+		log.Fatal(err)
+	}
+	ids := ck.Tokenizer.Encode("ROMEO:")
+	out := ck.Model.GenerateWith(tensor.FromInts(ids, 1, len(ids)), 200, 0.8, 200, tensor.NewGenerator(1337))
+	fmt.Println(ck.Tokenizer.Decode(out.Ints()))
+	fmt.Println(ck.Config, ck.Iter)
+}
+
+// A model of one's own with a list of layers: ModuleList names its
+// children by position inside the parent, as torch.nn.ModuleList does.
+func ExampleContainer_moduleList() {
+	type Net struct {
+		nn.Container // Parameters, NamedParameters, Train, Eval and String from the list below
+		Embed        *nn.Linear
+		Layers       nn.ModuleList
+	}
+	m := &Net{Embed: nn.NewLinear(3, 8, true), Layers: nn.ModuleList{nn.NewLinear(8, 8, true), nn.NewLinear(8, 8, false)}}
+	m.Container = nn.Container{nn.Named("embed", m.Embed), nn.Named("layers", m.Layers)}
+	for _, p := range m.NamedParameters() {
+		fmt.Println(p.Name, p.Param.Shape())
+	}
+	fmt.Println(nn.NumParams(m))
+	// Output:
+	// embed.weight [8 3]
+	// embed.bias [8]
+	// layers.0.weight [8 8]
+	// layers.0.bias [8]
+	// layers.1.weight [8 8]
+	// 168
+}
+
+// One model shared by goroutines that generate at once, each with a
+// generator of its own: each gets the tokens it would get alone.
+func ExampleGPT_GenerateWith_goroutines() {
+	model := nn.NewGPT(nn.GPTConfig{VocabSize: 8, BlockSize: 16, NLayer: 1, NHead: 2, NEmbd: 16})
+	model.Eval() // nobody trains it while it serves
+	prompt := tensor.FromInts([]int{0, 1, 2}, 1, 3)
+	outs := make([][]int, 4)
+	var wg sync.WaitGroup
+	for i := range outs {
+		wg.Go(func() {
+			gen := tensor.NewGenerator(uint64(i)) // one per request or goroutine
+			outs[i] = model.GenerateWith(prompt, 10, 0.8, 200, gen).Ints()
+		})
+	}
+	wg.Wait()
+	alone := model.GenerateWith(prompt, 10, 0.8, 200, tensor.NewGenerator(2)).Ints()
+	fmt.Println(slices.Equal(outs[2], alone))
+	// Output:
+	// true
 }

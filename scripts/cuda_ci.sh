@@ -10,7 +10,7 @@
 #   3. go build -tags cuda ./... and go vet -tags cuda ./...,
 #   4. compiles the cuda package's test binary (go test -c -tags cuda) and
 #      checks with ldd that it links libcuda.so.1 and nothing else from CUDA
-#      (cuBLAS is loaded with dlopen at run time: DESIGN.md, hard rule 3),
+#      (cuBLAS is loaded with dlopen at run time: docs/design.md, rule 3),
 #   5. go test -tags cuda ./...: the whole module with the GPU backend
 #      linked in. Without a GPU the binaries start all the same (cuda/cuinit.c
 #      keeps gorgonia.org/cu's init from exiting) and the GPU tests skip;

@@ -435,7 +435,7 @@ var goldenOps = map[string]goldenOp{
 
 // goldenTol returns (rtol, atol) for a kind of op: 1e-5 relative for
 // elementwise ops and views, 1e-4 for reductions, matmuls and nn ops
-// (DESIGN.md), with a small absolute floor for values near zero.
+// (docs/design.md, rule 7), with a small absolute floor for values near zero.
 func goldenTol(kind string) (float64, float64) {
 	switch kind {
 	case "elementwise", "view":
@@ -701,7 +701,7 @@ type goldenCoverageRow struct {
 	nonContig, stride0, bcast, empty, zeroD bool
 }
 
-// goldenRequiredOps are the ops of DESIGN.md's tensor list (and the rest of
+// goldenRequiredOps are the ops of the tensor list in docs/design.md (the public surface) (and the rest of
 // the API in the preamble); each must have a golden case.
 var goldenRequiredOps = []string{
 	"Add", "Sub", "Mul", "Div", "Pow", "Maximum", "Minimum",

@@ -2,6 +2,7 @@ package tokenizer_test
 
 import (
 	"fmt"
+	"log"
 
 	"github.com/wickml/wick/tokenizer"
 )
@@ -57,4 +58,22 @@ func ExampleTrainBPE() {
 	// Output:
 	// 260 4 the bat
 	// bpe the bat
+}
+
+// The tokenizers side by side: the character tokenizer knows only the
+// characters of its text, a trained byte-level BPE encodes any text.
+func ExampleEncodeStrict() {
+	text := []byte("To be, or not to be, that is the question")
+	char := tokenizer.NewChar(text)           // one id per distinct character of text
+	bpe, err := tokenizer.TrainBPE(text, 270) // 256 byte ids + 14 merges learned from text
+	if err != nil {
+		log.Fatal(err)
+	}
+	ids := bpe.Encode("To be, or not to be ☃") // any text encodes
+	fmt.Println(len(ids), bpe.Decode(ids))
+	_, err = tokenizer.EncodeStrict(char, "To be ☃")
+	fmt.Println(err)
+	// Output:
+	// 18 To be, or not to be ☃
+	// character '☃' is not in the tokenizer's vocabulary
 }

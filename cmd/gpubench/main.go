@@ -1,5 +1,5 @@
 // Command gpubench times Wick's GPT training step on a GPU, on the shapes
-// of the GPU yardsticks (DESIGN.md):
+// of the GPU yardsticks (docs/design.md, performance yardsticks):
 //
 //   - baby: nanoGPT's baby GPT (n_layer 6, n_head 6, n_embd 384, block 256,
 //     batch 64, vocabulary 65 characters, dropout 0.2), and

@@ -7,10 +7,11 @@
 //
 //	|x − y| ≤ max(atol, rtol·min(|x|, |y|))
 //
-// DESIGN.md's float32 tolerances are the constants below: 1e-5 relative
-// for elementwise ops and views, 1e-4 for reductions, matmuls and modules;
-// the absolute tolerance covers the elements near zero, where a relative
-// bound alone would ask for more than float32 rounding gives.
+// The float32 tolerances of docs/design.md (rule 7) are the constants
+// below: 1e-5 relative for elementwise ops and views, 1e-4 for reductions,
+// matmuls and modules; the absolute tolerance covers the elements near
+// zero, where a relative bound alone would ask for more than float32
+// rounding gives.
 package approx
 
 import (
@@ -23,7 +24,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-// The tolerances of DESIGN.md for float32 results.
+// The tolerances of docs/design.md (rule 7) for float32 results.
 const (
 	// ElementwiseRTol and ElementwiseATol are for elementwise ops and views.
 	ElementwiseRTol = 1e-5

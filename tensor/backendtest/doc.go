@@ -15,10 +15,10 @@
 // element a kernel forgets to write fails.
 //
 // Tolerances follow the length of the sums behind each result
-// (tolerance.go): DESIGN.md's 1e-5 relative for elementwise results, plus
-// γ_n = n·u/(1−n·u) (u = 2⁻²⁴) of the size of the terms for a sum of n
-// terms that a backend may accumulate in float32, and n·2⁻⁵² where the
-// kernel contract says float64. So a 50,257-wide softmax row is allowed
+// (tolerance.go): docs/design.md's 1e-5 relative (rule 7) for elementwise
+// results, plus γ_n = n·u/(1−n·u) (u = 2⁻²⁴) of the size of the terms for
+// a sum of n terms that a backend may accumulate in float32, and n·2⁻⁵²
+// where the kernel contract says float64. So a 50,257-wide softmax row is allowed
 // more rounding than a 5-wide one, while an element taken from its
 // neighbour still fails (TestSuiteFailsBrokenKernels).
 //

@@ -10,7 +10,7 @@ import (
 //
 //	elemRel·|want| + (what the sums behind the element may add)
 //
-// elemRel is DESIGN.md's elementwise tolerance: a few float32 roundings and
+// elemRel is the elementwise tolerance of docs/design.md, rule 7: a few float32 roundings and
 // a transcendental function evaluated in float32 fit well inside it. A sum
 // adds error in proportion to the size of its terms and to a factor that
 // grows with their number n:
