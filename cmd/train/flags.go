@@ -141,7 +141,7 @@ func newFlagSet(o *options, sample bool) (*flag.FlagSet, []flagGroup) {
 	fs.IntVar(&o.LogInterval, "log_interval", o.LogInterval, "log the training loss every this many iterations")
 	fs.BoolVar(&o.EvalOnly, "eval_only", o.EvalOnly, "evaluate once and exit (with --resume: the checkpoint's model)")
 	fs.BoolVar(&o.AlwaysSave, "always_save_checkpoint", o.AlwaysSave, "save a checkpoint at every evaluation, not only when the val loss improves")
-	fs.StringVar(&o.Progress, "progress", o.Progress, "auto (a progress bar when stdout is a terminal), bar, or plain (log lines)")
+	fs.StringVar(&o.Progress, "progress", o.Progress, "auto (a progress bar when stdout is a terminal and no launcher such as mpirun or srun started the process), bar, or plain (log lines); with several ranks only rank 0 reports")
 	fs.BoolVar(&o.Compile, "compile", o.Compile, "accepted for nanoGPT compatibility; has no effect")
 	fs.BoolVar(&o.WandbLog, "wandb_log", o.WandbLog, "accepted for nanoGPT compatibility: Wick does not log to Weights & Biases; the log goes to out_dir/log.jsonl")
 	fs.StringVar(&o.WandbProject, "wandb_project", o.WandbProject, "accepted for nanoGPT compatibility; unused")

@@ -134,7 +134,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return fmt.Errorf("%s: %v", corpus.Name, err)
 	}
-	if meta != nil && (meta.Data.Bytes != info.Bytes || meta.Data.CRC32C != info.CRC32C) {
+	if meta != nil && (meta.Data.Bytes != info.Bytes || meta.Data.CRC32C != info.CRC32C) && (comm == nil || comm.Rank() == 0) {
 		fmt.Fprintf(stderr, "train: warning: resuming on a different corpus than the checkpoint's (%s, %d bytes)\n", meta.Data.Name, meta.Data.Bytes)
 	}
 	corpus.Close()
