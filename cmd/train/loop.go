@@ -294,6 +294,9 @@ func (t *trainer) title() string {
 }
 
 func dataName(o *options) string {
+	if o.binDir != "" {
+		return o.binDir
+	}
 	if o.Data == "" {
 		return "Go sources"
 	}
