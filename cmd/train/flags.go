@@ -198,8 +198,11 @@ second.
        train sample [flags]   (generate text from a checkpoint; train sample --help)
 
 Trains a GPT-style causal language model (nanoGPT's architecture and
-train.py flags) on a text file, or on Go standard-library sources when no
---data is given, then prints generated text. Flags are written --name=value
+train.py flags) on a text file (--data), on a nanoGPT dataset (--dataset:
+data/NAME's train.bin and val.bin from nanoGPT's prepare.py, or its
+input.txt; the repository ships data/shakespeare_char/input.txt), or on Go
+standard-library sources when neither is given, then prints generated
+text. Flags are written --name=value
 or --name value; booleans also as --name (true) or --name=false.
 A nanoGPT config file such as config/train_shakespeare_char.py (Python
 name = value lines with the flag names) applies where it stands among the
