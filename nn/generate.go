@@ -144,7 +144,7 @@ func (g *GPT) Generate(idx *tensor.Tensor, maxNew int, temperature float32, topK
 }
 
 // GenerateWith is Generate with the tokens drawn from gen (the global
-// generator if gen is nil).
+// generator if gen is nil); at temperature 0 (greedy) nothing is drawn.
 //
 // Many goroutines may call Generate and GenerateWith on one model at once,
 // as long as the model is in evaluation mode (Eval) and nobody changes or
