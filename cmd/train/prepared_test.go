@@ -49,11 +49,11 @@ func TestPreparedFixtures(t *testing.T) {
 		t.Fatal(err)
 	}
 	char := tokenizer.NewChar(text)
-	if strings.Join(v.Itos, "") != char.Decode(slices.Collect(func(yield func(int) bool) {
-		for i := range char.VocabSize() {
-			yield(i)
-		}
-	})) {
+	all := make([]int, char.VocabSize())
+	for i := range all {
+		all[i] = i
+	}
+	if strings.Join(v.Itos, "") != char.Decode(all) {
 		t.Errorf("meta.pkl's itos %q is not the char tokenizer's vocabulary", v.Itos)
 	}
 	for _, c := range []struct {
