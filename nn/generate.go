@@ -124,8 +124,11 @@ func (g *GPT) dropoutActive() bool {
 // generate: the context is cropped to the last BlockSize tokens, the
 // last position's logits are divided by temperature, restricted to the topK
 // most likely tokens when topK > 0, and a token is drawn with
-// tensor.Multinomial from the global generator. It records nothing on the
-// tape. Call Eval first to switch dropout off, as nanoGPT's sample.py does.
+// tensor.Multinomial from the global generator. Temperature 0 is greedy
+// decoding, as in OpenAI's and Hugging Face's APIs: each token is the most
+// likely one (the first of equal logits), the tokens topK = 1 gives, and
+// nothing is drawn from the generator. It records nothing on the tape. Call
+// Eval first to switch dropout off, as nanoGPT's sample.py does.
 //
 // Generate keeps the keys and values of earlier positions in a cache of
 // its own, so each new token costs one position's forward pass; the
@@ -134,14 +137,14 @@ func (g *GPT) dropoutActive() bool {
 // recomputed for each new token, as nanoGPT does. With dropout active
 // (training mode) every token recomputes the context.
 //
-// It returns [B, T+maxNew]. It panics if temperature is not positive or idx
-// is not an Int64 tensor [B, T] with T ≥ 1.
+// It returns [B, T+maxNew]. It panics if temperature is negative or NaN or
+// idx is not an Int64 tensor [B, T] with T ≥ 1.
 func (g *GPT) Generate(idx *tensor.Tensor, maxNew int, temperature float32, topK int) *tensor.Tensor {
 	return g.GenerateWith(idx, maxNew, temperature, topK, nil)
 }
 
 // GenerateWith is Generate with the tokens drawn from gen (the global
-// generator if gen is nil).
+// generator if gen is nil); at temperature 0 (greedy) nothing is drawn.
 //
 // Many goroutines may call Generate and GenerateWith on one model at once,
 // as long as the model is in evaluation mode (Eval) and nobody changes or
@@ -173,8 +176,8 @@ func (g *GPT) GenerateContext(ctx context.Context, idx *tensor.Tensor, maxNew in
 // logits [B, VocabSize] before temperature and top-k; stop, if not nil, ends
 // the generation before a token when it returns true.
 func (g *GPT) generate(idx *tensor.Tensor, maxNew int, temperature float32, topK int, gen *tensor.Generator, recompute bool, observe func(*tensor.Tensor), stop func() bool) *tensor.Tensor {
-	if temperature <= 0 {
-		panic(&tensor.Error{Pkg: "nn", Op: "GPT.Generate", Msg: fmt.Sprintf("temperature must be positive, got %v", temperature)})
+	if !(temperature >= 0) {
+		panic(&tensor.Error{Pkg: "nn", Op: "GPT.Generate", Msg: fmt.Sprintf("temperature must be ≥ 0 (0: greedy decoding), got %v", temperature)})
 	}
 	if idx.Dim() != 2 || idx.DType() != tensor.Int64 || idx.Size(1) == 0 {
 		panic(&tensor.Error{Pkg: "nn", Op: "GPT.Generate", Msg: fmt.Sprintf("expected int64 token indices [B, T] with T ≥ 1, got %s tensor of shape %v", idx.DType(), idx.Shape())})
@@ -208,11 +211,16 @@ func (g *GPT) generate(idx *tensor.Tensor, maxNew int, temperature float32, topK
 			if observe != nil {
 				observe(logits)
 			}
-			logits = logits.DivScalar(temperature)
-			if topK > 0 && topK < logits.Size(1) {
-				logits = keepTopK(logits, topK)
+			var next *tensor.Tensor
+			if temperature == 0 { // greedy: the most likely token
+				next = logits.ArgMax(1).Reshape(-1, 1).To(idx.Device())
+			} else {
+				logits = logits.DivScalar(temperature)
+				if topK > 0 && topK < logits.Size(1) {
+					logits = keepTopK(logits, topK)
+				}
+				next = gen.Multinomial(logits.Softmax(-1)).Reshape(-1, 1).To(idx.Device())
 			}
-			next := gen.Multinomial(logits.Softmax(-1)).Reshape(-1, 1).To(idx.Device())
 			idx = tensor.Cat([]*tensor.Tensor{idx, next}, 1)
 		}
 	})

@@ -99,7 +99,7 @@ func TestGenerateCacheMatchesRecompute(t *testing.T) {
 				for _, s := range []struct {
 					temp float32
 					topK int
-				}{{1, 0}, {0.7, 5}, {1.5, 0}, {1, 1}, {0.01, 0}} {
+				}{{1, 0}, {0.7, 5}, {1.5, 0}, {1, 1}, {0.01, 0}, {0, 0}} {
 					c := genCase{prompt: randomTokens(gen, plen, 37), b: 1, maxNew: 12, temp: s.temp, topK: s.topK, seed: 40 + seed}
 					t.Run(fmt.Sprintf("bias=%v/act=%q/model=%d/prompt=%d/temp=%v/topk=%d", bias, mc.act, seed, plen, s.temp, s.topK), func(t *testing.T) {
 						checkCached(t, m, c)
@@ -209,5 +209,65 @@ func TestGenerateContext(t *testing.T) {
 	done, err := m.GenerateContext(ctx, prompt, 12, 1, 0, tensor.NewGenerator(9))
 	if err != context.Canceled || done.Size(1) != 3 {
 		t.Errorf("GenerateContext with a cancelled context: shape %v, err %v; want the prompt and context.Canceled", done.Shape(), err)
+	}
+}
+
+// TestGenerateGreedy: temperature 0 is greedy decoding. Each new token is
+// the first largest logit of its step (whatever topK), the tokens are those
+// of topK 1, in Generate, GenerateWith and GenerateContext, with the cache
+// and recomputing, for prompts that cross the block; and no number is drawn
+// from the generator.
+func TestGenerateGreedy(t *testing.T) {
+	gen := tensor.NewGenerator(11)
+	for seed := range uint64(2) {
+		m := testModel(seed, seed == 0, ActGELU)
+		for _, plen := range []int{1, 5, 10} {
+			prompt := randomTokens(gen, 2*plen, 37)
+			idx := func() *tensor.Tensor { return tensor.FromInts(prompt, 2, plen) }
+			const maxNew = 9
+			want := m.GenerateWith(idx(), maxNew, 1, 1, tensor.NewGenerator(3)).Ints()
+			g := tensor.NewGenerator(4)
+			before := g.State()
+			for _, topK := range []int{0, 1, 5} {
+				for _, recompute := range []bool{false, true} {
+					step := 0
+					out := m.generate(idx(), maxNew, 0, topK, g, recompute, func(l *tensor.Tensor) {
+						rows := l.Float32s()
+						n := l.Size(1)
+						for b := range 2 {
+							row := rows[b*n : (b+1)*n]
+							best := 0
+							for j, v := range row {
+								if v > row[best] {
+									best = j
+								}
+							}
+							if got := want[b*(plen+maxNew)+plen+step]; got != best {
+								t.Errorf("model %d, prompt %d, top_k %d: row %d step %d is token %d, want the argmax %d", seed, plen, topK, b, step, got, best)
+							}
+						}
+						step++
+					}, nil).Ints()
+					if !slices.Equal(out, want) {
+						t.Errorf("model %d, prompt %d, top_k %d, recompute %v: temperature 0 gives %v, top_k 1 %v", seed, plen, topK, recompute, out, want)
+					}
+				}
+			}
+			if got := m.Generate(idx(), maxNew, 0, 0).Ints(); !slices.Equal(got, want) {
+				t.Errorf("Generate at temperature 0: %v, want %v", got, want)
+			}
+			got, err := m.GenerateContext(context.Background(), idx(), maxNew, 0, 0, g)
+			if err != nil || !slices.Equal(got.Ints(), want) {
+				t.Errorf("GenerateContext at temperature 0: %v (%v), want %v", got.Ints(), err, want)
+			}
+			if !slices.Equal(g.State(), before) {
+				t.Error("greedy decoding drew from the generator")
+			}
+		}
+	}
+	for _, bad := range []float32{-1, float32(math.NaN())} {
+		if err := tensor.Catch(func() { testModel(0, true, ActGELU).Generate(tensor.FromInts([]int{1}, 1, 1), 1, bad, 0) }); err == nil {
+			t.Errorf("temperature %v: no panic", bad)
+		}
 	}
 }

@@ -29,7 +29,7 @@ set -euo pipefail
 runs=3
 iters=40
 warmup=5
-data="$(cd "$(dirname "$0")/.." && pwd)/../shared/data/tinyshakespeare.txt"
+data="$(cd "$(dirname "$0")/.." && pwd)/data/shakespeare_char/input.txt"
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-runs) runs="$2"; shift 2 ;;

@@ -34,7 +34,7 @@ trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 go build -o "$tmp/train" ./cmd/train
 go build -o "$tmp/serve" ./examples/serve
 if [ -z "$ckpt" ]; then
-	"$tmp/train" --data=../shared/data/tinyshakespeare.txt --out_dir="$tmp/out" \
+	"$tmp/train" --dataset=shakespeare_char --out_dir="$tmp/out" \
 		--n_layer=4 --n_head=4 --n_embd=128 --block_size=64 --batch_size=12 \
 		--max_iters=20 --eval_interval=20 --eval_iters=1 --num_tokens=1 --progress=plain >/dev/null
 	ckpt="$tmp/out/ckpt.safetensors"

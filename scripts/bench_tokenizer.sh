@@ -14,8 +14,8 @@ set -euo pipefail
 
 runs=5
 root="$(cd "$(dirname "$0")/.." && pwd)"
-data="$root/../shared/data/tinyshakespeare.txt"
-vocab="$root/../shared/data/gpt2"
+data="$root/data/shakespeare_char/input.txt"
+vocab="" # empty: the vocabulary embedded in Wick
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-runs) runs="$2"; shift 2 ;;
@@ -38,7 +38,7 @@ echo "cores: $(nproc); load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "file: $data ($(wc -c <"$data") bytes)"
 : >"$tmp/wick" && : >"$tmp/tiktoken"
 for i in $(seq "$runs"); do
-	"$tmp/benchtok" -data "$data" -vocab "$vocab" | tee -a "$tmp/wick"
+	"$tmp/benchtok" -data "$data" ${vocab:+-vocab "$vocab"} | tee -a "$tmp/wick"
 	NODE_PATH="$tmp/node_modules" node scripts/bench_tokenizer.js "$data" | tee -a "$tmp/tiktoken"
 done
 ids=$(sed -n 's/.* ids=\([0-9]*\).*/\1/p' "$tmp/wick" "$tmp/tiktoken" | sort -u)

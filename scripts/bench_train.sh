@@ -34,7 +34,7 @@ runs=5
 threads="1 2"
 iters=30
 warmup=5
-data="$(cd "$(dirname "$0")/.." && pwd)/../shared/data/tinyshakespeare.txt"
+data="$(cd "$(dirname "$0")/.." && pwd)/data/shakespeare_char/input.txt"
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-runs) runs="$2"; shift 2 ;;

@@ -3,7 +3,7 @@
 # every development machine). Exits non-zero at the first failure.
 #
 #   1. installs Debian's CUDA toolkit if nvcc, ptxas or cuda.h is missing
-#      (non-free component; needs root; see ../shared/gpu/README.md),
+#      (non-free component; needs root),
 #   2. regenerates csrc/unary_ops.cuh from the unary op table
 #      (tensor/unary_ops.go) and the PTX from csrc/, and checks that they
 #      equal the committed files,

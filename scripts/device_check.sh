@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # device_check.sh: prepares the GPU checks for a lent device and prints the
-# one `run` call that executes them there (../shared/gpu/README.md).
+# one `run` call that executes them there.
 #
 # The device machine has the NVIDIA driver, CUDA 13 and PyTorch but no Go,
 # so everything is built here into .gpu/ (git-ignored), stripped and

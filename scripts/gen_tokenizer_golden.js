@@ -21,8 +21,8 @@
 //                  other scripts, runs of spaces, tabs and newlines, numbers,
 //                  contractions in both cases, <|endoftext|> mid-text;
 //   gpt2.json      the ids of those files, of three 50,000-byte slices of
-//                  tiny Shakespeare (read at test time from the shared data
-//                  directory, so not committed), a count and SHA-256 of the
+//                  tiny Shakespeare (read at test time from the repository's
+//                  data/shakespeare_char/input.txt), a count and SHA-256 of the
 //                  ids of all of tiny Shakespeare, and a list of short cases
 //                  each encoded on its own (where the text ends matters to
 //                  the \s+(?!\S) rule), some with long runs of one class
@@ -34,7 +34,7 @@ const path = require("path");
 const crypto = require("crypto");
 const { get_encoding } = require("@dqbd/tiktoken");
 
-const [root, shared, version] = process.argv.slice(2);
+const [root, version] = process.argv.slice(2);
 const outDir = path.join(root, "testdata", "tokenizer");
 fs.mkdirSync(outDir, { recursive: true });
 const enc = get_encoding("gpt2");
@@ -191,8 +191,8 @@ function addFile(name, file, rel, offset, length) {
   const ids = encode(bytes.toString("utf8"));
   files.push({ name, path: rel, offset, length: bytes.length, sha256: sha256(bytes), ids });
 }
-const shakespeare = path.join(shared, "tinyshakespeare.txt");
-const shakespeareRel = "../shared/data/tinyshakespeare.txt";
+const shakespeareRel = "data/shakespeare_char/input.txt";
+const shakespeare = path.join(root, shakespeareRel);
 const total = fs.statSync(shakespeare).size;
 addFile("shakespeare-head", shakespeare, shakespeareRel, 0, 50000);
 addFile("shakespeare-middle", shakespeare, shakespeareRel, 500000, 50000);

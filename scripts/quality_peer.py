@@ -66,7 +66,7 @@ from nanogpt import GPT, GPTConfig  # noqa: E402
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", default=os.path.join(here, "..", "..", "shared", "data", "tinyshakespeare.txt"))
+    ap.add_argument("--data", default=os.path.join(here, "..", "data", "shakespeare_char", "input.txt"))
     ap.add_argument("--out", default="quality_peer_log.jsonl", help="JSON-lines log to write (overwritten)")
     ap.add_argument("--seed", type=int, default=1337)
     ap.add_argument("--n_layer", type=int, default=4)

@@ -63,12 +63,12 @@ func TestCJKText(t *testing.T) {
 	}
 }
 
-// shakespeare returns ../shared/data/tinyshakespeare.txt, skipping the
-// test when the shared data is absent.
+// shakespeare returns tiny Shakespeare, shipped at nanoGPT's path
+// data/shakespeare_char/input.txt.
 func shakespeare(tb testing.TB) []byte {
-	b, err := os.ReadFile("../../shared/data/tinyshakespeare.txt")
+	b, err := os.ReadFile("../data/shakespeare_char/input.txt")
 	if err != nil {
-		tb.Skip("no tiny Shakespeare:", err)
+		tb.Fatal(err)
 	}
 	return b
 }
@@ -132,13 +132,11 @@ func TestTrainBPEMatchesReference(t *testing.T) {
 		{"cjk", cjkText(60_000, 5_000, 60), 1024},
 		{"windows", append([]byte(strings.Repeat(sampleText, BPETrainBytes/len(sampleText))), cjkText(200_000, 3_000, 60)...), 600},
 	}
-	if sh, err := os.ReadFile("../../shared/data/tinyshakespeare.txt"); err == nil {
-		cases = append(cases, struct {
-			name  string
-			text  []byte
-			vocab int
-		}{"shakespeare", sh[:200_000], 3000})
-	}
+	cases = append(cases, struct {
+		name  string
+		text  []byte
+		vocab int
+	}{"shakespeare", shakespeare(t)[:200_000], 3000})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			b, err := TrainBPE(c.text, c.vocab)

@@ -27,12 +27,13 @@
 //	ids := tok.Encode("To be, or not to be")
 //	fmt.Println(tok.Decode(ids)) // To be, or not to be
 //
-// GPT2 is GPT-2's byte-level BPE, loaded from the vocabulary files of
-// OpenAI's release (encoder.json and vocab.bpe) or of Hugging Face's
-// (vocab.json and merges.txt) with LoadGPT2. Its Encode gives the same ids
-// as tiktoken's "gpt2" encoding with "<|endoftext|>" allowed as a special
-// token (nanoGPT's encode(..., allowed_special={"<|endoftext|>"})): the
-// same pre-tokenization pattern,
+// GPT2 is GPT-2's byte-level BPE: NewGPT2 returns it from the vocabulary
+// Wick embeds (OpenAI's, under its Modified MIT License), and LoadGPT2
+// reads it from the vocabulary files of OpenAI's release (encoder.json and
+// vocab.bpe) or of Hugging Face's (vocab.json and merges.txt). Its Encode
+// gives the same ids as tiktoken's "gpt2" encoding with "<|endoftext|>"
+// allowed as a special token (nanoGPT's encode(...,
+// allowed_special={"<|endoftext|>"})): the same pre-tokenization pattern,
 //
 //	's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
 //

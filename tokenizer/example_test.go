@@ -7,15 +7,12 @@ import (
 	"github.com/wickml/wick/tokenizer"
 )
 
-// LoadGPT2 reads OpenAI's encoder.json and vocab.bpe (or Hugging Face's
-// vocab.json and merges.txt) from a directory; this one is beside the
-// repository.
-func ExampleLoadGPT2() {
-	tok, err := tokenizer.LoadGPT2("../../shared/data/gpt2")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
+// NewGPT2 returns GPT-2's tokenizer, tiktoken's "gpt2" encoding, from the
+// vocabulary embedded in Wick: no files needed. (LoadGPT2 reads the same
+// vocabulary from OpenAI's encoder.json and vocab.bpe or Hugging Face's
+// vocab.json and merges.txt in a directory.)
+func ExampleNewGPT2() {
+	tok := tokenizer.NewGPT2()
 	ids := tok.Encode("Hello world, I'LL be back.<|endoftext|>")
 	fmt.Println(ids)
 	fmt.Printf("%q\n", tok.Decode(ids[:3]))

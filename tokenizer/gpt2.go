@@ -8,7 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"unicode/utf8"
+
+	"github.com/wickml/wick/tokenizer/internal/gpt2vocab"
 )
 
 // EndOfText is GPT-2's "<|endoftext|>" token.
@@ -51,23 +54,70 @@ func LoadGPT2(dir string) (*GPT2, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(vocabPath)
+	vb, err := os.ReadFile(vocabPath)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
+	mb, err := os.ReadFile(mergesPath)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: %w", err)
+	}
+	return parseGPT2(vb, mb, vocabPath, mergesPath)
+}
+
+// NewGPT2 returns GPT-2's tokenizer (tiktoken's "gpt2" encoding) from the
+// copy of OpenAI's encoder.json and vocab.bpe that Wick embeds (compressed:
+// about 550 KB of a binary that calls NewGPT2), so that it needs no files:
+// the tokenizer LoadGPT2 reads from those files. The vocabulary is
+// OpenAI's, under its Modified MIT License (Software Copyright (c) 2019
+// OpenAI), reproduced in tokenizer/internal/gpt2vocab/LICENSE.
+//
+// The first call builds the vocabulary's tables, which takes a few hundred
+// milliseconds; later calls share them (they never change) and return at
+// once, each tokenizer with a word cache of its own. One tokenizer also
+// serves any number of goroutines.
+func NewGPT2() *GPT2 {
+	embedded.once.Do(func() {
+		vb, err := gpt2vocab.EncoderJSON()
+		if err == nil {
+			var mb []byte
+			if mb, err = gpt2vocab.VocabBPE(); err == nil {
+				embedded.g, err = parseGPT2(vb, mb, "embedded encoder.json", "embedded vocab.bpe")
+			}
+		}
+		embedded.err = err
+	})
+	if embedded.err != nil {
+		// The embedded files are part of the source tree and tested: an
+		// error here means a broken build, not bad input.
+		panic(fmt.Errorf("tokenizer: NewGPT2: the embedded vocabulary is broken: %w", embedded.err))
+	}
+	c := *embedded.g
+	c.cache = newWordCache()
+	return &c
+}
+
+// embedded is the tokenizer of the embedded vocabulary, built by the first
+// NewGPT2 and never changed after: NewGPT2 returns copies with caches of
+// their own.
+var embedded struct {
+	once sync.Once
+	g    *GPT2
+	err  error
+}
+
+// parseGPT2 builds the tokenizer from the bytes of a vocabulary file
+// (JSON: token → id) and of a merges file; the names are for errors.
+func parseGPT2(vocabFile, mergesFile []byte, vocabName, mergesName string) (*GPT2, error) {
 	var vocab map[string]int
-	if err := json.Unmarshal(b, &vocab); err != nil {
-		return nil, fmt.Errorf("tokenizer: %s: not a JSON object of token ids: %w", vocabPath, err)
+	if err := json.Unmarshal(vocabFile, &vocab); err != nil {
+		return nil, fmt.Errorf("tokenizer: %s: not a JSON object of token ids: %w", vocabName, err)
 	}
-	b, err = os.ReadFile(mergesPath)
-	if err != nil {
-		return nil, fmt.Errorf("tokenizer: %w", err)
-	}
-	merges, err := parseMerges(string(b), mergesPath)
+	merges, err := parseMerges(string(mergesFile), mergesName)
 	if err != nil {
 		return nil, err
 	}
-	return newGPT2(vocab, merges, vocabPath, mergesPath)
+	return newGPT2(vocab, merges, vocabName, mergesName)
 }
 
 // findGPT2Files returns the paths of the vocabulary and merges files in dir.

@@ -16,31 +16,37 @@ import (
 	"unicode/utf8"
 
 	"github.com/wickml/wick/tokenizer"
+	"github.com/wickml/wick/tokenizer/internal/gpt2vocab"
 )
-
-// gpt2Dir is where the tests find GPT-2's vocabulary files: the shared data
-// directory beside the repository, or $WICK_GPT2_DIR.
-func gpt2Dir() string {
-	if d := os.Getenv("WICK_GPT2_DIR"); d != "" {
-		return d
-	}
-	return "../../shared/data/gpt2"
-}
 
 var (
 	gpt2Once sync.Once
 	gpt2Tok  *tokenizer.GPT2
-	gpt2Err  error
 )
 
-// loadGPT2 loads GPT-2's tokenizer once for all tests.
+// loadGPT2 returns the embedded GPT-2 tokenizer, made once for all tests.
 func loadGPT2(t testing.TB) *tokenizer.GPT2 {
 	t.Helper()
-	gpt2Once.Do(func() { gpt2Tok, gpt2Err = tokenizer.LoadGPT2(gpt2Dir()) })
-	if gpt2Err != nil {
-		t.Fatalf("GPT-2's vocabulary files (OpenAI's encoder.json and vocab.bpe, see ../shared/data/gpt2/README.md; set WICK_GPT2_DIR to use another directory): %v", gpt2Err)
-	}
+	gpt2Once.Do(func() { gpt2Tok = tokenizer.NewGPT2() })
 	return gpt2Tok
+}
+
+// writeGPT2Files writes the embedded encoder.json and vocab.bpe into dir
+// as vocabName and mergesName.
+func writeGPT2Files(t *testing.T, dir, vocabName, mergesName string) {
+	t.Helper()
+	for _, f := range []struct {
+		name string
+		get  func() ([]byte, error)
+	}{{vocabName, gpt2vocab.EncoderJSON}, {mergesName, gpt2vocab.VocabBPE}} {
+		b, err := f.get()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f.name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // golden is testdata/tokenizer/gpt2.json, written by
@@ -244,10 +250,7 @@ func TestGPT2DecodeStream(t *testing.T) {
 func TestGPT2Concurrent(t *testing.T) {
 	gold := readGolden(t)
 	// A tokenizer of its own, so that its cache starts empty.
-	g, err := tokenizer.LoadGPT2(gpt2Dir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := tokenizer.NewGPT2()
 	type job struct {
 		text string
 		ids  []int
@@ -283,29 +286,26 @@ func TestGPT2Concurrent(t *testing.T) {
 	}
 }
 
-func TestGPT2HuggingFaceFiles(t *testing.T) {
+// TestGPT2Files: LoadGPT2 reads OpenAI's files and Hugging Face's (the
+// same content under other names) into the tokenizer NewGPT2 embeds.
+func TestGPT2Files(t *testing.T) {
 	want := loadGPT2(t)
-	dir := t.TempDir()
-	copyFile(t, filepath.Join(gpt2Dir(), "encoder.json"), filepath.Join(dir, "vocab.json"))
-	copyFile(t, filepath.Join(gpt2Dir(), "vocab.bpe"), filepath.Join(dir, "merges.txt"))
-	g, err := tokenizer.LoadGPT2(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := readGolden(t).Cases[0].Text + " Hugging Face's files"
-	if got := g.Encode(s); !slices.Equal(got, want.Encode(s)) {
-		t.Errorf("with vocab.json and merges.txt, Encode(%q) = %v, want %v", s, got, want.Encode(s))
-	}
-}
-
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	b, err := os.ReadFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(to, b, 0o644); err != nil {
-		t.Fatal(err)
+	s := readGolden(t).Cases[0].Text + " Hugging Face's files <|endoftext|>"
+	for _, names := range [][2]string{{"encoder.json", "vocab.bpe"}, {"vocab.json", "merges.txt"}} {
+		dir := t.TempDir()
+		writeGPT2Files(t, dir, names[0], names[1])
+		g, err := tokenizer.LoadGPT2(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := g.Encode(s); !slices.Equal(got, want.Encode(s)) || g.VocabSize() != want.VocabSize() {
+			t.Errorf("with %s and %s, Encode(%q) = %v, want %v", names[0], names[1], s, got, want.Encode(s))
+		}
+		a, _ := g.MarshalJSON()
+		b, _ := want.MarshalJSON()
+		if !bytes.Equal(a, b) {
+			t.Errorf("with %s and %s: the saved form differs from NewGPT2's", names[0], names[1])
+		}
 	}
 }
 
@@ -439,7 +439,7 @@ func FuzzEncodeDecode(f *testing.F) {
 
 func BenchmarkGPT2Encode(b *testing.B) {
 	g := loadGPT2(b)
-	text, err := os.ReadFile("../../shared/data/tinyshakespeare.txt")
+	text, err := os.ReadFile("../data/shakespeare_char/input.txt")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -20,8 +20,8 @@ import (
 )
 
 func main() {
-	path := flag.String("data", "../shared/data/tinyshakespeare.txt", "text file to encode (the default is the corpus beside the repository)")
-	vocab := flag.String("vocab", "../shared/data/gpt2", "directory of GPT-2's vocabulary files")
+	path := flag.String("data", "data/shakespeare_char/input.txt", "text file to encode (the default is tiny Shakespeare, shipped in the repository)")
+	vocab := flag.String("vocab", "", "directory of GPT-2's vocabulary files (empty: the vocabulary embedded in Wick, tokenizer.NewGPT2)")
 	flag.Parse()
 	if err := run(*path, *vocab); err != nil {
 		fmt.Fprintln(os.Stderr, "benchtok:", err)
@@ -34,9 +34,11 @@ func run(path, vocab string) error {
 	if err != nil {
 		return err
 	}
-	tok, err := tokenizer.LoadGPT2(vocab)
-	if err != nil {
-		return err
+	tok := tokenizer.NewGPT2()
+	if vocab != "" {
+		if tok, err = tokenizer.LoadGPT2(vocab); err != nil {
+			return err
+		}
 	}
 	text := string(b)
 	t0 := time.Now()

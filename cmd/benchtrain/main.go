@@ -40,7 +40,7 @@ import (
 )
 
 func main() {
-	path := flag.String("data", "../shared/data/tinyshakespeare.txt", "text file to train on (the default is the corpus beside the repository)")
+	path := flag.String("data", "data/shakespeare_char/input.txt", "text file to train on (the default is tiny Shakespeare, shipped in the repository)")
 	warmup := flag.Int("warmup", 10, "untimed iterations first")
 	iters := flag.Int("iters", 50, "timed iterations")
 	seed := flag.Uint64("seed", 1337, "random seed")

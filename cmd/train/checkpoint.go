@@ -67,6 +67,9 @@ func saveCheckpoint(path string, model *nn.GPT, opt optim.Optimizer, meta *ckptM
 // tokenizer) and here (the run's flags).
 func readCheckpoint(path string) (nn.StateDict, *ckptMeta, error) {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		if err := nanoGPTCheckpointError(filepath.Dir(path)); err != nil {
+			return nil, nil, err
+		}
 		return nil, nil, fmt.Errorf("no checkpoint at %s to resume or sample from (train without --resume first, or set --out_dir)", path)
 	}
 	ck, err := nn.ReadCheckpoint(path)

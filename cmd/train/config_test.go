@@ -121,9 +121,34 @@ func TestDatasetFlag(t *testing.T) {
 		}
 		if err != nil {
 			t.Errorf("%v: %v", c.args, err)
-		} else if o.Data != c.want {
-			t.Errorf("%v: data %q, want %q", c.args, o.Data, c.want)
+		} else if o.Data != c.want || o.binDir != "" {
+			t.Errorf("%v: data %q (prepared %q), want %q", c.args, o.Data, o.binDir, c.want)
 		}
+	}
+	// nanoGPT's prepared train.bin and val.bin come before input.txt, as
+	// train.py reads them
+	os.MkdirAll(filepath.Join("data", "owt"), 0o755)
+	for _, n := range []string{"train.bin", "val.bin"} {
+		writeFile(t, filepath.Join("data", "shakespeare_char", n), []byte{1, 0})
+		writeFile(t, filepath.Join("data", "owt", n), []byte{1, 0})
+	}
+	for name, want := range map[string]string{"shakespeare_char": filepath.Join("data", "shakespeare_char"), "owt": filepath.Join("data", "owt"), filepath.Join(dir, "data", "owt"): filepath.Join(dir, "data", "owt")} {
+		o, err := parseArgs(t, false, "--dataset="+name)
+		if err == nil {
+			err = o.validate()
+		}
+		if err != nil || o.binDir != want || o.Data != "" {
+			t.Errorf("--dataset=%s: prepared %q, data %q (%v), want prepared %q", name, o.binDir, o.Data, err, want)
+		}
+	}
+	// openwebtext: nanoGPT's prepare.py writes train.bin and val.bin
+	os.MkdirAll(filepath.Join("data", "openwebtext"), 0o755)
+	o, err := parseArgs(t, false, "--dataset=openwebtext")
+	if err == nil {
+		err = o.validate()
+	}
+	if want := "--dataset=openwebtext: folder " + filepath.Join("data", "openwebtext") + " has neither nanoGPT's train.bin and val.bin nor an input.txt (nanoGPT's " + filepath.Join("data", "openwebtext", "prepare.py") + " writes train.bin and val.bin there; or give --data=FILE)"; err == nil || err.Error() != want {
+		t.Errorf("--dataset=openwebtext without its files: %v\nwant %s", err, want)
 	}
 }
 
@@ -235,7 +260,7 @@ func TestBadConfig(t *testing.T) {
 		{"missing file", []string{filepath.Join(dir, "nope.py")}, "config file " + filepath.Join(dir, "nope.py") + " does not exist …"},
 		{"sample: missing file", []string{"sample", filepath.Join(dir, "nope.py")}, "config file " + filepath.Join(dir, "nope.py") + " does not exist …"},
 		{"sample: unknown key", []string{"sample", unknown}, unknown + ":3: unknown key n_layers (see --help for the flags)"},
-		{"dataset folder without input.txt", []string{"--dataset=" + noInput}, "--dataset=" + noInput + ": folder " + noInput + " has no input.txt (give --data=FILE)"},
+		{"dataset folder without input.txt", []string{"--dataset=" + noInput}, "--dataset=" + noInput + ": folder " + noInput + " has neither nanoGPT's train.bin and val.bin nor an input.txt (give --data=FILE)"},
 		{"dataset missing", []string{"--dataset=" + filepath.Join(dir, "nothing")}, "--dataset=" + filepath.Join(dir, "nothing") + ": no folder …"},
 		{"start FILE: missing", []string{"--start=FILE:" + filepath.Join(dir, "p.txt")}, "--start=FILE:" + filepath.Join(dir, "p.txt") + ": the file does not exist"},
 		{"sample: start FILE: missing", []string{"sample", "--start=FILE:" + filepath.Join(dir, "p.txt")}, "--start=FILE:" + filepath.Join(dir, "p.txt") + ": the file does not exist"},

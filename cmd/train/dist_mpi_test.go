@@ -155,6 +155,20 @@ func TestDistEqualsOneRank(t *testing.T) {
 	compareRuns(t, "1 rank × 2 micro-batches vs 2 ranks × 1", one, two)
 }
 
+// TestDistProgress: under mpirun, --progress=auto prints rank 0's plain
+// log lines only, though Open MPI gives each rank a pseudo-terminal for its
+// output; --progress=bar draws the bar when asked for.
+func TestDistProgress(t *testing.T) {
+	out := trainRanks(t, 2, distArgs(t.TempDir(), "--max_iters=6", "--progress=auto")...)
+	if strings.Contains(out, "\033[K") || strings.Count(out, "iter 5: loss") != 1 || strings.Count(out, "step 6: train loss") != 1 {
+		t.Errorf("2 ranks with --progress=auto: want rank 0's plain lines (iter 5 and step 6 once each) and no bar:\n%q", out)
+	}
+	out = trainRanks(t, 2, distArgs(t.TempDir(), "--max_iters=6", "--progress=bar")...)
+	if !strings.Contains(out, "\033[K") || strings.Contains(out, "iter 5: loss") {
+		t.Errorf("2 ranks with --progress=bar: want a bar:\n%q", out)
+	}
+}
+
 // TestDistFineTune: fine-tuning a pretrained model on 2 ranks takes the
 // steps of 1 rank with 2 micro-batches (every rank reads the model; rank
 // 0's weights are broadcast).

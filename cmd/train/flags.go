@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/wickml/wick/internal/data"
 	"github.com/wickml/wick/tensor"
 )
 
@@ -65,6 +66,7 @@ type options struct {
 	explicitFlags map[string]bool // the flags given on the command line or in config files
 	promptRead    bool            // Prompt holds the text of a --start=FILE:path
 	initNotes     []string        // what --init_from overrode, for notes
+	binDir        string          // the folder of nanoGPT's train.bin and val.bin that --dataset names
 }
 
 // defaultOptions returns the defaults, sized so that `go run ./cmd/train`
@@ -111,7 +113,7 @@ func newFlagSet(o *options, sample bool) (*flag.FlagSet, []flagGroup) {
 	fs.IntVar(&o.NumTokens, "max_new_tokens", o.NumTokens, "alias of --num_tokens (nanoGPT's sample.py name)")
 	fs.StringVar(&o.Prompt, "prompt", o.Prompt, `text the generated text continues (alias --start); FILE:path reads it from a file; empty: a newline, like nanoGPT's sample.py`)
 	fs.StringVar(&o.Prompt, "start", o.Prompt, "alias of --prompt (nanoGPT's sample.py name)")
-	fs.Float64Var(&o.Temperature, "temperature", o.Temperature, "sampling temperature: < 1 is more conservative, > 1 more random")
+	fs.Float64Var(&o.Temperature, "temperature", o.Temperature, "sampling temperature: < 1 is more conservative, > 1 more random; 0 is greedy decoding (the most likely token each time, the tokens of --top_k=1)")
 	fs.IntVar(&o.TopK, "top_k", o.TopK, "sample only among the top_k most likely tokens (0: all)")
 	fs.StringVar(&o.Dtype, "dtype", o.Dtype, "float32 (the only dtype so far; nanoGPT's bfloat16/float16 are refused)")
 	initUsage := "scratch, resume (nanoGPT's name for --resume), or a pretrained GPT-2 to fine-tune: a Hugging Face model directory (config.json, model.safetensors) or a hub name gpt2, gpt2-medium, gpt2-large, gpt2-xl found in the Hugging Face cache"
@@ -122,7 +124,7 @@ func newFlagSet(o *options, sample bool) (*flag.FlagSet, []flagGroup) {
 		initUsage = "resume (out_dir's checkpoint), or a pretrained GPT-2 to sample from: a Hugging Face model directory or a hub name gpt2, gpt2-medium, gpt2-large, gpt2-xl found in the Hugging Face cache"
 	}
 	fs.StringVar(&o.InitFrom, "init_from", o.InitFrom, initUsage)
-	fs.StringVar(&o.TokenizerDir, "tokenizer_dir", o.TokenizerDir, "folder of GPT-2's tokenizer files for --tokenizer=gpt2: vocab.json and merges.txt, or encoder.json and vocab.bpe (default: the --init_from directory)")
+	fs.StringVar(&o.TokenizerDir, "tokenizer_dir", o.TokenizerDir, "folder of GPT-2's tokenizer files for --tokenizer=gpt2: vocab.json and merges.txt, or encoder.json and vocab.bpe (default: the --init_from directory, else the vocabulary built into Wick)")
 	fs.Var(&o.MaxMemory, "max_memory", "memory the run may use, such as 8GiB or 512MiB (auto: MemAvailable from /proc/meminfo); a run estimated to need more stops before allocating")
 	if sample {
 		group("checkpoint and device", "init_from", "tokenizer_dir", "out_dir", "out", "device", "seed", "max_memory")
@@ -131,9 +133,9 @@ func newFlagSet(o *options, sample bool) (*flag.FlagSet, []flagGroup) {
 	}
 
 	fs.Var(&corpusFlag{o, false}, "data", "UTF-8 text file to train on, or a pipe such as <(zcat corpus.gz) (empty: --dataset, else Go standard library sources under GOROOT/src)")
-	fs.Var(&corpusFlag{o, true}, "dataset", "nanoGPT's dataset name: trains on data/NAME/input.txt (or NAME/input.txt, or the file NAME); the later of --data and --dataset applies")
+	fs.Var(&corpusFlag{o, true}, "dataset", "nanoGPT's dataset name: trains on data/NAME/train.bin and val.bin as nanoGPT's prepare.py writes them (uint16 ids; the char vocabulary of meta.pkl, or GPT-2's tokenizer without one), else on data/NAME/input.txt (NAME may also be a folder, or a file); the later of --data and --dataset applies")
 	fs.IntVar(&o.DataMaxBytes, "data_max_bytes", o.DataMaxBytes, "size bound of the default corpus (without --data), in bytes")
-	fs.StringVar(&o.Tokenizer, "tokenizer", o.Tokenizer, "char (one token per character), bpe (byte-level BPE trained on the corpus) or gpt2 (GPT-2's, read from --tokenizer_dir or the --init_from directory; the default with a pretrained --init_from)")
+	fs.StringVar(&o.Tokenizer, "tokenizer", o.Tokenizer, "char (one token per character), bpe (byte-level BPE trained on the corpus) or gpt2 (GPT-2's: read from --tokenizer_dir or the --init_from directory, else the vocabulary built into Wick; the default with a pretrained --init_from)")
 	fs.IntVar(&o.VocabSize, "vocab_size", o.VocabSize, "vocabulary size of the bpe tokenizer (256 bytes + merges); ignored by char")
 	fs.BoolVar(&o.Resume, "resume", o.Resume, "continue the run saved in out_dir/ckpt.safetensors (same as --init_from=resume)")
 	fs.IntVar(&o.EvalInterval, "eval_interval", o.EvalInterval, "evaluate train/val loss every this many iterations (and at the end)")
@@ -141,7 +143,7 @@ func newFlagSet(o *options, sample bool) (*flag.FlagSet, []flagGroup) {
 	fs.IntVar(&o.LogInterval, "log_interval", o.LogInterval, "log the training loss every this many iterations")
 	fs.BoolVar(&o.EvalOnly, "eval_only", o.EvalOnly, "evaluate once and exit (with --resume: the checkpoint's model)")
 	fs.BoolVar(&o.AlwaysSave, "always_save_checkpoint", o.AlwaysSave, "save a checkpoint at every evaluation, not only when the val loss improves")
-	fs.StringVar(&o.Progress, "progress", o.Progress, "auto (a progress bar when stdout is a terminal), bar, or plain (log lines)")
+	fs.StringVar(&o.Progress, "progress", o.Progress, "auto (a progress bar when stdout is a terminal and no launcher such as mpirun or srun started the process), bar, or plain (log lines); with several ranks only rank 0 reports")
 	fs.BoolVar(&o.Compile, "compile", o.Compile, "accepted for nanoGPT compatibility; has no effect")
 	fs.BoolVar(&o.WandbLog, "wandb_log", o.WandbLog, "accepted for nanoGPT compatibility: Wick does not log to Weights & Biases; the log goes to out_dir/log.jsonl")
 	fs.StringVar(&o.WandbProject, "wandb_project", o.WandbProject, "accepted for nanoGPT compatibility; unused")
@@ -196,8 +198,11 @@ second.
        train sample [flags]   (generate text from a checkpoint; train sample --help)
 
 Trains a GPT-style causal language model (nanoGPT's architecture and
-train.py flags) on a text file, or on Go standard-library sources when no
---data is given, then prints generated text. Flags are written --name=value
+train.py flags) on a text file (--data), on a nanoGPT dataset (--dataset:
+data/NAME's train.bin and val.bin from nanoGPT's prepare.py, or its
+input.txt; the repository ships data/shakespeare_char/input.txt), or on Go
+standard-library sources when neither is given, then prints generated
+text. Flags are written --name=value
 or --name value; booleans also as --name (true) or --name=false.
 A nanoGPT config file such as config/train_shakespeare_char.py (Python
 name = value lines with the flag names) applies where it stands among the
@@ -307,10 +312,12 @@ func (f *corpusFlag) Set(s string) error {
 // Get returns the value, a string (flag.Getter).
 func (f *corpusFlag) Get() any { return f.String() }
 
-// datasetFile returns the text file --dataset=name names: nanoGPT's
-// data/NAME/input.txt when name is a plain name and data/NAME is a
-// folder, else name/input.txt when name is a folder, else the file name.
-func datasetFile(name string) (string, error) {
+// resolveDataset returns what --dataset=name names, as nanoGPT's train.py
+// reads data/NAME: a folder holding nanoGPT's prepared train.bin and
+// val.bin (binDir, preferred, as train.py reads them), else its input.txt
+// (file); the folder is data/NAME when name is a plain name and data/NAME
+// is a folder, else name itself. A name that is a file is that text file.
+func resolveDataset(name string) (file, binDir string, err error) {
 	var dirs []string
 	if !strings.ContainsRune(name, filepath.Separator) && name != "." && name != ".." {
 		dirs = append(dirs, filepath.Join("data", name))
@@ -321,20 +328,23 @@ func datasetFile(name string) (string, error) {
 		if err != nil || !st.IsDir() {
 			continue
 		}
+		if data.HasPrepared(d) {
+			return "", d, nil
+		}
 		f := filepath.Join(d, "input.txt")
 		if _, err := os.Stat(f); err != nil {
 			hint := "give --data=FILE"
 			if d != name {
-				hint = "nanoGPT's " + filepath.Join(d, "prepare.py") + " downloads it; or give --data=FILE"
+				hint = "nanoGPT's " + filepath.Join(d, "prepare.py") + " writes train.bin and val.bin there; or give --data=FILE"
 			}
-			return "", fmt.Errorf("--dataset=%s: folder %s has no input.txt (%s)", name, d, hint)
+			return "", "", fmt.Errorf("--dataset=%s: folder %s has neither nanoGPT's train.bin and val.bin nor an input.txt (%s)", name, d, hint)
 		}
-		return f, nil
+		return f, "", nil
 	}
 	if st, err := os.Stat(name); err == nil && st.Mode().IsRegular() {
-		return name, nil
+		return name, "", nil
 	}
-	return "", fmt.Errorf("--dataset=%s: no folder %s with an input.txt (nanoGPT's data/NAME/input.txt; or give --data=FILE)", name, strings.Join(dirs, " or "))
+	return "", "", fmt.Errorf("--dataset=%s: no folder %s with nanoGPT's train.bin and val.bin or an input.txt (nanoGPT's data/NAME; or give --data=FILE)", name, strings.Join(dirs, " or "))
 }
 
 // readPrompt replaces a --start=FILE:path prompt by the text of the file,
@@ -356,10 +366,15 @@ func (o *options) readPrompt() error {
 }
 
 // notes writes one line for each flag that is accepted but has no effect
-// worth a word: --wandb_log.
+// worth a word (--wandb_log), and for nanoGPT's ckpt.pt in out_dir.
 func (o *options) notes(w io.Writer) {
 	for _, n := range o.initNotes {
 		fmt.Fprintf(w, "train: note: %s\n", n)
+	}
+	if !o.Resume && !o.EvalOnly {
+		if _, err := os.Stat(filepath.Join(o.OutDir, nanoGPTCkpt)); err == nil {
+			fmt.Fprintf(w, "train: note: %s is nanoGPT's checkpoint, which train does not read; this run writes its own %s beside it\n", filepath.Join(o.OutDir, nanoGPTCkpt), ckptName)
+		}
 	}
 	if o.WandbLog {
 		fmt.Fprintf(w, "train: note: --wandb_log: Wick does not log to Weights & Biases; the log goes to %s\n", filepath.Join(o.OutDir, "log.jsonl"))
@@ -409,8 +424,8 @@ func (o *options) validateSample() error {
 		return fmt.Errorf("--num_tokens must be ≥ 0, got %d", o.NumTokens)
 	case o.NumSamples < 0:
 		return fmt.Errorf("--num_samples must be ≥ 0, got %d", o.NumSamples)
-	case !(o.Temperature > 0) || math.IsInf(o.Temperature, 0):
-		return fmt.Errorf("--temperature must be positive and finite, got %v", o.Temperature)
+	case !(o.Temperature >= 0) || math.IsInf(o.Temperature, 0):
+		return fmt.Errorf("--temperature must be ≥ 0 and finite (0: greedy decoding), got %v", o.Temperature)
 	case o.TopK < 0:
 		return fmt.Errorf("--top_k must be ≥ 0, got %d", o.TopK)
 	case o.Dtype != "float32":
@@ -469,9 +484,6 @@ func (o *options) validate() error {
 			return fmt.Errorf("--vocab_size=%d is out of range for --tokenizer=bpe (want 256 to 65536)", o.VocabSize)
 		}
 	case "gpt2":
-		if o.TokenizerDir == "" && !o.pretrained() && !o.Resume {
-			return errors.New("--tokenizer=gpt2 needs --tokenizer_dir=DIR (a folder with vocab.json and merges.txt, or encoder.json and vocab.bpe) or --init_from=DIR")
-		}
 	default:
 		return fmt.Errorf("--tokenizer=%s is unknown (want char, bpe or gpt2)", o.Tokenizer)
 	}
@@ -490,12 +502,12 @@ func (o *options) validate() error {
 	if o.OutDir == "" {
 		return errors.New("--out_dir must not be empty")
 	}
-	if o.Data == "" && o.Dataset != "" {
-		f, err := datasetFile(o.Dataset)
+	if o.Data == "" && o.Dataset != "" && o.binDir == "" {
+		f, dir, err := resolveDataset(o.Dataset)
 		if err != nil {
 			return err
 		}
-		o.Data = f
+		o.Data, o.binDir = f, dir
 	}
 	return o.validateSample()
 }

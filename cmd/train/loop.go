@@ -274,7 +274,11 @@ func (t *trainer) finish(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(t.out, "sample (prompt %q, %d tokens, temperature %g, top_k %d):\n%s\n", t.o.Prompt, t.o.NumTokens, t.o.Temperature, t.o.TopK, text)
+	how := fmt.Sprintf("temperature %g, top_k %d", t.o.Temperature, t.o.TopK)
+	if t.o.Temperature == 0 {
+		how = "temperature 0: greedy"
+	}
+	fmt.Fprintf(t.out, "sample (prompt %q, %d tokens, %s):\n%s\n", t.o.Prompt, t.o.NumTokens, how, text)
 	return atomicfile.WriteFile(filepath.Join(t.o.OutDir, "sample.txt"), func(w io.Writer) error {
 		_, err := io.WriteString(w, text+"\n")
 		return err
@@ -290,6 +294,9 @@ func (t *trainer) title() string {
 }
 
 func dataName(o *options) string {
+	if o.binDir != "" {
+		return o.binDir
+	}
 	if o.Data == "" {
 		return "Go sources"
 	}

@@ -419,7 +419,8 @@ func TestBadInput(t *testing.T) {
 		{"bad checkpoint header", []string{"--resume", "--out_dir=" + badHeader}, "is corrupt"},
 		{"sample corrupt checkpoint", []string{"sample", "--out_dir=" + truncated}, "is corrupt"},
 		{"sample no checkpoint", []string{"sample", "--out_dir=" + filepath.Join(tmp, "none")}, "no checkpoint at"},
-		{"sample zero temperature", []string{"sample", "--out_dir=" + good, "--temperature=0"}, "--temperature"},
+		{"sample negative temperature", []string{"sample", "--out_dir=" + good, "--temperature=-0.5"}, "--temperature must be ≥ 0"},
+		{"sample infinite temperature", []string{"sample", "--out_dir=" + good, "--temperature=+Inf"}, "--temperature"},
 		{"sample prompt outside vocabulary", []string{"sample", "--out_dir=" + good, "--prompt=☃"}, "--prompt: character '☃'"},
 	}
 	before := snapshot(t, tmp)

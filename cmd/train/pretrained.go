@@ -83,14 +83,14 @@ func applyPretrained(o *options, p *pretrainedModel) error {
 
 // loadGPT2Tokenizer reads GPT-2's tokenizer from --tokenizer_dir, else
 // from modelDir (the pretrained model's directory, empty when training
-// from scratch).
+// from scratch), else returns the one built into Wick.
 func loadGPT2Tokenizer(o *options, modelDir string) (tokenizer.Tokenizer, error) {
 	dir, flag := o.TokenizerDir, "--tokenizer_dir"
 	if dir == "" {
 		dir, flag = modelDir, "--init_from"
 	}
 	if dir == "" {
-		return nil, errors.New("--tokenizer=gpt2 needs --tokenizer_dir=DIR (a folder with vocab.json and merges.txt, or encoder.json and vocab.bpe) or --init_from=DIR")
+		return tokenizer.NewGPT2(), nil // the vocabulary built into Wick
 	}
 	tok, err := tokenizer.LoadGPT2(dir)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -360,7 +361,6 @@ func TestBadPretrained(t *testing.T) {
 		{"block_size larger than n_positions", ftArgs(hub, out, "--block_size=64"), "--block_size=64 is larger than the pretrained model's n_positions=32"},
 		{"char tokenizer", ftArgs(hub, out, "--tokenizer=char"), "--tokenizer=char cannot be used with --init_from"},
 		{"vocabulary larger than the model's", ftArgs(small, out, "--tokenizer_dir="+hub), "more than the pretrained model's vocab_size=200"},
-		{"gpt2 tokenizer without files", []string{"--tokenizer=gpt2", "--data=testdata/tiny.txt", "--out_dir=" + out}, "--tokenizer=gpt2 needs --tokenizer_dir"},
 		{"sample missing dir", []string{"sample", "--init_from=" + filepath.Join(tmp, "nope")}, "no such directory"},
 		{"sample tokenizer files missing", []string{"sample", "--init_from=" + noTok}, "holds neither"},
 		{"sample dir without config", []string{"sample", "--init_from=" + empty, "--tokenizer_dir=" + hub}, "config.json"},
@@ -414,5 +414,23 @@ func TestScratchGPT2Tokenizer(t *testing.T) {
 	}
 	if s := mustRun(t, "sample", "--out_dir="+out, "--prompt=the", "--num_tokens=3"); !strings.HasPrefix(s, "the") {
 		t.Errorf("sample %q does not start with the prompt", s)
+	}
+}
+
+// TestScratchEmbeddedGPT2: --tokenizer=gpt2 without --tokenizer_dir trains
+// on the GPT-2 vocabulary built into Wick (tokenizer.NewGPT2).
+func TestScratchEmbeddedGPT2(t *testing.T) {
+	out := t.TempDir()
+	s := mustRun(t, tinyArgs(out, "--tokenizer=gpt2", "--max_iters=2", "--eval_interval=2", "--num_samples=0")...)
+	if !strings.Contains(s, "gpt2 tokenizer with 50257 tokens") {
+		t.Errorf("output: %s", s)
+	}
+	_, meta, err := readCheckpoint(filepath.Join(out, ckptName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := "Hello world, I'LL be back.<|endoftext|>"
+	if got, want := meta.tok.Encode(text), tokenizer.NewGPT2().Encode(text); !slices.Equal(got, want) || meta.Model.VocabSize != 50257 {
+		t.Errorf("checkpoint: tokenizer encodes %v, want %v; vocab_size %d", got, want, meta.Model.VocabSize)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -173,7 +174,8 @@ func (t *trainer) closeOutputs() {
 }
 
 // reporter shows progress: a bar redrawn in place when stdout is a
-// terminal (or --progress=bar), plain log lines otherwise.
+// terminal and no launcher started the process (or --progress=bar), plain
+// log lines otherwise.
 type reporter struct {
 	w          io.Writer
 	bar        bool
@@ -192,16 +194,47 @@ type reporter struct {
 }
 
 func newReporter(w io.Writer, o *options) *reporter {
-	bar := o.Progress == "bar"
-	if o.Progress == "auto" {
+	return &reporter{w: w, bar: useBar(o.Progress, w, os.Getenv), tokPerIter: o.BatchSize * o.BlockSize * o.GradAccum, t0: time.Now(),
+		evalInterval: o.EvalInterval, evalIters: o.EvalIters, gradAccum: o.GradAccum}
+}
+
+// useBar reports whether progress is a bar: --progress=bar, or
+// --progress=auto with w a terminal in a process that no launcher started.
+// mpirun and srun give each rank a pseudo-terminal, and a bar redrawn there
+// ends up, frame after frame, in the job's log, so under a launcher (a
+// rank variable in getenv's environment, see launcherRank) auto means plain
+// lines.
+func useBar(progress string, w io.Writer, getenv func(string) string) bool {
+	switch progress {
+	case "bar":
+		return true
+	case "auto":
+		if _, launched := launcherRank(getenv); launched {
+			return false
+		}
 		if f, ok := w.(*os.File); ok {
 			if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-				bar = true
+				return true
 			}
 		}
 	}
-	return &reporter{w: w, bar: bar, tokPerIter: o.BatchSize * o.BlockSize * o.GradAccum, t0: time.Now(),
-		evalInterval: o.EvalInterval, evalIters: o.EvalIters, gradAccum: o.GradAccum}
+	return false
+}
+
+// rankVars are the variables in which launchers give a process its rank:
+// Open MPI's mpirun, PMIx, MPICH's and Intel MPI's hydra (PMI), Slurm's
+// srun, MVAPICH.
+var rankVars = []string{"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID", "MV2_COMM_WORLD_RANK"}
+
+// launcherRank returns the rank that a launcher gave this process, read
+// from the first of rankVars set to a number, and whether one did.
+func launcherRank(getenv func(string) string) (int, bool) {
+	for _, name := range rankVars {
+		if r, err := strconv.Atoi(getenv(name)); err == nil && r >= 0 {
+			return r, true
+		}
+	}
+	return 0, false
 }
 
 func (r *reporter) begin(first, total int) { r.first, r.total, r.t0 = first, total, time.Now() }

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"io"
 	"math"
+	"os"
+	"strconv"
 	"testing"
 
 	"github.com/wickml/wick/internal/approx"
@@ -55,5 +59,61 @@ func TestETAIncludesEvaluation(t *testing.T) {
 	r.total = 1050 // not a multiple of eval_interval: one more after the last step
 	if got, want := r.eta(149), 900*0.1+10*5.0; !approx.Scalar(got, want, 0, 1e-9) {
 		t.Errorf("ETA with a final evaluation = %v, want %v", got, want)
+	}
+}
+
+// TestUseBar: --progress=auto draws a bar on a terminal unless a launcher's
+// rank variable is set (mpirun, srun: only plain lines then); bar always
+// draws one, plain never.
+func TestUseBar(t *testing.T) {
+	tty, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0) // a character device, as a terminal is
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	pipeR, pipeW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pipeR.Close()
+	defer pipeW.Close()
+	none := func(string) string { return "" }
+	for _, c := range []struct {
+		progress string
+		w        io.Writer
+		env      func(string) string
+		want     bool
+	}{
+		{"auto", tty, none, true},
+		{"auto", pipeW, none, false},
+		{"auto", &bytes.Buffer{}, none, false},
+		{"bar", pipeW, none, true},
+		{"plain", tty, none, false},
+	} {
+		if got := useBar(c.progress, c.w, c.env); got != c.want {
+			t.Errorf("--progress=%s on %T without a launcher: bar %v, want %v", c.progress, c.w, got, c.want)
+		}
+	}
+	for _, name := range rankVars {
+		for _, v := range []string{"0", "3"} {
+			env := func(k string) string {
+				if k == name {
+					return v
+				}
+				return ""
+			}
+			if r, ok := launcherRank(env); !ok || strconv.Itoa(r) != v {
+				t.Errorf("%s=%s: launcherRank %d, %v", name, v, r, ok)
+			}
+			if useBar("auto", tty, env) {
+				t.Errorf("%s=%s: --progress=auto draws a bar on a terminal", name, v)
+			}
+			if !useBar("bar", tty, env) {
+				t.Errorf("%s=%s: --progress=bar draws no bar", name, v)
+			}
+		}
+	}
+	if _, ok := launcherRank(func(string) string { return "x" }); ok {
+		t.Error("a rank variable that is not a number counts as a launcher's")
 	}
 }

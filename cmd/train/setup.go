@@ -74,6 +74,19 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
+	// nanoGPT's train.bin and val.bin fix the tokenizer: meta.pkl's
+	// characters, or GPT-2's.
+	var prep *data.Prepared
+	if o.binDir != "" {
+		var err error
+		if prep, err = data.OpenPrepared(o.binDir); err != nil {
+			return err
+		}
+		defer prep.Close()
+		if tok, err = preparedTokenizer(o, prep, meta, pre); err != nil {
+			return err
+		}
+	}
 	if tok == nil && o.Tokenizer == "gpt2" {
 		var err error
 		if tok, err = loadGPT2Tokenizer(o, preDir(pre)); err != nil {
@@ -110,37 +123,23 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 
-	corpus, err := openCorpus(o)
-	if err != nil {
-		return err
-	}
-	defer corpus.Close()
-	info := corpusInfo{Name: corpus.Name, Bytes: len(corpus.Text), CRC32C: crc32.Checksum(corpus.Text, crc32.MakeTable(crc32.Castagnoli))}
-	if tok == nil {
-		if tok, err = tokenizer.Train(ctx, o.Tokenizer, corpus.Text, o.VocabSize); err != nil {
-			if ctx.Err() != nil {
-				return interrupted(ctx, o.Tokenizer+" tokenizer training stopped")
-			}
+	var trainIDs, valIDs *data.Tokens
+	var info corpusInfo
+	var corpusName string
+	if prep != nil {
+		trainIDs, valIDs = prep.Train, prep.Val
+		info = corpusInfo{Name: prep.Dir, Bytes: int(prep.Bytes), CRC32C: prep.CRC32C}
+		corpusName = prep.Dir + " (nanoGPT's train.bin and val.bin)"
+		if err := checkPrepared(o, prep, tok); err != nil {
+			return err
+		}
+	} else {
+		if tok, trainIDs, valIDs, info, corpusName, err = readText(ctx, o, tok, meta); err != nil {
 			return err
 		}
 	}
-	ids, err := data.Encode(ctx, tok, corpus.Text)
-	if ctx.Err() != nil {
-		return interrupted(ctx, "tokenizing the corpus stopped")
-	}
-	if err != nil {
-		if meta != nil {
-			return fmt.Errorf("tokenizer mismatch: %s does not fit the checkpoint's %s tokenizer: %v", corpus.Name, tok.Kind(), err)
-		}
-		return fmt.Errorf("%s: %v", corpus.Name, err)
-	}
-	if meta != nil && (meta.Data.Bytes != info.Bytes || meta.Data.CRC32C != info.CRC32C) {
+	if meta != nil && (meta.Data.Bytes != info.Bytes || meta.Data.CRC32C != info.CRC32C) && (comm == nil || comm.Rank() == 0) {
 		fmt.Fprintf(stderr, "train: warning: resuming on a different corpus than the checkpoint's (%s, %d bytes)\n", meta.Data.Name, meta.Data.Bytes)
-	}
-	corpus.Close()
-	trainIDs, valIDs, err := data.Split(ids, 0.9, o.BlockSize+1)
-	if err != nil {
-		return err
 	}
 
 	cfg := nn.GPTConfig{VocabSize: tok.VocabSize(), BlockSize: o.BlockSize, NLayer: o.NLayer, NHead: o.NHead,
@@ -206,8 +205,44 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		t.rep = newReporter(stdout, o)
 	}
 	defer t.closeOutputs()
-	t.describe(corpus.Name, dev, nn.NumParams(model), meta != nil)
+	t.describe(corpusName, dev, nn.NumParams(model), meta != nil)
 	return t.loop(ctx)
+}
+
+// readText reads the text corpus (--data, --dataset's input.txt or the
+// default corpus), trains the tokenizer when tok is nil, encodes the text
+// and splits it 90/10 into training and validation ids.
+func readText(ctx context.Context, o *options, tok tokenizer.Tokenizer, meta *ckptMeta) (_ tokenizer.Tokenizer, trainIDs, valIDs *data.Tokens, info corpusInfo, name string, err error) {
+	corpus, err := openCorpus(o)
+	if err != nil {
+		return nil, nil, nil, info, "", err
+	}
+	defer corpus.Close()
+	info = corpusInfo{Name: corpus.Name, Bytes: len(corpus.Text), CRC32C: crc32.Checksum(corpus.Text, crc32.MakeTable(crc32.Castagnoli))}
+	if tok == nil {
+		if tok, err = tokenizer.Train(ctx, o.Tokenizer, corpus.Text, o.VocabSize); err != nil {
+			if ctx.Err() != nil {
+				return nil, nil, nil, info, "", interrupted(ctx, o.Tokenizer+" tokenizer training stopped")
+			}
+			return nil, nil, nil, info, "", err
+		}
+	}
+	ids, err := data.Encode(ctx, tok, corpus.Text)
+	if ctx.Err() != nil {
+		return nil, nil, nil, info, "", interrupted(ctx, "tokenizing the corpus stopped")
+	}
+	if err != nil {
+		if meta != nil {
+			return nil, nil, nil, info, "", fmt.Errorf("tokenizer mismatch: %s does not fit the checkpoint's %s tokenizer: %v", corpus.Name, tok.Kind(), err)
+		}
+		return nil, nil, nil, info, "", fmt.Errorf("%s: %v", corpus.Name, err)
+	}
+	corpus.Close()
+	trainIDs, valIDs, err = data.Split(ids, 0.9, o.BlockSize+1)
+	if err != nil {
+		return nil, nil, nil, info, "", err
+	}
+	return tok, trainIDs, valIDs, info, corpus.Name, nil
 }
 
 // newOptimizer returns nanoGPT's AdamW: weight decay on the ≥2-D tensors

@@ -47,7 +47,8 @@ type response struct {
 
 // ServeHTTP serves /generate (GET with query parameters or POST with a
 // form): prompt, seed, max_new_tokens, temperature and top_k, with
-// nanoGPT's sample.py defaults for the last two.
+// nanoGPT's sample.py defaults for the last two; temperature 0 is greedy
+// decoding (the most likely token each time, as top_k=1 gives).
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != "/generate" {
 		http.NotFound(w, r)
@@ -97,8 +98,8 @@ func (s *server) parse(r *http.Request) (request, error) {
 	case err != nil:
 	case req.MaxTokens < 0 || req.MaxTokens > s.maxToken:
 		err = fmt.Errorf("max_new_tokens=%d: want 0 to %d", req.MaxTokens, s.maxToken)
-	case !(req.Temperature > 0) || req.Temperature > 100:
-		err = fmt.Errorf("temperature=%v: want a positive number", req.Temperature)
+	case !(req.Temperature >= 0) || req.Temperature > 100:
+		err = fmt.Errorf("temperature=%v: want 0 (greedy) to 100", req.Temperature)
 	case req.TopK < 0:
 		err = fmt.Errorf("top_k=%d: want 0 (no limit) or more", req.TopK)
 	case req.Prompt == "":

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -138,7 +139,8 @@ func TestBadRequests(t *testing.T) {
 	}{
 		{url.Values{"max_new_tokens": {"100000"}}, "max_new_tokens"},
 		{url.Values{"max_new_tokens": {"x"}}, "max_new_tokens"},
-		{url.Values{"temperature": {"0"}}, "temperature"},
+		{url.Values{"temperature": {"-0.5"}}, "temperature"},
+		{url.Values{"temperature": {"NaN"}}, "temperature"},
 		{url.Values{"top_k": {"-1"}}, "top_k"},
 		{url.Values{"seed": {"-3"}}, "seed"},
 		{url.Values{"prompt": {"UPPER"}}, "prompt"},
@@ -169,5 +171,29 @@ func TestLoadCheckpointErrors(t *testing.T) {
 	}
 	if _, err := nn.LoadCheckpoint(plain); err == nil || !strings.Contains(err.Error(), "not written by train") {
 		t.Errorf("a safetensors file without train's metadata: err = %v", err)
+	}
+}
+
+// TestGreedy: temperature=0 is greedy decoding, the tokens of top_k=1,
+// whatever the seed.
+func TestGreedy(t *testing.T) {
+	base := start(t)
+	tokens := func(q url.Values) string {
+		t.Helper()
+		code, body, err := get(base, q)
+		if err != nil || code != http.StatusOK {
+			t.Fatalf("%v: status %d, %s (%v)", q, code, body, err)
+		}
+		var r response
+		if err := json.Unmarshal([]byte(body), &r); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(r.Tokens)
+	}
+	want := tokens(url.Values{"prompt": {"the cat"}, "top_k": {"1"}, "temperature": {"1"}, "seed": {"1"}, "max_new_tokens": {"30"}})
+	for _, seed := range []string{"1", "2"} {
+		if got := tokens(url.Values{"prompt": {"the cat"}, "temperature": {"0"}, "seed": {seed}, "max_new_tokens": {"30"}}); got != want {
+			t.Errorf("temperature=0 seed=%s: tokens %s, want top_k=1's %s", seed, got, want)
+		}
 	}
 }

@@ -129,3 +129,37 @@ func TestDefaultCorpus(t *testing.T) {
 		t.Error("no GOROOT accepted")
 	}
 }
+
+// TestPreparedTokens: the ids of a nanoGPT .bin file, read in place as
+// little-endian uint16.
+func TestPreparedTokens(t *testing.T) {
+	dir := t.TempDir()
+	bin := []byte{1, 0, 0xff, 0xff, 2, 1, 7, 0}
+	os.WriteFile(filepath.Join(dir, "train.bin"), bin, 0o644)
+	os.WriteFile(filepath.Join(dir, "val.bin"), bin[:4], 0o644)
+	if !HasPrepared(dir) || HasPrepared(t.TempDir()) {
+		t.Fatal("HasPrepared")
+	}
+	p, err := OpenPrepared(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if got := p.Train.Ints(); !slices.Equal(got, []int{1, 65535, 258, 7}) || p.Train.Max() != 65535 || p.Val.Len() != 2 || p.Vocab != nil || p.Bytes != 12 {
+		t.Errorf("train %v (max %d), val %d ids, vocab %v, %d bytes", got, p.Train.Max(), p.Val.Len(), p.Vocab, p.Bytes)
+	}
+	if s := p.Train.Slice(1, 3); s.Len() != 2 || s.At(1) != 258 {
+		t.Errorf("Slice(1, 3) = %v", s.Ints())
+	}
+	other := t.TempDir()
+	os.WriteFile(filepath.Join(other, "train.bin"), bin, 0o644)
+	os.WriteFile(filepath.Join(other, "val.bin"), []byte{9, 0, 0, 0}, 0o644)
+	q, err := OpenPrepared(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	if q.CRC32C == p.CRC32C {
+		t.Error("two datasets with other ids have the same CRC32C")
+	}
+}

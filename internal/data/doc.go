@@ -9,6 +9,11 @@
 // memory-mapped while it is being tokenized; a pipe or FIFO is read as a
 // stream.
 //
+// OpenPrepared reads instead the dataset layout nanoGPT's prepare.py
+// scripts write, train.bin and val.bin (uint16 ids, memory-mapped) with
+// meta.pkl (ReadMetaPkl: the char vocabulary, read from the subset of
+// Python's pickle format nanoGPT writes) when the ids are characters.
+//
 // The package is internal: it is a helper of the train command, not part of
 // Wick's library API.
 package data

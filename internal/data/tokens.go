@@ -1,12 +1,17 @@
 package data
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // Tokens is a flat array of token ids, stored as uint16 when the vocabulary
-// fits and as uint32 otherwise. The zero value is empty.
+// fits and as uint32 otherwise, or as the little-endian uint16 bytes of a
+// memory-mapped nanoGPT train.bin or val.bin. The zero value is empty.
 type Tokens struct {
-	u16 []uint16
-	u32 []uint32
+	u16  []uint16
+	u32  []uint32
+	le16 []byte
 }
 
 // newTokens returns an empty array with room for n ids below vocab.
@@ -36,26 +41,44 @@ func (t *Tokens) append(id int) {
 
 // Len returns the number of ids.
 func (t *Tokens) Len() int {
-	if t.u32 != nil {
+	switch {
+	case t.u32 != nil:
 		return len(t.u32)
+	case t.le16 != nil:
+		return len(t.le16) / 2
 	}
 	return len(t.u16)
 }
 
 // At returns the i-th id.
 func (t *Tokens) At(i int) int {
-	if t.u32 != nil {
+	switch {
+	case t.u32 != nil:
 		return int(t.u32[i])
+	case t.le16 != nil:
+		return int(binary.LittleEndian.Uint16(t.le16[2*i:]))
 	}
 	return int(t.u16[i])
 }
 
 // Slice returns the ids [i, j) as an array sharing memory with t.
 func (t *Tokens) Slice(i, j int) *Tokens {
-	if t.u32 != nil {
+	switch {
+	case t.u32 != nil:
 		return &Tokens{u32: t.u32[i:j:j]}
+	case t.le16 != nil:
+		return &Tokens{le16: t.le16[2*i : 2*j : 2*j]}
 	}
 	return &Tokens{u16: t.u16[i:j:j]}
+}
+
+// Max returns the largest id, or -1 when t is empty.
+func (t *Tokens) Max() int {
+	m := -1
+	for i := range t.Len() {
+		m = max(m, t.At(i))
+	}
+	return m
 }
 
 // Ints returns a copy of the ids as ints.

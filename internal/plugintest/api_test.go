@@ -56,7 +56,9 @@ func publicPackages(t *testing.T, root string) []string {
 			return nil
 		case strings.HasPrefix(d.Name(), ".") || strings.HasPrefix(d.Name(), "_") || d.Name() == "testdata":
 			return filepath.SkipDir
-		case first == "internal" || first == "cmd" || first == "examples" || first == "scripts" || first == "csrc":
+		case first == "cmd" || first == "examples" || first == "scripts" || first == "csrc":
+			return filepath.SkipDir
+		case d.Name() == "internal": // internal at any depth (tokenizer/internal/...) is not public
 			return filepath.SkipDir
 		}
 		if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
