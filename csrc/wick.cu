@@ -13,3 +13,5 @@
 #include "random.cu"
 #include "attention.cu"
 #include "norm.cu"
+#include "sort.cu"
+#include "scan.cu"

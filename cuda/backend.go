@@ -21,7 +21,8 @@ import (
 // This file holds the type, storage checks, allocation, host transfers,
 // Copy and Fill; the ops are split by concept as the CPU backend's are:
 // elementwise.go, reduce.go, matmul.go, nn.go (softmax, layer norm,
-// embedding, cross-entropy), attention.go, norm.go, adamw.go, random.go.
+// embedding, cross-entropy), attention.go, norm.go, adamw.go, random.go,
+// sort.go, scan.go.
 type backend struct{ d *device }
 
 var _ tensor.Backend = (*backend)(nil)

@@ -42,6 +42,7 @@ type kernels struct {
 	adamw                                              cu.Function
 	randUniform, randNormal, dropoutMask               cu.Function
 	attnSoftmax, attnSoftmaxGrad                       cu.Function
+	sort, scan                                         cu.Function
 }
 
 // loadKernels loads the embedded PTX into the current context and looks up
@@ -98,6 +99,8 @@ func loadKernels() (cu.Module, *kernels, error) {
 		{"wick_dropout_mask_f32", &k.dropoutMask},
 		{"wick_attn_softmax_f32", &k.attnSoftmax},
 		{"wick_attn_softmax_grad_f32", &k.attnSoftmaxGrad},
+		{"wick_sort_f32", &k.sort},
+		{"wick_scan_f32", &k.scan},
 	}
 	for _, e := range table {
 		fn, err := mod.Function(e.name)

@@ -5,7 +5,10 @@ Run with the system Python, which has PyTorch (Debian's python3-torch):
 
     /usr/bin/python3 scripts/gen_golden.py
 
-It writes testdata/golden/ops.json, which tensor/golden_test.go reads. Every
+It writes testdata/golden/ops.json and testdata/golden/ops_sort_gather_scan.json
+(Linspace, Sort, TopK, Gather, Scatter, ScatterAdd, Cumsum, Cumprod, added
+later: a file of their own, drawn from a generator of their own, so that
+ops.json stays as it was), which tensor/golden_test.go reads. Every
 case names an op (the same names are implemented in golden_test.go), its
 inputs (a contiguous base plus the view steps that turn it into the strided
 tensor the op receives), scalar arguments, the forward outputs and, for a
@@ -32,7 +35,9 @@ import torch.nn.functional as F
 torch.set_num_threads(1)
 torch.use_deterministic_algorithms(True)
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testdata", "golden", "ops.json")
+GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testdata", "golden")
+OUT = os.path.join(GOLDEN, "ops.json")
+OUT_SORT_GATHER_SCAN = os.path.join(GOLDEN, "ops_sort_gather_scan.json")
 
 # --------------------------------------------------------------------------
 # ops: name -> f(inputs, args) returning a tensor or a list of tensors.
@@ -121,6 +126,14 @@ def _attention_block(xs, a):
     o = _sdpa([q, k, v], {"causal": True})
     o = o.transpose(1, 2).contiguous().view(B, T, C)
     return F.gelu(o + x)
+
+
+def _topk_ties(xs, a):
+    # with ties PyTorch's CPU topk picks no particular index among equal
+    # values: compare the values and what the indices pick
+    x = xs[0]
+    v, i = x.topk(a["k"], a["dim"], a["largest"], True)
+    return [v, x.gather(a["dim"], i)]
 
 
 OPS = {
@@ -215,6 +228,16 @@ OPS = {
     # creation
     "Arange": lambda xs, a: torch.arange(a["start"], a["end"], a["step"], dtype=torch.float32),
     "Eye": lambda xs, a: torch.eye(a["n"]),
+    # sorting, indexing along a dim, scans (ops_sort_gather_scan.json)
+    "Linspace": lambda xs, a: torch.linspace(a["start"], a["end"], a["steps"]),
+    "Sort": lambda xs, a: list(torch.sort(xs[0], dim=a["dim"], descending=a["descending"], stable=True)),
+    "TopK": lambda xs, a: list(xs[0].topk(a["k"], a["dim"], a["largest"], True)),
+    "TopKTies": _topk_ties,
+    "Gather": lambda xs, a: xs[0].gather(a["dim"], xs[1]),
+    "Scatter": lambda xs, a: xs[0].scatter(a["dim"], xs[1], xs[2]),
+    "ScatterAdd": lambda xs, a: xs[0].scatter_add(a["dim"], xs[1], xs[2]),
+    "Cumsum": lambda xs, a: xs[0].cumsum(a["dim"]),
+    "Cumprod": lambda xs, a: xs[0].cumprod(a["dim"]),
     # composites
     "IssueViewPermute": _issue_view_permute,
     "FanOut": _fanout,
@@ -230,12 +253,12 @@ for n in ["Neg", "Exp", "Log", "Sqrt", "Rsqrt", "Abs", "Sign", "Square", "Tanh",
           "DivScalar", "PowScalar", "Clamp", "EqScalar", "GtScalar", "LtScalar", "Add", "Sub", "Mul",
           "Div", "Pow", "Maximum", "Minimum", "Eq", "Ne", "Lt", "Le", "Gt", "Ge", "Where",
           "MaskedFill", "Tril", "Triu", "Cat", "Stack", "Split", "Chunk", "Dropout", "FanOut",
-          "Arange", "Eye"]:
+          "Arange", "Eye", "Linspace", "Sort", "TopK", "TopKTies", "Gather", "Scatter", "ScatterAdd"]:
     KIND[n] = "elementwise"
 for n in ["Reshape", "View", "Permute", "Transpose", "T", "Slice", "Narrow", "Select", "Expand",
           "Squeeze", "Unsqueeze", "Flatten", "Contiguous", "Clone"]:
     KIND[n] = "view"
-for n in ["Sum", "Mean", "Max", "Min", "Var", "LogSumExp", "ArgMax", "ArgMin"]:
+for n in ["Sum", "Mean", "Max", "Min", "Var", "LogSumExp", "ArgMax", "ArgMin", "Cumsum", "Cumprod"]:
     KIND[n] = "reduce"
 for n in ["MatMul", "IssueViewPermute"]:
     KIND[n] = "matmul"
@@ -864,7 +887,104 @@ def creation_cases():
         case("n=%d" % n, "Eye", [], n=n)
 
 
+NAN = float("nan")
+
+
+def sort_gather_scan_cases():
+    for start, end, steps in [(0, 1, 5), (-1, 1, 7), (0, 1, 10), (0.1, 0.7, 13), (2, 3, 2), (3, 3, 1),
+                              (1, 5, 0), (5, -2, 15), (-3.3, 7.7, 100), (0, 1, 1000), (1e-3, 1e3, 50)]:
+        case("%g_%g_%d" % (start, end, steps), "Linspace", [], start=float(start), end=float(end), steps=steps)
+
+    ties = [[1, 3, 3, 2, 3, 1, NAN, 2, NAN, 0], [0.0, -0.0, 0.0, 5, -1, 5, -1, 2, 2, 2]]
+    for desc in (False, True):
+        t = "desc" if desc else "asc"
+        case(t + "_last", "Sort", [randn(4, 5)], dim=-1, descending=desc)
+        case(t + "_dim0", "Sort", [randn(5, 3)], dim=0, descending=desc)
+        case(t + "_permuted", "Sort", [permuted(randn, [3, 4])], dim=1, descending=desc)
+        case(t + "_sliced_3d_neg_dim", "Sort", [sliced(randn, [2, 5, 3], dim=1)], dim=-2, descending=desc)
+        case(t + "_ties_nan", "Sort", [values(ties)], dim=1, descending=desc)
+        case(t + "_ties_nan_dim0", "Sort", [values(ties, views=[{"transpose": [0, 1]}])], dim=0, descending=desc)
+        case(t + "_expanded", "Sort", [expanded(randn, [3, 4], 0)], dim=0, descending=desc)
+    case("empty", "Sort", [randn(0, 3)], dim=-1, descending=False)
+    case("0d", "Sort", [randn()], dim=0, descending=True)
+
+    for largest in (True, False):
+        t = "largest" if largest else "smallest"
+        case(t + "_last", "TopK", [randn(4, 6)], k=3, dim=-1, largest=largest)
+        case(t + "_dim0_permuted", "TopK", [permuted(randn, [5, 3])], k=2, dim=0, largest=largest)
+        case(t + "_3d_neg_dim", "TopK", [sliced(randn, [2, 6, 3], dim=1)], k=4, dim=-2, largest=largest)
+        case(t + "_k0", "TopK", [randn(3, 4)], k=0, dim=1, largest=largest)
+        case(t + "_all", "TopK", [randn(3, 4)], k=4, dim=1, largest=largest)
+        # forward only: the gradient goes to whichever tied element the
+        # indices name
+        case(t + "_ties_nan", "TopKTies", [values(ties, grad=False)], k=5, dim=1, largest=largest)
+        case(t + "_ties_nan_full", "TopKTies", [values(ties, grad=False, views=[{"transpose": [0, 1]}])], k=10, dim=0,
+             largest=largest)
+    case("0d", "TopK", [randn()], k=1, dim=0, largest=True)
+
+    case("dim1", "Gather", [randn(3, 4), ints([[0, 0, 3], [1, 2, 0], [3, 3, 3]])], dim=1)
+    case("dim0_smaller_index", "Gather", [randn(4, 3), ints([[3, 0], [1, 1], [0, 2]])], dim=0)
+    case("neg_dim_permuted", "Gather", [permuted(randn, [3, 5]), ints([[4, 0, 4], [2, 2, 1]])], dim=-1)
+    case("3d_sliced", "Gather", [sliced(randn, [2, 3, 4], dim=2), ints(np.arange(18).reshape(2, 3, 3) % 4)], dim=2)
+    case("transposed_index", "Gather", [randn(3, 4), ints([[0, 2, 1], [3, 0, 0], [1, 1, 2], [2, 3, 3]], views=[{"transpose": [0, 1]}])], dim=1)
+    case("expanded_input", "Gather", [expanded(randn, [3, 4], 0), ints([[0, 1], [2, 0], [1, 2]])], dim=0)
+    case("0d", "Gather", [randn(), ints(0, shape=[])], dim=0)
+    case("empty_index", "Gather", [randn(2, 3), ints(np.zeros((2, 0)))], dim=1)
+
+    dup = ints([[1, 1, 1, 1], [1, 0, 1, 1], [1, 1, 1, 0]])
+    for op in ("Scatter", "ScatterAdd"):
+        case("dim0", op, [randn(3, 4), ints([[0, 1, 2, 0], [2, 0, 0, 1]]), randn(2, 4)], dim=0)
+        case("dim1_neg", op, [randn(3, 5), ints([[4, 0], [1, 3], [2, 2]]), randn(3, 2)], dim=-1)
+        case("duplicates", op, [randn(2, 4), dup, randn(3, 4)], dim=0)
+        case("src_larger", op, [randn(3, 4), ints([[0, 1], [2, 0]]), randn(3, 5, grad=False)], dim=0)
+        case("permuted_self_transposed_src", op,
+             [permuted(randn, [3, 4]), ints([[0, 1, 2, 0], [2, 2, 0, 1]]), randn(4, 2, views=[{"transpose": [0, 1]}])], dim=0)
+        case("3d_sliced", op, [sliced(randn, [2, 3, 4], dim=1), ints(np.arange(24).reshape(2, 3, 4) % 3), randn(2, 3, 4)], dim=1)
+        case("0d", op, [randn(), ints(0, shape=[]), randn()], dim=0)
+        case("empty_index", op, [randn(2, 3), ints(np.zeros((2, 0))), randn(2, 0)], dim=1)
+
+    def with_zeros(*shape, **k):
+        x = RNG.uniform(0.5, 1.5, size=shape) * RNG.choice([-1, 1], size=shape)
+        x[RNG.uniform(size=shape) < 0.2] = 0
+        return In(shape, x, **k)
+
+    zero_rows = values([[1.5, 0.5, -2, 0.25, 3],   # no zero
+                        [0, 2, 0.5, -1, 1.5],      # zero first
+                        [1.5, 2, 0, -1, 0.5],      # one zero inside
+                        [2, 0, 0.5, 0, 1.5],       # two zeros
+                        [0.5, 2, -1, 1.5, 0],      # zero last
+                        [0, 0, 1, 2, 3]])          # two zeros first
+    for op in ("Cumsum", "Cumprod"):
+        gen = randn if op == "Cumsum" else (lambda *s, **k: uniform(0.5, 1.5, *s, **k))
+        case("dim1", op, [gen(3, 4)], dim=1)
+        case("dim0", op, [gen(4, 3)], dim=0)
+        case("neg_dim_3d", op, [gen(2, 3, 4)], dim=-2)
+        case("permuted", op, [permuted(gen, [3, 5])], dim=1)
+        case("sliced", op, [sliced(gen, [4, 3], dim=0)], dim=0)
+        case("expanded", op, [expanded(gen, [3, 4], 0)], dim=0)
+        case("0d", op, [gen()], dim=0)
+        case("empty", op, [gen(0, 3)], dim=1)
+        case("long_row", op, [gen(2, 300)], dim=1)
+        case("zeros", op, [zero_rows], dim=1)
+        case("zeros_dim0", op, [values(np.asarray(zero_rows.data).reshape(6, 5), views=[{"transpose": [0, 1]}])], dim=0)
+        case("random_zeros", op, [with_zeros(4, 6)], dim=-1)
+
+
+def write(path, cases):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    doc = {
+        "generator": "scripts/gen_golden.py",
+        "torch": torch.__version__,
+        "cases": cases,
+    }
+    with open(path, "w") as f:
+        json.dump(doc, f, separators=(",", ":"), allow_nan=False)
+        f.write("\n")
+    print("wrote %d cases to %s (%d bytes)" % (len(cases), os.path.relpath(path), os.path.getsize(path)), file=sys.stderr)
+
+
 def main():
+    global RNG
     creation_cases()
     unary_cases()
     scalar_cases()
@@ -875,16 +995,12 @@ def main():
     matmul_cases()
     nn_cases()
     view_cases()
-    os.makedirs(os.path.dirname(OUT), exist_ok=True)
-    doc = {
-        "generator": "scripts/gen_golden.py",
-        "torch": torch.__version__,
-        "cases": CASES,
-    }
-    with open(OUT, "w") as f:
-        json.dump(doc, f, separators=(",", ":"), allow_nan=False)
-        f.write("\n")
-    print("wrote %d cases to %s (%d bytes)" % (len(CASES), os.path.relpath(OUT), os.path.getsize(OUT)), file=sys.stderr)
+    write(OUT, CASES)
+    # the later ops: their own generator and file
+    RNG = np.random.RandomState(26)
+    CASES.clear()
+    sort_gather_scan_cases()
+    write(OUT_SORT_GATHER_SCAN, CASES)
 
 
 if __name__ == "__main__":

@@ -54,6 +54,20 @@ const (
 	ReduceLogSumExp
 )
 
+// ScanOp names a cumulative operation along a row.
+type ScanOp int
+
+// The scans: running sums and running products.
+const (
+	ScanSum ScanOp = iota
+	ScanProd
+)
+
+var scanNames = [...]string{"Cumsum", "Cumprod"}
+
+// String returns the op's user-facing name, such as "Cumsum".
+func (op ScanOp) String() string { return scanNames[op] }
+
 // Backend is the set of primitive kernels that a device implements. Every
 // higher operation of package tensor (and every derivative) is composed from
 // these. Each kernel receives storages and, where inputs may be strided, their
@@ -112,10 +126,22 @@ type Backend interface {
 	// LayerNormGrad writes dx and adds into dw, db (nil if not wanted).
 	LayerNormGrad(dx, dw, db, g, x, mean, rstd, w Storage, rows, cols int)
 	// Gather copies rows idx[i] of the contiguous [*, rowLen] src into row i
-	// of dst.
+	// of dst. With rowLen 1 the indices are storage offsets, which is how
+	// Tensor.Gather, Scatter and ScatterAdd reach any strided element.
 	Gather(dst, src, idx Storage, n, rowLen int)
-	// ScatterAdd adds row i of src into row idx[i] of dst.
+	// ScatterAdd adds row i of src into row idx[i] of dst (rows may
+	// repeat: every addition lands).
 	ScatterAdd(dst, idx, src Storage, n, rowLen int)
+	// Sort sorts each contiguous row of src ([rows, cols]) into vals and
+	// writes each value's position in its row into the Int64 idx: stable
+	// (equal values keep their order, in either direction), ascending or
+	// descending, NaN above every number (NaNs last ascending, first
+	// descending; -0 equals +0).
+	Sort(vals, idx, src Storage, rows, cols int, descending bool)
+	// Scan writes the running sum or product of each contiguous row of src
+	// ([rows, cols]) into dst, accumulated in float64 and rounded to
+	// float32 at each element; reverse runs from each row's end.
+	Scan(op ScanOp, dst, src Storage, rows, cols int, reverse bool)
 	// CrossEntropy writes each row's loss (0 for ignored rows) for logits
 	// [rows, cols] and Int64 targets.
 	CrossEntropy(loss, logits, targets Storage, rows, cols int, ignore int64)

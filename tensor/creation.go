@@ -281,3 +281,60 @@ func (t *Tensor) SetFloat32s(offset int, data []float32) *Tensor {
 	t.backend.Copy(t.storage, Layout{Shape: []int{len(data)}, Strides: []int{1}, Offset: start}, src, contiguousLayout([]int{len(data)}))
 	return t
 }
+
+// Linspace returns steps Float32 values evenly spaced from start to end,
+// both included (torch.linspace). Like PyTorch it computes from both ends:
+// with step = (end−start)/(steps−1) in float32, element i is start + step·i
+// for i < steps/2 and end − step·(steps−1−i) after, each a fused
+// multiply-add rounded once. These are the bits of torch.linspace on a GPU,
+// and on the CPU for fewer than 16 steps (32 with AVX-512); for longer
+// ones PyTorch's vectorised CPU kernel steps through lanes and may differ
+// in the last bit. Linspace panics with an *Error if steps is negative.
+func Linspace(start, end float32, steps int) *Tensor {
+	if steps < 0 {
+		panicf("Linspace", "number of steps must be non-negative, got %d", steps)
+	}
+	checkAlloc("Linspace", Float32, []int{steps})
+	data := make([]float32, steps)
+	if steps == 1 {
+		data[0] = start
+	}
+	if steps > 1 {
+		step := (end - start) / float32(steps-1)
+		half := steps / 2
+		for i := range data {
+			if i < half {
+				data[i] = fma32(step, float32(i), start)
+			} else {
+				data[i] = fma32(-step, float32(steps-1-i), end)
+			}
+		}
+	}
+	return New(data, steps)
+}
+
+// fma32 returns a·b + c rounded once to float32. The product of two
+// float32s is exact in float64; the float64 sum is exact too unless it
+// rounds, and then its error e (TwoSum) decides the one case where
+// rounding the sum again to float32 could go the wrong way: a sum exactly
+// halfway between two float32s.
+func fma32(a, b, c float32) float32 {
+	p, q := float64(a)*float64(b), float64(c)
+	s := p + q
+	bv := s - p
+	e := (p - (s - bv)) + (q - bv)
+	r := float32(s)
+	if e == 0 || float64(r) == s || math.IsInf(s, 0) || math.IsNaN(s) {
+		return r
+	}
+	// the float32 neighbour of r on s's side, and the midpoint between
+	other := math32.Nextafter(r, float32(math.Copysign(math.Inf(1), s-float64(r))))
+	if mid := (float64(r) + float64(other)) / 2; mid != s {
+		return r // s is not a tie: rounding it is rounding the exact value
+	}
+	// s is a tie that rounded to r; the exact value s+e lies toward e
+	if (e > 0) == (float64(other) > float64(r)) {
+		return other
+	}
+	return r
+}

@@ -18,7 +18,11 @@
 // Permute, Transpose, Slice, Narrow, Select, Expand, Squeeze, Unsqueeze,
 // Flatten), reductions with or without kept dimensions (Sum and SumKeepDim,
 // ...), torch.matmul's batching rules, and gradients that accumulate across
-// Backward calls until ZeroGrad.
+// Backward calls until ZeroGrad. Beside the elementwise ops and reductions
+// are PyTorch's indexing and ordering staples, each differentiable like
+// PyTorch's: Gather, Scatter and ScatterAdd along a dimension (out of
+// place, with Int64 indices checked against their bounds), a stable Sort
+// and TopK (NaN largest), Cumsum and Cumprod, and Linspace.
 //
 // Operations called with arguments that cannot be right (mismatched shapes,
 // a dimension out of range, a float operation on Int64 indices) panic with

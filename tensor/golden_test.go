@@ -2,7 +2,8 @@ package tensor_test
 
 // Golden tests: every op's forward and backward against values produced by
 // PyTorch. scripts/gen_golden.py (run with /usr/bin/python3, which has
-// torch) writes testdata/golden/ops.json; this file replays each case with
+// torch) writes testdata/golden/ops.json and ops_sort_gather_scan.json (the
+// ops added later); this file replays each case with
 // Wick and compares. The op names in the JSON are the keys of goldenOps.
 //
 // go test ./tensor/ -run TestGoldenCoverage -update-golden
@@ -27,10 +28,10 @@ import (
 	"github.com/wickml/wick/internal/approx"
 )
 
-const (
-	goldenPath         = "../testdata/golden/ops.json"
-	goldenCoveragePath = "../testdata/golden/COVERAGE.md"
-)
+const goldenCoveragePath = "../testdata/golden/COVERAGE.md"
+
+// goldenPaths are the files of golden cases, read in this order.
+var goldenPaths = []string{"../testdata/golden/ops.json", "../testdata/golden/ops_sort_gather_scan.json"}
 
 // goldenData is a list of numbers; non-finite floats are the strings "NaN",
 // "Infinity" and "-Infinity".
@@ -121,19 +122,21 @@ var (
 func loadGolden(t *testing.T) []goldenCase {
 	t.Helper()
 	goldenOnce.Do(func() {
-		b, err := os.ReadFile(goldenPath)
-		if err != nil {
-			goldenErr = fmt.Errorf("reading golden values (regenerate with /usr/bin/python3 scripts/gen_golden.py): %w", err)
-			return
+		for _, path := range goldenPaths {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				goldenErr = fmt.Errorf("reading golden values (regenerate with /usr/bin/python3 scripts/gen_golden.py): %w", err)
+				return
+			}
+			var f struct {
+				Cases []goldenCase `json:"cases"`
+			}
+			if err := json.Unmarshal(b, &f); err != nil {
+				goldenErr = fmt.Errorf("parsing %s: %w", path, err)
+				return
+			}
+			goldenCases = append(goldenCases, f.Cases...)
 		}
-		var f struct {
-			Cases []goldenCase `json:"cases"`
-		}
-		if err := json.Unmarshal(b, &f); err != nil {
-			goldenErr = fmt.Errorf("parsing %s: %w", goldenPath, err)
-			return
-		}
-		goldenCases = f.Cases
 	})
 	if goldenErr != nil {
 		t.Fatal(goldenErr)
@@ -399,6 +402,39 @@ var goldenOps = map[string]goldenOp{
 		return goldenOne(tensor.Arange(a.floatArg("start"), a.floatArg("end"), a.floatArg("step")))
 	},
 	"Eye": func(_ []*tensor.Tensor, a goldenArgs) []*tensor.Tensor { return goldenOne(tensor.Eye(a.int("n"))) },
+	"Linspace": func(_ []*tensor.Tensor, a goldenArgs) []*tensor.Tensor {
+		return goldenOne(tensor.Linspace(a.floatArg("start"), a.floatArg("end"), a.int("steps")))
+	},
+
+	"Sort": func(x []*tensor.Tensor, a goldenArgs) []*tensor.Tensor {
+		v, i := x[0].Sort(a.int("dim"), a.bool("descending"))
+		return []*tensor.Tensor{v, i}
+	},
+	"TopK": func(x []*tensor.Tensor, a goldenArgs) []*tensor.Tensor {
+		v, i := x[0].TopK(a.int("k"), a.int("dim"), a.bool("largest"), true)
+		return []*tensor.Tensor{v, i}
+	},
+	// with ties: the values, and what the indices pick (PyTorch's CPU
+	// topk orders tied indices in no particular way)
+	"TopKTies": func(x []*tensor.Tensor, a goldenArgs) []*tensor.Tensor {
+		v, i := x[0].TopK(a.int("k"), a.int("dim"), a.bool("largest"), true)
+		return []*tensor.Tensor{v, x[0].Gather(a.int("dim"), i)}
+	},
+	"Gather": func(x []*tensor.Tensor, a goldenArgs) []*tensor.Tensor {
+		return goldenOne(x[0].Gather(a.int("dim"), x[1]))
+	},
+	"Scatter": func(x []*tensor.Tensor, a goldenArgs) []*tensor.Tensor {
+		return goldenOne(x[0].Scatter(a.int("dim"), x[1], x[2]))
+	},
+	"ScatterAdd": func(x []*tensor.Tensor, a goldenArgs) []*tensor.Tensor {
+		return goldenOne(x[0].ScatterAdd(a.int("dim"), x[1], x[2]))
+	},
+	"Cumsum": func(x []*tensor.Tensor, a goldenArgs) []*tensor.Tensor {
+		return goldenOne(x[0].Cumsum(a.int("dim")))
+	},
+	"Cumprod": func(x []*tensor.Tensor, a goldenArgs) []*tensor.Tensor {
+		return goldenOne(x[0].Cumprod(a.int("dim")))
+	},
 
 	// issue 2's case: q = k = arange(4).view(2,2); loss = (q @ k.T).sum()
 	"IssueViewPermute": func(x []*tensor.Tensor, _ goldenArgs) []*tensor.Tensor {
@@ -713,7 +749,8 @@ var goldenRequiredOps = []string{
 	"Softmax", "LogSoftmax", "Dropout", "LayerNorm", "IndexSelect", "Embedding", "CrossEntropy",
 	"Tril", "Triu", "Cat", "Stack", "Split", "Chunk", "ScaledDotProductAttention",
 	"Reshape", "View", "Permute", "Transpose", "T", "Slice", "Narrow", "Select", "Expand", "Squeeze", "Unsqueeze", "Flatten", "Contiguous", "Clone",
-	"Arange", "Eye",
+	"Arange", "Eye", "Linspace",
+	"Sort", "TopK", "Gather", "Scatter", "ScatterAdd", "Cumsum", "Cumprod",
 }
 
 // goldenBroadcastOps are the ops whose inputs broadcast against each other.
@@ -727,7 +764,7 @@ var goldenBroadcastOps = map[string]bool{
 var goldenNoGrad = map[string]bool{
 	"Eq": true, "Ne": true, "Lt": true, "Le": true, "Gt": true, "Ge": true,
 	"EqScalar": true, "GtScalar": true, "LtScalar": true, "ArgMax": true, "ArgMin": true,
-	"Arange": true, "Eye": true,
+	"Arange": true, "Eye": true, "Linspace": true,
 }
 
 func goldenCoverage(t *testing.T, cases []goldenCase) map[string]*goldenCoverageRow {
@@ -808,11 +845,11 @@ func goldenCoverageMarkdown(rows map[string]*goldenCoverageRow) string {
 	var sb strings.Builder
 	sb.WriteString("# Golden coverage of tensor ops\n\n")
 	sb.WriteString("Generated by `go test ./tensor/ -run TestGoldenCoverage -update-golden`\n")
-	sb.WriteString("from testdata/golden/ops.json (written by `/usr/bin/python3 scripts/gen_golden.py`\n")
-	sb.WriteString("from PyTorch). Every case below is replayed by TestGolden in tensor/golden_test.go:\n")
-	sb.WriteString("forward outputs always, and the gradient of every float input for a random\n")
-	sb.WriteString("upstream gradient where the op is differentiable. TestGoldenCoverage fails if\n")
-	sb.WriteString("this file is stale.\n\n")
+	sb.WriteString("from testdata/golden/ops.json and ops_sort_gather_scan.json (written by\n")
+	sb.WriteString("`/usr/bin/python3 scripts/gen_golden.py` from PyTorch). Every case below is\n")
+	sb.WriteString("replayed by TestGolden in tensor/golden_test.go: forward outputs always, and\n")
+	sb.WriteString("the gradient of every float input for a random upstream gradient where the\n")
+	sb.WriteString("op is differentiable. TestGoldenCoverage fails if this file is stale.\n\n")
 	sb.WriteString("Columns: cases; cases whose forward is checked; cases whose backward is\n")
 	sb.WriteString("checked; and whether some case feeds a non-contiguous input, an input with a\n")
 	sb.WriteString("stride-0 (expanded) dim, broadcasting between inputs (batch dims for\n")

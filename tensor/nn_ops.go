@@ -43,13 +43,17 @@ func (t *Tensor) softmax(dim int, log bool) *Tensor {
 		t.backend.SoftmaxGrad(dx.storage, g.storage, y.storage, rows, cols, log)
 		x.accumulate(dx)
 	})
-	return back(y)
+	// contiguous whatever dim is, as PyTorch's result for a contiguous
+	// input, so that View works on it as it does there
+	return back(y).Contiguous()
 }
 
-// Softmax returns exp(t) normalised to sum to 1 along dim.
+// Softmax returns exp(t) normalised to sum to 1 along dim. The result is
+// contiguous.
 func (t *Tensor) Softmax(dim int) *Tensor { return t.softmax(dim, false) }
 
-// LogSoftmax returns log(Softmax(dim)), computed stably.
+// LogSoftmax returns log(Softmax(dim)), computed stably. The result is
+// contiguous.
 func (t *Tensor) LogSoftmax(dim int) *Tensor { return t.softmax(dim, true) }
 
 // LayerNorm normalises over the last dimension (biased variance, like

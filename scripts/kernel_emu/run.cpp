@@ -209,6 +209,19 @@ int main(int argc, char** argv) {
             auto dw = r.a[3].f;
             launch(G(2), B1, [&] { wick_scatter_add_f32(dw.data(), r.a[0].i.data(), r.a[4].f.data(), n, L, num); });
             cmp(name + " scatter", dw, r.a[5].f);
+        } else if (r.kind == "sort") {
+            i64 rows = v[0], cols = v[1]; int desc = (int)v[2];
+            std::vector<float> vals(rows * cols, NAN);
+            std::vector<i64> idx(rows * cols, -1);
+            launch(G(2), B1, [&] { wick_sort_f32(vals.data(), idx.data(), r.a[0].f.data(), rows, cols, desc); });
+            std::string what = name + " " + std::to_string(rows) + "x" + std::to_string(cols) + (desc ? " descending" : "");
+            cmp(what + " values", vals, r.a[1].f, 0, 0);
+            cmpi(what + " indices", idx, r.a[2].i);
+        } else if (r.kind == "scan") {
+            i64 rows = v[0], cols = v[1]; int prod = v[2] == 1, rev = (int)v[3];
+            std::vector<float> y(rows * cols, NAN);
+            launch(G(2), B1, [&] { wick_scan_f32(y.data(), r.a[0].f.data(), rows, cols, prod, rev); });
+            cmp(name + " " + std::to_string(rows) + "x" + std::to_string(cols) + (rev ? " reverse" : ""), y, r.a[1].f, 0, 0);
         } else if (r.kind == "ce") {
             i64 rows = v[0], cols = v[1], ign = v[2]; float scale = r.a[0].f[0];
             std::vector<float> loss(rows, NAN), dx(rows * cols, NAN);

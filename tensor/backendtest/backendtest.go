@@ -52,6 +52,8 @@ var checks = []check{
 	{"LayerNorm", testLayerNorm},
 	{"LayerNormGradWeightsOnly", testLayerNormGradWeightsOnly},
 	{"Embedding", testEmbedding},
+	{"Sort", testSort},
+	{"Scan", testScan},
 	{"CrossEntropy", testCrossEntropy},
 	{"AdamW", testAdamW},
 	{"GlobalNorm", testGlobalNorm},

@@ -128,6 +128,31 @@ func (b broken) MatMul(dst, a tensor.Storage, al tensor.Layout, bs tensor.Storag
 	}
 }
 
+func (b broken) Sort(vals, idx, src tensor.Storage, rows, cols int, descending bool) {
+	b.Backend.Sort(vals, idx, src, rows, cols, descending)
+	if b.what == "Sort" {
+		// unstable: the first two equal neighbours swap their positions
+		v, ix := read(b.Backend, vals), readInts(b.Backend, idx)
+		for i := 1; i < len(v); i++ {
+			if i%cols != 0 && v[i] == v[i-1] {
+				ix[i], ix[i-1] = ix[i-1], ix[i]
+				b.Backend.Copy(idx, whole(len(ix)), b.Backend.FromInt64s(ix), whole(len(ix)))
+				return
+			}
+		}
+	}
+}
+
+func (b broken) Scan(op tensor.ScanOp, dst, src tensor.Storage, rows, cols int, reverse bool) {
+	b.Backend.Scan(op, dst, src, rows, cols, reverse)
+	if b.what == "Scan" && rows*cols > 1 && cols > 1 {
+		// the last element of the first row is its neighbour's
+		y := read(b.Backend, dst)
+		y[cols-1] = y[cols-2]
+		b.Backend.Copy(dst, whole(len(y)), b.Backend.FromFloat32s(y), whole(len(y)))
+	}
+}
+
 // TestSuiteFailsBrokenKernels runs checks of the suite on a CPU backend
 // with one kernel broken by one element and requires each to fail.
 func TestSuiteFailsBrokenKernels(t *testing.T) {
@@ -139,6 +164,8 @@ func TestSuiteFailsBrokenKernels(t *testing.T) {
 		{"Softmax", testSoftmax},
 		{"Sum", testReduce},
 		{"MatMul", testMatMul},
+		{"Sort", testSort},
+		{"Scan", testScan},
 	} {
 		errs := runRecorded(t, cs.check, broken{c, cs.what})
 		if len(errs) == 0 {

@@ -376,6 +376,43 @@ func writeCases() {
 		c.ScatterAdd(dw, ix, c.FromFloat32s(src), n, L)
 		rec("embedding", "emb", []int64{int64(num), int64(n), int64(L)}, I(idx), F(tab), F(c.Float32s(out, whole(n*L))), F(dw0), F(src), F(c.Float32s(dw, whole(num*L))))
 	}
+	// sort (ties, NaN, both zeros) and the scans
+	for _, rc := range [][2]int{{1, 1}, {3, 7}, {4, 300}, {70, 3}} {
+		rows, cols := rc[0], rc[1]
+		n := rows * cols
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(r.IntN(9)-4) / 2
+			switch r.IntN(12) {
+			case 0:
+				x[i] = float32(math.NaN())
+			case 1:
+				x[i] = float32(math.Copysign(0, -1))
+			}
+		}
+		xs := c.FromFloat32s(x)
+		for _, desc := range []bool{false, true} {
+			vals, idx := c.Alloc(tensor.Float32, n), c.Alloc(tensor.Int64, n)
+			c.Sort(vals, idx, xs, rows, cols, desc)
+			d := int64(0)
+			if desc {
+				d = 1
+			}
+			rec("sort", "sort", []int64{int64(rows), int64(cols), d}, F(x), F(c.Float32s(vals, whole(n))), I(c.Int64s(idx, whole(n))))
+		}
+		y := randn(n, 1)
+		for i := range y {
+			y[i] += float32(math.Copysign(0.5, float64(y[i]))) // products of up to 300 stay in range
+		}
+		ys := c.FromFloat32s(y)
+		for _, op := range []tensor.ScanOp{tensor.ScanSum, tensor.ScanProd} {
+			for _, rev := range []int64{0, 1} {
+				out := c.Alloc(tensor.Float32, n)
+				c.Scan(op, out, ys, rows, cols, rev == 1)
+				rec("scan", op.String(), []int64{int64(rows), int64(cols), int64(op), rev}, F(y), F(c.Float32s(out, whole(n))))
+			}
+		}
+	}
 	// cross entropy
 	for _, rc := range [][2]int{{4, 5}, {6, 300}, {3, 2000}} {
 		rows, cols := rc[0], rc[1]
