@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/wickml/wick/safetensors"
 	"github.com/wickml/wick/tensor"
 )
 
@@ -332,22 +333,23 @@ func loadLlama(dir string) (*Llama, error) {
 		return nil, err
 	}
 	var problems []error
-	srcs := map[string]*source{}
+	srcs := map[string]*safetensors.Ref{}
 	for _, file := range files {
-		entries, dataStart, err := readHeaderFile(file)
+		h, err := safetensors.ReadFileHeader(file)
 		if err != nil {
 			problems = append(problems, err)
 			continue
 		}
-		for _, e := range entries {
-			if rotaryBuffer.MatchString(e.name) {
+		for _, e := range h.Entries {
+			if rotaryBuffer.MatchString(e.Name) {
 				continue
 			}
-			if prev := srcs[e.name]; prev != nil {
-				problems = append(problems, fmt.Errorf("%s: tensor %q: %w: %s already holds it", file, e.name, ErrUnexpectedTensor, prev.file))
+			if prev := srcs[e.Name]; prev != nil {
+				problems = append(problems, fmt.Errorf("%s: tensor %q: %w: %s already holds it", file, e.Name, ErrUnexpectedTensor, prev.File))
 				continue
 			}
-			srcs[e.name] = &source{file: file, name: e.name, dtype: e.dtype, shape: e.shape, begin: dataStart + e.begin, n: int((e.end - e.begin) / int64(dtypeSizes[e.dtype]))}
+			ref := h.Ref(e)
+			srcs[e.Name] = &ref
 		}
 	}
 	if len(problems) > 0 {
@@ -357,19 +359,19 @@ func loadLlama(dir string) (*Llama, error) {
 	m := newLlamaZeros(cfg)
 	sizes := fmt.Sprintf("%s, hidden_size %d, %d layers, %d heads, %d key/value heads, head_dim %d, intermediate_size %d, vocab_size %d",
 		cfg.ModelType, cfg.HiddenSize, cfg.NumHiddenLayers, cfg.NumAttentionHeads, cfg.NumKeyValueHeads, cfg.HeadDim, cfg.IntermediateSize, cfg.VocabSize)
-	checkSource := func(s *source, want []int) bool {
+	checkSource := func(s *safetensors.Ref, want []int) bool {
 		switch {
-		case s.dtype != "F32" && s.dtype != "F16" && s.dtype != "BF16":
-			problems = append(problems, fmt.Errorf("%s: tensor %q: %w: dtype %s is not supported (Wick reads F32, F16 and BF16)", s.file, s.name, ErrDTypeMismatch, s.dtype))
-		case !slices.Equal(s.shape, want):
-			problems = append(problems, fmt.Errorf("%s: tensor %q: %w: file has %v, config.json (%s) needs %v", s.file, s.name, ErrShapeMismatch, s.shape, sizes, want))
+		case !s.Float():
+			problems = append(problems, fmt.Errorf("%s: tensor %q: %w: dtype %s is not supported (Wick reads F32, F16 and BF16)", s.File, s.Name, ErrDTypeMismatch, s.DType))
+		case !slices.Equal(s.Shape, want):
+			problems = append(problems, fmt.Errorf("%s: tensor %q: %w: file has %v, config.json (%s) needs %v", s.File, s.Name, ErrShapeMismatch, s.Shape, sizes, want))
 		default:
 			return true
 		}
 		return false
 	}
 	type load struct {
-		src *source
+		src *safetensors.Ref
 		dst *tensor.Tensor
 	}
 	var loads []load
@@ -389,7 +391,7 @@ func loadLlama(dir string) (*Llama, error) {
 			loads = append(loads, load{s, p.Param})
 		}
 	}
-	var lmHead *source
+	var lmHead *safetensors.Ref
 	if cfg.TieWordEmbeddings {
 		if lmHead = srcs["lm_head.weight"]; lmHead != nil {
 			used["lm_head.weight"] = true
@@ -407,7 +409,7 @@ func loadLlama(dir string) (*Llama, error) {
 	sort.Strings(extra)
 	for _, name := range extra {
 		s := srcs[name]
-		problems = append(problems, fmt.Errorf("%s: tensor %q: %w: a model of config.json (%s) has no such weight", s.file, s.name, ErrUnexpectedTensor, sizes))
+		problems = append(problems, fmt.Errorf("%s: tensor %q: %w: a model of config.json (%s) has no such weight", s.File, s.Name, ErrUnexpectedTensor, sizes))
 	}
 	if len(problems) > 0 {
 		return nil, problemList(problems)
@@ -415,21 +417,21 @@ func loadLlama(dir string) (*Llama, error) {
 
 	sort.Slice(loads, func(i, j int) bool {
 		a, b := loads[i].src, loads[j].src
-		if a.file != b.file {
-			return a.file < b.file
+		if a.File != b.File {
+			return a.File < b.File
 		}
-		return a.begin < b.begin
+		return a.Offset < b.Offset
 	})
-	r := newWeightReader()
-	defer r.close()
+	r := safetensors.NewReaderSize(chunkBytes)
+	defer r.Close()
 	for _, l := range loads {
 		param := l.dst.Detach()
-		if err := r.each(l.src, func(off int, v []float32) { param.SetFloat32s(off, v) }); err != nil {
+		if err := r.Each(*l.src, func(off int, v []float32) { param.SetFloat32s(off, v) }); err != nil {
 			return nil, err
 		}
 	}
 	if lmHead != nil {
-		if err := r.sameValues(lmHead, srcs["model.embed_tokens.weight"]); err != nil {
+		if err := sameValues(r, lmHead, srcs["model.embed_tokens.weight"]); err != nil {
 			return nil, err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/wickml/wick/safetensors"
 	"github.com/wickml/wick/tensor"
 	"github.com/wickml/wick/tokenizer"
 )
@@ -109,18 +110,18 @@ func ReadCheckpoint(path string) (*Checkpoint, error) {
 // readCheckpoint is ReadCheckpoint, which reads the optimizer's tensors
 // only when withOptimizer is true.
 func readCheckpoint(path string, withOptimizer bool) (*Checkpoint, error) {
-	entries, md, dataStart, err := readHeaderMeta(path)
+	h, err := safetensors.ReadFileHeader(path)
 	if err != nil {
 		return nil, fmt.Errorf("nn: checkpoint %s is corrupt or unreadable: %w", path, trimmed{err, path + ": "})
 	}
-	if md[MetaFormat] != TrainCheckpointFormat {
-		return nil, fmt.Errorf("nn: checkpoint %s was not written by train (metadata format %q, want %q)", path, md[MetaFormat], TrainCheckpointFormat)
+	if h.Metadata[MetaFormat] != TrainCheckpointFormat {
+		return nil, fmt.Errorf("nn: checkpoint %s was not written by train (metadata format %q, want %q)", path, h.Metadata[MetaFormat], TrainCheckpointFormat)
 	}
 	corrupt := func(format string, args ...any) error {
 		return fmt.Errorf("nn: checkpoint %s is corrupt: "+format, append([]any{path}, args...)...)
 	}
 	var rec trainRecord
-	if err := json.Unmarshal([]byte(md[MetaTrain]), &rec); err != nil {
+	if err := json.Unmarshal([]byte(h.Metadata[MetaTrain]), &rec); err != nil {
 		return nil, corrupt("metadata: %v", err)
 	}
 	if rec.Model == nil || len(rec.Tokenizer) == 0 || rec.Iter < 0 {
@@ -140,15 +141,15 @@ func readCheckpoint(path string, withOptimizer bool) (*Checkpoint, error) {
 	if tok.VocabSize() != cfg.VocabSize {
 		return nil, corrupt("its tokenizer has %d tokens, its model %d", tok.VocabSize(), cfg.VocabSize)
 	}
-	if err := checkpointShapes(entries, cfg); err != nil {
+	if err := checkpointShapes(h.Entries, cfg); err != nil {
 		return nil, corrupt("%v", err)
 	}
-	sd, err := readEntries(path, entries, dataStart, withOptimizer)
+	sd, err := readEntries(path, h.Entries, h.DataStart, withOptimizer)
 	if err != nil {
 		return nil, fmt.Errorf("nn: checkpoint %s is corrupt or unreadable: %w", path, err)
 	}
 	return &Checkpoint{Path: path, Config: cfg, Tokenizer: tok, Iter: rec.Iter, BestValLoss: rec.BestValLoss,
-		Metadata: json.RawMessage(md[MetaTrain]), Tensors: sd}, nil
+		Metadata: json.RawMessage(h.Metadata[MetaTrain]), Tensors: sd}, nil
 }
 
 // NewModel builds ck.Model from ck.Tensors (the model's; the optimizer's
@@ -188,10 +189,10 @@ func checkpointBounds(c GPTConfig) error {
 // position embeddings and each layer's attention weight as F32 at c's
 // shapes: then the model NewModel builds is at most a few times the size
 // of the file.
-func checkpointShapes(entries []entry, c GPTConfig) error {
-	byName := make(map[string]entry, len(entries))
+func checkpointShapes(entries []safetensors.Entry, c GPTConfig) error {
+	byName := make(map[string]safetensors.Entry, len(entries))
 	for _, e := range entries {
-		byName[e.name] = e
+		byName[e.Name] = e
 	}
 	var problems []error
 	want := func(name string, shape ...int) {
@@ -199,10 +200,10 @@ func checkpointShapes(entries []entry, c GPTConfig) error {
 		switch {
 		case !ok:
 			problems = append(problems, fmt.Errorf("tensor %q: %w (model_args need shape %v)", name, ErrMissingTensor, shape))
-		case e.dtype != "F32":
-			problems = append(problems, fmt.Errorf("tensor %q: %w: file has %s, model needs F32", name, ErrDTypeMismatch, e.dtype))
-		case !slices.Equal(e.shape, shape):
-			problems = append(problems, fmt.Errorf("tensor %q: %w: file has %v, model_args need %v", name, ErrShapeMismatch, e.shape, shape))
+		case e.DType != "F32":
+			problems = append(problems, fmt.Errorf("tensor %q: %w: file has %s, model needs F32", name, ErrDTypeMismatch, e.DType))
+		case !slices.Equal(e.Shape, shape):
+			problems = append(problems, fmt.Errorf("tensor %q: %w: file has %v, model_args need %v", name, ErrShapeMismatch, e.Shape, shape))
 		}
 	}
 	want("transformer.wte.weight", c.VocabSize, c.NEmbd)
@@ -220,10 +221,10 @@ func checkpointShapes(entries []entry, c GPTConfig) error {
 }
 
 // readEntries reads the tensors of entries, whose data start at dataStart
-// in the safetensors file at path (as readHeaderMeta returned them,
+// in the safetensors file at path (as safetensors.ReadFileHeader returned them,
 // checked against the file's length): all of them, or all but the
 // optimizer's when withOptimizer is false.
-func readEntries(path string, entries []entry, dataStart int64, withOptimizer bool) (StateDict, error) {
+func readEntries(path string, entries []safetensors.Entry, dataStart int64, withOptimizer bool) (StateDict, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -232,20 +233,20 @@ func readEntries(path string, entries []entry, dataStart int64, withOptimizer bo
 	sd := StateDict{}
 	var raw []byte
 	for _, e := range entries {
-		if !withOptimizer && strings.HasPrefix(e.name, OptimizerPrefix) {
+		if !withOptimizer && strings.HasPrefix(e.Name, OptimizerPrefix) {
 			continue
 		}
-		if e.dtype != "F32" && e.dtype != "I64" {
-			return nil, fmt.Errorf("tensor %q: %w: dtype %s is not supported (Wick reads F32 and I64)", e.name, ErrDTypeMismatch, e.dtype)
+		if e.DType != "F32" && e.DType != "I64" {
+			return nil, fmt.Errorf("tensor %q: %w: dtype %s is not supported (Wick reads F32 and I64)", e.Name, ErrDTypeMismatch, e.DType)
 		}
-		if n := int(e.end - e.begin); cap(raw) < n {
+		if n := int(e.End - e.Begin); cap(raw) < n {
 			raw = make([]byte, n)
 		}
-		raw = raw[:e.end-e.begin]
-		if _, err := f.ReadAt(raw, dataStart+e.begin); err != nil {
-			return nil, fmt.Errorf("tensor %q: %w: %v", e.name, ErrTruncated, err)
+		raw = raw[:e.End-e.Begin]
+		if _, err := f.ReadAt(raw, dataStart+e.Begin); err != nil {
+			return nil, fmt.Errorf("tensor %q: %w: %v", e.Name, ErrTruncated, err)
 		}
-		sd[e.name] = entryTensor(e, raw)
+		sd[e.Name] = entryTensor(e, raw)
 	}
 	return sd, nil
 }
