@@ -2,12 +2,15 @@ package nn_test
 
 import (
 	"context"
+	"encoding/json"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/tensor"
+	"github.com/wickml/wick/tokenizer"
 )
 
 func tinyLlamaConfig() nn.LlamaConfig {
@@ -161,5 +164,47 @@ func TestLlamaStateDictRoundTrip(t *testing.T) {
 		if !hasHead {
 			t.Errorf("tied %v: no lm_head.weight in the state dict", tied)
 		}
+	}
+}
+
+// TestLlamaCheckpoint writes a train checkpoint holding a Llama-family
+// config (llama_args) and reads it back with LoadCheckpoint.
+func TestLlamaCheckpoint(t *testing.T) {
+	cfg := tinyLlamaConfig()
+	m := nn.NewLlamaWith(cfg, tensor.NewGenerator(8))
+	tok, err := tokenizer.Train(context.Background(), "char", []byte("abcdefghij klmnop"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tj, err := tok.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := json.Marshal(map[string]any{"iter": 3, "llama_args": cfg, "tokenizer": json.RawMessage(tj)})
+	path := filepath.Join(t.TempDir(), "ckpt.safetensors")
+	meta := map[string]string{nn.MetaFormat: nn.TrainCheckpointFormat, nn.MetaTrain: string(rec)}
+	if err := nn.SaveStateDictFile(path, nn.StateDictOf(m), meta); err != nil {
+		t.Fatal(err)
+	}
+	ck, err := nn.LoadCheckpoint(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ck.LlamaConfig == nil || ck.Model != nil || ck.Iter != 3 {
+		t.Fatalf("checkpoint %+v", ck)
+	}
+	idx := tensor.FromInts([]int{1, 2, 3}, 1, 3)
+	if d := maxDiff(t, "checkpoint", ck.LM.Forward(idx), m.Forward(idx)); d != 0 {
+		t.Errorf("logits differ by %g after the round trip", d)
+	}
+	// a config the tensors do not back is refused before anything is built
+	cfg.HiddenSize, cfg.NumAttentionHeads = 32, 8
+	rec, _ = json.Marshal(map[string]any{"iter": 3, "llama_args": cfg, "tokenizer": json.RawMessage(tj)})
+	meta[nn.MetaTrain] = string(rec)
+	if err := nn.SaveStateDictFile(path, nn.StateDictOf(m), meta); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nn.LoadCheckpoint(path); err == nil || !strings.Contains(err.Error(), "model.embed_tokens.weight") {
+		t.Errorf("mismatched llama_args: %v", err)
 	}
 }

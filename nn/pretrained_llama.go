@@ -54,6 +54,25 @@ func LoadCausalLM(name string) (CausalLM, error) {
 	return m, nil
 }
 
+// ReadModelType returns the model_type of the config.json of the Hugging
+// Face model in dir (a directory or a hub name: see PretrainedDir): "gpt2"
+// when absent, else one of gpt2, llama, qwen2, qwen3; any other is an error
+// wrapping ErrBadConfig.
+func ReadModelType(dir string) (string, error) {
+	d, err := PretrainedDir(dir)
+	if err != nil {
+		return "", err
+	}
+	t, err := readModelType(filepath.Join(d, hfConfigFile))
+	if err != nil {
+		return "", fmt.Errorf("nn: ReadModelType: %w", err)
+	}
+	if t == "" {
+		t = "gpt2"
+	}
+	return t, nil
+}
+
 // readModelType returns config.json's model_type ("" when absent).
 func readModelType(path string) (string, error) {
 	b, err := os.ReadFile(path)

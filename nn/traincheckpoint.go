@@ -39,8 +39,11 @@ const (
 // Checkpoint is a checkpoint written by cmd/train, read by ReadCheckpoint
 // or LoadCheckpoint.
 type Checkpoint struct {
-	Path      string              // the file it was read from
-	Config    GPTConfig           // the model's config (model_args)
+	Path   string    // the file it was read from
+	Config GPTConfig // the model's config (model_args), zero for a Llama-family model
+	// LlamaConfig is the config of a Llama-family model (llama_args), nil
+	// for a GPT.
+	LlamaConfig *LlamaConfig
 	Tokenizer tokenizer.Tokenizer // the tokenizer the model was trained with
 	Iter      int                 // optimizer steps taken
 	// BestValLoss is the best validation loss seen, nil before the first
@@ -53,9 +56,13 @@ type Checkpoint struct {
 	// optimizer's, as ReadCheckpoint read them (on the default device);
 	// LoadCheckpoint leaves it nil.
 	Tensors StateDict
-	// Model is the trained model, in evaluation mode, as LoadCheckpoint or
-	// NewModel built it; ReadCheckpoint leaves it nil.
+	// Model is the trained GPT, in evaluation mode, as LoadCheckpoint or
+	// NewModel built it; ReadCheckpoint leaves it nil, and so does a
+	// Llama-family checkpoint.
 	Model *GPT
+	// LM is the trained model of any family, in evaluation mode, as
+	// LoadCheckpoint or NewCausalLM built it (Model too, for a GPT).
+	LM CausalLM
 }
 
 // trainRecord is the part of the MetaTrain record that this package reads.
@@ -63,6 +70,7 @@ type trainRecord struct {
 	Iter        int             `json:"iter"`
 	BestValLoss *float64        `json:"best_val_loss"`
 	Model       *GPTConfig      `json:"model_args"`
+	Llama       *LlamaConfig    `json:"llama_args"`
 	Tokenizer   json.RawMessage `json:"tokenizer"`
 }
 
@@ -86,7 +94,7 @@ func LoadCheckpoint(path string) (*Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := ck.NewModel(); err != nil {
+	if _, err := ck.NewCausalLM(); err != nil {
 		return nil, err
 	}
 	ck.Tensors = nil
@@ -124,8 +132,33 @@ func readCheckpoint(path string, withOptimizer bool) (*Checkpoint, error) {
 	if err := json.Unmarshal([]byte(h.Metadata[MetaTrain]), &rec); err != nil {
 		return nil, corrupt("metadata: %v", err)
 	}
-	if rec.Model == nil || len(rec.Tokenizer) == 0 || rec.Iter < 0 {
+	if (rec.Model == nil && rec.Llama == nil) || len(rec.Tokenizer) == 0 || rec.Iter < 0 {
 		return nil, corrupt("metadata lacks the model_args, the tokenizer or the step")
+	}
+	if rec.Llama != nil {
+		lc := *rec.Llama
+		if err := llamaCheckpointBounds(lc); err != nil {
+			return nil, corrupt("%v", err)
+		}
+		if err := lc.Validate(); err != nil {
+			return nil, corrupt("%s", strings.TrimPrefix(err.Error(), "nn: "))
+		}
+		tok, err := tokenizer.Unmarshal(rec.Tokenizer)
+		if err != nil {
+			return nil, corrupt("%v", err)
+		}
+		if tok.VocabSize() > lc.VocabSize {
+			return nil, corrupt("its tokenizer has %d tokens, more than its model's %d", tok.VocabSize(), lc.VocabSize)
+		}
+		if err := llamaCheckpointShapes(h.Entries, lc); err != nil {
+			return nil, corrupt("%v", err)
+		}
+		sd, err := readEntries(path, h.Entries, h.DataStart, withOptimizer)
+		if err != nil {
+			return nil, fmt.Errorf("nn: checkpoint %s is corrupt or unreadable: %w", path, err)
+		}
+		return &Checkpoint{Path: path, LlamaConfig: &lc, Tokenizer: tok, Iter: rec.Iter, BestValLoss: rec.BestValLoss,
+			Metadata: json.RawMessage(h.Metadata[MetaTrain]), Tensors: sd}, nil
 	}
 	cfg := *rec.Model
 	if err := checkpointBounds(cfg); err != nil {
@@ -168,6 +201,83 @@ func (ck *Checkpoint) NewModel() (*GPT, error) {
 	model.Eval()
 	ck.Model = model
 	return model, nil
+}
+
+// NewCausalLM builds the checkpoint's model of any family from ck.Tensors
+// (as NewModel does for a GPT, which it calls then), in evaluation mode on
+// the default device, sets ck.LM (and ck.Model for a GPT) and returns it.
+// It draws no random numbers and returns an error naming the tensors that
+// are missing, unexpected or of the wrong shape. It panics if ck.Tensors
+// is nil.
+func (ck *Checkpoint) NewCausalLM() (CausalLM, error) {
+	if ck.LlamaConfig == nil {
+		g, err := ck.NewModel()
+		if err != nil {
+			return nil, err
+		}
+		ck.LM = g
+		return g, nil
+	}
+	if ck.Tensors == nil {
+		panic(&tensor.Error{Pkg: "nn", Op: "Checkpoint.NewCausalLM", Msg: "the checkpoint holds no tensors (LoadCheckpoint has built its model already)"})
+	}
+	model := newLlamaZeros(*ck.LlamaConfig)
+	if err := LoadStateDict(model, ck.Tensors.WithoutPrefix(OptimizerPrefix)); err != nil {
+		return nil, fmt.Errorf("nn: checkpoint %s does not match its llama_args: %w", ck.Path, err)
+	}
+	model.Eval()
+	ck.LM = model
+	return model, nil
+}
+
+// llamaCheckpointBounds returns an error naming the first size of c above
+// the MaxCheckpoint bounds.
+func llamaCheckpointBounds(c LlamaConfig) error {
+	for _, f := range []struct {
+		name   string
+		v, max int
+	}{{"num_hidden_layers", c.NumHiddenLayers, MaxCheckpointLayers}, {"num_attention_heads", c.NumAttentionHeads, MaxCheckpointHeads},
+		{"num_key_value_heads", c.NumKeyValueHeads, MaxCheckpointHeads}, {"head_dim", c.HeadDim, MaxCheckpointEmbd},
+		{"hidden_size", c.HiddenSize, MaxCheckpointEmbd}, {"intermediate_size", c.IntermediateSize, 8 * MaxCheckpointEmbd},
+		{"vocab_size", c.VocabSize, MaxCheckpointVocab}} {
+		if f.v > f.max {
+			return fmt.Errorf("llama_args %s=%d is out of range (at most %d)", f.name, f.v, f.max)
+		}
+	}
+	return nil
+}
+
+// llamaCheckpointShapes checks that the entries hold c's token embedding
+// and each layer's query projection as F32 at c's shapes, so that a
+// config the file's data do not back is refused before it is built.
+func llamaCheckpointShapes(entries []safetensors.Entry, c LlamaConfig) error {
+	byName := make(map[string]safetensors.Entry, len(entries))
+	for _, e := range entries {
+		byName[e.Name] = e
+	}
+	var problems []error
+	want := func(name string, shape ...int) {
+		e, ok := byName[name]
+		switch {
+		case !ok:
+			problems = append(problems, fmt.Errorf("tensor %q: %w (llama_args need shape %v)", name, ErrMissingTensor, shape))
+		case e.DType != "F32":
+			problems = append(problems, fmt.Errorf("tensor %q: %w: file has %s, model needs F32", name, ErrDTypeMismatch, e.DType))
+		case !slices.Equal(e.Shape, shape):
+			problems = append(problems, fmt.Errorf("tensor %q: %w: file has %v, llama_args need %v", name, ErrShapeMismatch, e.Shape, shape))
+		}
+	}
+	want("model.embed_tokens.weight", c.VocabSize, c.HiddenSize)
+	for l := range c.NumHiddenLayers {
+		want(fmt.Sprintf("model.layers.%d.self_attn.q_proj.weight", l), c.NumAttentionHeads*c.HeadDim, c.HiddenSize)
+		if len(problems) > maxProblems {
+			break
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return problemList(problems)
 }
 
 // checkpointBounds returns an error naming the first size of c above its
