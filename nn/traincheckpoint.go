@@ -44,8 +44,8 @@ type Checkpoint struct {
 	// LlamaConfig is the config of a Llama-family model (llama_args), nil
 	// for a GPT.
 	LlamaConfig *LlamaConfig
-	Tokenizer tokenizer.Tokenizer // the tokenizer the model was trained with
-	Iter      int                 // optimizer steps taken
+	Tokenizer   tokenizer.Tokenizer // the tokenizer the model was trained with
+	Iter        int                 // optimizer steps taken
 	// BestValLoss is the best validation loss seen, nil before the first
 	// evaluation.
 	BestValLoss *float64
