@@ -172,7 +172,8 @@ func (g *GPT) generate(idx *tensor.Tensor, maxNew int, temperature float32, topK
 		panic(&tensor.Error{Pkg: "nn", Op: "GPT.Generate", Msg: fmt.Sprintf("expected int64 token indices [B, T] with T ≥ 1, got %s tensor of shape %v", idx.DType(), idx.Shape())})
 	}
 	opts := GenerateOptions{MaxNewTokens: maxNew, Temperature: temperature, TopK: topK, Generator: gen, IgnoreEOS: true}
-	return generateLoop(g, idx, opts, recompute, observe, stop)
+	out, _ := generateLoop(g, idx, opts, recompute, observe, stop)
+	return out
 }
 
 // keepTopK sets every logit below the k-th largest of its row to -Inf

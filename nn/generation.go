@@ -58,7 +58,8 @@ type GenerateOptions struct {
 // Many goroutines may call Generate on one model in evaluation mode at
 // once (each call has its own cache); with a Generator of its own each
 // returns what it would alone. It returns an error only from
-// opts.Context. Generate panics if idx is not Int64 [B, T] with T ≥ 1,
+// opts.Context, when it stopped the generation before the last token.
+// Generate panics if idx is not Int64 [B, T] with T ≥ 1,
 // Temperature is negative or NaN, or TopP is negative.
 func Generate(m CausalLM, idx *tensor.Tensor, opts GenerateOptions) (*tensor.Tensor, error) {
 	checkTokens("Generate", idx)
@@ -73,8 +74,8 @@ func Generate(m CausalLM, idx *tensor.Tensor, opts GenerateOptions) (*tensor.Ten
 	if d, ok := m.(interface{ dropoutActive() bool }); ok {
 		recompute = d.dropoutActive()
 	}
-	out := generateLoop(m, idx, opts, recompute, nil, stop)
-	if opts.Context != nil && opts.Context.Err() != nil {
+	out, stopped := generateLoop(m, idx, opts, recompute, nil, stop)
+	if stopped {
 		return out, opts.Context.Err()
 	}
 	return out, nil
@@ -91,8 +92,8 @@ type lastLogitser interface {
 // context through the model for every token. observe, if not nil, sees
 // each step's last-position logits [B, VocabSize] before temperature and
 // top-k; stop, if not nil, ends the generation before a token when it
-// returns true.
-func generateLoop(m CausalLM, idx *tensor.Tensor, opts GenerateOptions, recompute bool, observe func(*tensor.Tensor), stop func() bool) *tensor.Tensor {
+// returns true, and generateLoop then reports that it stopped early.
+func generateLoop(m CausalLM, idx *tensor.Tensor, opts GenerateOptions, recompute bool, observe func(*tensor.Tensor), stop func() bool) (out *tensor.Tensor, stopped bool) {
 	stopIDs := slices.Clone(opts.StopTokenIDs)
 	if !opts.IgnoreEOS {
 		stopIDs = append(stopIDs, m.EOSTokenIDs()...)
@@ -107,6 +108,7 @@ func generateLoop(m CausalLM, idx *tensor.Tensor, opts GenerateOptions, recomput
 		var cache *KVCache
 		for step := range maxNew {
 			if stop != nil && stop() {
+				stopped = true
 				return
 			}
 			t := idx.Size(1)
@@ -151,7 +153,7 @@ func generateLoop(m CausalLM, idx *tensor.Tensor, opts GenerateOptions, recomput
 			}
 		}
 	})
-	return idx
+	return idx, stopped
 }
 
 // pickTokens returns the next token [B] of each row of logits [B, V] as
