@@ -20,7 +20,7 @@ type CausalLM interface {
 	// against targets [B, T], ignoring targets equal to -1.
 	Loss(idx, targets *tensor.Tensor) *tensor.Tensor
 	// ModelType names the family as config.json's model_type does:
-	// "gpt2" (also for nanoGPT's GPT), "llama", "qwen2", "qwen3".
+	// "gpt2" (also for nanoGPT's GPT), "llama", "mistral", "qwen2", "qwen3".
 	ModelType() string
 	// VocabSize is the number of tokens (the logits' last dimension).
 	VocabSize() int

@@ -15,7 +15,7 @@ import (
 // Hugging Face's LlamaConfig, Qwen2Config and Qwen3Config that shape it
 // (see ReadLlamaConfig for how config.json maps onto it).
 type LlamaConfig struct {
-	ModelType             string // "llama", "qwen2" or "qwen3"
+	ModelType             string // "llama", "mistral", "qwen2" or "qwen3"
 	VocabSize             int
 	HiddenSize            int
 	IntermediateSize      int
@@ -36,7 +36,7 @@ type LlamaConfig struct {
 }
 
 // LlamaModelTypes are the model_type values of LlamaConfig.
-var llamaModelTypes = []string{"llama", "qwen2", "qwen3"}
+var llamaModelTypes = []string{"llama", "mistral", "qwen2", "qwen3"}
 
 // Validate reports what is wrong with c, or nil.
 func (c LlamaConfig) Validate() error {
@@ -131,7 +131,8 @@ func (l *LlamaDecoderLayer) String() string {
 }
 
 // Llama is a decoder-only model of the Llama family (Hugging Face's
-// LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM): token embeddings,
+// LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, and
+// MistralForCausalLM without a sliding window): token embeddings,
 // NumHiddenLayers decoder layers with rotary position embeddings, a final
 // RMSNorm and a language-model head, tied to the embeddings or not.
 // Parameter names, shapes and order are Hugging Face's

@@ -14,7 +14,7 @@ import (
 // random models in the hub's layout with PyTorch's logits, gradients and
 // greedy tokens from a transcription of transformers' modeling code.
 
-var llamaVariants = []string{"llama_gqa", "llama3_mqa_bf16", "llama_linear_f16_sharded", "qwen2", "qwen3"}
+var llamaVariants = []string{"llama_gqa", "llama3_mqa_bf16", "llama_linear_f16_sharded", "qwen2", "qwen3", "mistral"}
 
 func llamaDir(name string) string { return filepath.Join("..", "testdata", "llama", name) }
 

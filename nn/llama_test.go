@@ -208,3 +208,37 @@ func TestLlamaCheckpoint(t *testing.T) {
 		t.Errorf("mismatched llama_args: %v", err)
 	}
 }
+
+// TestConcurrentLlamaGenerate runs Generate on one shared Llama from
+// several goroutines, each with a generator of its own: each gets the
+// tokens it gets alone (run under -race by CI).
+func TestConcurrentLlamaGenerate(t *testing.T) {
+	m := nn.NewLlamaWith(tinyLlamaConfig(), tensor.NewGenerator(11))
+	m.Eval()
+	opts := func(seed uint64) nn.GenerateOptions {
+		return nn.GenerateOptions{MaxNewTokens: 6, Temperature: 1, TopK: 10, Generator: tensor.NewGenerator(seed), IgnoreEOS: true}
+	}
+	prompt := tensor.FromInts([]int{1, 2, 3}, 1, 3)
+	want := make([][]int, 4)
+	for i := range want {
+		out, _ := nn.Generate(m, prompt, opts(uint64(i)))
+		want[i] = out.Ints()
+	}
+	got := make([][]int, 4)
+	done := make(chan int)
+	for i := range got {
+		go func() {
+			out, _ := nn.Generate(m, prompt, opts(uint64(i)))
+			got[i] = out.Ints()
+			done <- i
+		}()
+	}
+	for range got {
+		<-done
+	}
+	for i := range got {
+		if !slices.Equal(got[i], want[i]) {
+			t.Errorf("goroutine %d: %v, alone %v", i, got[i], want[i])
+		}
+	}
+}

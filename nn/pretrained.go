@@ -124,7 +124,7 @@ func readHFConfig(path string) (GPTConfig, error) {
 		errs = append(errs, fmt.Errorf("%s: %w: "+format, append([]any{path, ErrBadConfig}, args...)...))
 	}
 	if c.ModelType != nil && *c.ModelType != "gpt2" {
-		bad("model_type is %q, LoadPretrained reads gpt2 (LoadCausalLM reads llama, qwen2 and qwen3 as well)", *c.ModelType)
+		bad("model_type is %q, LoadPretrained reads gpt2 (LoadCausalLM reads llama, mistral, qwen2 and qwen3 as well)", *c.ModelType)
 	}
 	size := func(key string, v *int) int {
 		if v == nil {

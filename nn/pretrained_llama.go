@@ -19,7 +19,8 @@ import (
 //
 //   - "gpt2" (or no model_type): a *GPT, exactly as LoadPretrained reads it;
 //   - "llama" (Llama 2, 3 and 3.x, TinyLlama, SmolLM2), "qwen2" (Qwen2,
-//     Qwen2.5) and "qwen3": a *Llama (see ReadLlamaConfig for the fields),
+//     Qwen2.5), "qwen3" and "mistral" (without a sliding window: Mistral
+//     7B v0.2 and later): a *Llama (see ReadLlamaConfig for the fields),
 //     with Hugging Face's parameter names, lm_head tied to
 //     model.embed_tokens or not as tie_word_embeddings says.
 //
@@ -56,7 +57,7 @@ func LoadCausalLM(name string) (CausalLM, error) {
 
 // ReadModelType returns the model_type of the config.json of the Hugging
 // Face model in dir (a directory or a hub name: see PretrainedDir): "gpt2"
-// when absent, else one of gpt2, llama, qwen2, qwen3; any other is an error
+// when absent, else one of gpt2, llama, mistral, qwen2, qwen3; any other is an error
 // wrapping ErrBadConfig.
 func ReadModelType(dir string) (string, error) {
 	d, err := PretrainedDir(dir)
@@ -97,11 +98,12 @@ func readModelType(path string) (string, error) {
 
 // ReadLlamaConfig reads the config.json of the Hugging Face model in dir
 // (a directory or a hub name: see PretrainedDir) whose model_type is
-// llama, qwen2 or qwen3, and returns the LlamaConfig that LoadCausalLM
-// builds. Fields and their defaults are those of transformers'
+// llama, mistral, qwen2 or qwen3, and returns the LlamaConfig that
+// LoadCausalLM builds. Fields and their defaults are those of transformers'
 // LlamaConfig, Qwen2Config and Qwen3Config: num_key_value_heads defaults
 // to num_attention_heads, head_dim to hidden_size/num_attention_heads
-// (128 for qwen3), max_position_embeddings to 2048 (llama) or 32768,
+// (128 for qwen3), max_position_embeddings to 2048 (llama), 131072
+// (mistral) or 32768,
 // rms_norm_eps to 1e-6, rope_theta to 10000; attention_bias puts biases on
 // q/k/v/o_proj (qwen2 always has q/k/v biases and none on o_proj),
 // mlp_bias on the MLP (llama), qwen3 has q_norm and k_norm;
@@ -111,7 +113,8 @@ func readModelType(path string) (string, error) {
 // ErrBadConfig, one line per problem, for what Wick cannot build:
 // a size missing or not positive, key/value heads that do not divide the
 // heads, hidden_act other than silu, another rope type, sliding-window
-// attention switched on (use_sliding_window, layer_types), mixture of
+// attention switched on (use_sliding_window, layer_types, Mistral's
+// sliding_window below max_position_embeddings), mixture of
 // experts (num_experts, num_local_experts, n_routed_experts),
 // partial_rotary_factor other than 1, attention_dropout other than 0.
 func ReadLlamaConfig(dir string) (LlamaConfig, error) {
@@ -160,6 +163,7 @@ type hfLlamaConfig struct {
 	TieWordEmbeddings     *bool           `json:"tie_word_embeddings"`
 	EOSTokenID            json.RawMessage `json:"eos_token_id"`
 	UseSlidingWindow      *bool           `json:"use_sliding_window"`
+	SlidingWindow         *int            `json:"sliding_window"`
 	LayerTypes            []string        `json:"layer_types"`
 	NumExperts            *int            `json:"num_experts"`
 	NumLocalExperts       *int            `json:"num_local_experts"`
@@ -215,8 +219,11 @@ func readLlamaConfig(path string) (LlamaConfig, error) {
 	}
 	cfg.HeadDim = size("head_dim", c.HeadDim, defHead)
 	defPos := 32768
-	if c.ModelType == "llama" {
+	switch c.ModelType {
+	case "llama":
 		defPos = 2048
+	case "mistral":
+		defPos = 131072
 	}
 	cfg.MaxPositionEmbeddings = size("max_position_embeddings", c.MaxPositionEmbeddings, defPos)
 	if cfg.NumKeyValueHeads > 0 && cfg.NumAttentionHeads%cfg.NumKeyValueHeads != 0 {
@@ -298,6 +305,9 @@ func readLlamaConfig(path string) (LlamaConfig, error) {
 	// what Wick does not build
 	if c.UseSlidingWindow != nil && *c.UseSlidingWindow {
 		bad("use_sliding_window true is not supported (sliding-window attention)")
+	}
+	if c.ModelType == "mistral" && c.SlidingWindow != nil && *c.SlidingWindow < cfg.MaxPositionEmbeddings {
+		bad("sliding_window %d is not supported (sliding-window attention; Mistral loads with sliding_window null or ≥ max_position_embeddings)", *c.SlidingWindow)
 	}
 	if slices.Contains(c.LayerTypes, "sliding_attention") {
 		bad("layer_types has sliding_attention layers, which are not supported")

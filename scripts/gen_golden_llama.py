@@ -27,6 +27,8 @@ testdata/llama/:
                     use_sliding_window false.
   qwen3/            qwen3: q_norm and k_norm, head_dim 16 while
                     hidden_size/num_attention_heads is 8, untied head.
+  mistral/          mistral with sliding_window null (Mistral 7B v0.2 and
+                    later): Llama's math, untied head, GQA.
 
 Each directory holds config.json, the weights, and golden.safetensors with
 the references, computed in float32 from the weights as stored (BF16 and
@@ -264,6 +266,9 @@ VARIANTS = [
         "qwen3", "Qwen3ForCausalLM", head_dim=16, tie_word_embeddings=False, rope_theta=1000000.0,
         attention_bias=False, use_sliding_window=False, sliding_window=None, rms_norm_eps=1e-6,
         eos_token_id=4), torch.float32, 1),
+    ("mistral", base_config(
+        "mistral", "MistralForCausalLM", sliding_window=None, tie_word_embeddings=False, rope_theta=1000000.0,
+        eos_token_id=2), torch.float32, 1),
 ]
 
 

@@ -5,7 +5,7 @@ package main
 // owner/name in the Hugging Face cache), as nanoGPT's init_from='gpt2'
 // does. config.json's model_type chooses the family: gpt2 (a GPT, whose
 // --tokenizer=gpt2 reads GPT-2's tokenizer from the same directory or from
-// --tokenizer_dir) or llama, qwen2, qwen3 (a Llama-family model with the
+// --tokenizer_dir) or llama, mistral, qwen2, qwen3 (a Llama-family model with the
 // directory's own tokenizer, see loadPretrainedTokenizer).
 
 import (
