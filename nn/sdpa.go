@@ -24,6 +24,12 @@ import (
 // MatMul(v), the composition tensor.ScaledDotProductAttention and GPT's
 // cached generation use. It panics if the shapes disagree.
 func CausalAttention(q, k, v *tensor.Tensor, offset int) *tensor.Tensor {
+	return causalAttention(q, k, v, offset, nil)
+}
+
+// causalAttention is CausalAttention with drop, if not nil, applied to the
+// attention weights after the softmax (GPT's attention dropout).
+func causalAttention(q, k, v *tensor.Tensor, offset int, drop *Dropout) *tensor.Tensor {
 	if q.Dim() != 4 || k.Dim() != 4 || v.Dim() != 4 || offset < 0 {
 		panic(&tensor.Error{Pkg: "nn", Op: "CausalAttention", Msg: fmt.Sprintf("expected q [B, H, T, D], k and v [B, Hkv, offset+T, D] and offset ≥ 0, got %v, %v, %v and %d", q.Shape(), k.Shape(), v.Shape(), offset)})
 	}
@@ -41,7 +47,11 @@ func CausalAttention(q, k, v *tensor.Tensor, offset int) *tensor.Tensor {
 		mask := tensor.Ones(t, s).Triu(offset + 1).To(q.Device())
 		att = att.MaskedFill(mask, math32.Inf(-1))
 	}
-	return att.Softmax(-1).MatMul(v)
+	att = att.Softmax(-1)
+	if drop != nil {
+		att = drop.Forward(att)
+	}
+	return att.MatMul(v)
 }
 
 // RepeatKV repeats each of the Hkv heads of x [B, Hkv, S, D] n times in a
