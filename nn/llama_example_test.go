@@ -1,6 +1,7 @@
 package nn_test
 
 import (
+	"context"
 	"fmt"
 	"log"
 
@@ -46,4 +47,21 @@ func ExampleGenerate() {
 	fmt.Println(len(a.Ints()), fmt.Sprint(a.Ints()) == fmt.Sprint(b.Ints()))
 	// Output:
 	// 8 true
+}
+
+// GPT's generation methods and nn.Generate draw the same tokens: the
+// methods run through it.
+func ExampleGPT_GenerateContext() {
+	model := nn.NewGPTWith(nn.GPTConfig{VocabSize: 20, BlockSize: 8, NLayer: 1, NHead: 2, NEmbd: 8}, tensor.NewGenerator(3))
+	model.Eval()
+	prompt := tensor.FromInts([]int{1, 2, 3}, 1, 3)
+	a, err := model.GenerateContext(context.Background(), prompt, 10, 0.9, 5, tensor.NewGenerator(4))
+	if err != nil {
+		log.Fatal(err)
+	}
+	b := model.GenerateWith(prompt, 10, 0.9, 5, tensor.NewGenerator(4))
+	c, _ := nn.Generate(model, prompt, nn.GenerateOptions{MaxNewTokens: 10, Temperature: 0.9, TopK: 5, Generator: tensor.NewGenerator(4)})
+	fmt.Println(len(a.Ints()), fmt.Sprint(a.Ints()) == fmt.Sprint(b.Ints()), fmt.Sprint(b.Ints()) == fmt.Sprint(c.Ints()))
+	// Output:
+	// 13 true true
 }
