@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/chewxy/math32"
 	"github.com/wickml/wick/autograd"
@@ -31,6 +32,12 @@ type GenerateOptions struct {
 	StopTokenIDs []int
 	// IgnoreEOS leaves the model's EOSTokenIDs out of the stop tokens.
 	IgnoreEOS bool
+	// StopStrings end a row once the text of its new tokens, as Decoder
+	// decodes them, contains one of them (the tokens that complete it are
+	// kept, as Hugging Face's StopStringCriteria keeps them). They need
+	// Decoder: any tokenizer.Tokenizer is one.
+	StopStrings []string
+	Decoder     interface{ Decode(ids []int) string }
 	// Generator draws the samples (the global generator if nil).
 	Generator *tensor.Generator
 	// Context, if not nil, stops the generation between two tokens once
@@ -53,18 +60,23 @@ type GenerateOptions struct {
 // from with opts.Generator. A row stops after producing a stop token
 // (StopTokenIDs and, unless IgnoreEOS, m.EOSTokenIDs()); generation ends
 // when every row has stopped, and rows that stopped earlier are padded
-// with the stop token they produced. It records nothing on the tape.
+// with the stop token they produced (or, after a stop string, with their
+// last token). It records nothing on the tape.
 //
 // Many goroutines may call Generate on one model in evaluation mode at
 // once (each call has its own cache); with a Generator of its own each
 // returns what it would alone. It returns an error only from
 // opts.Context, when it stopped the generation before the last token.
 // Generate panics if idx is not Int64 [B, T] with T ≥ 1,
-// Temperature is negative or NaN, or TopP is negative.
+// Temperature is negative or NaN, TopP is negative, or StopStrings are
+// given without a Decoder.
 func Generate(m CausalLM, idx *tensor.Tensor, opts GenerateOptions) (*tensor.Tensor, error) {
 	checkTokens("Generate", idx)
 	if !(opts.Temperature >= 0) || !(opts.TopP >= 0) {
 		panic(&tensor.Error{Pkg: "nn", Op: "Generate", Msg: fmt.Sprintf("temperature and top_p must be non-negative, got %v and %v", opts.Temperature, opts.TopP)})
+	}
+	if len(opts.StopStrings) > 0 && opts.Decoder == nil {
+		panic(&tensor.Error{Pkg: "nn", Op: "Generate", Msg: fmt.Sprintf("stop strings %q need a Decoder", opts.StopStrings)})
 	}
 	var stop func() bool
 	if ctx := opts.Context; ctx != nil {
@@ -100,6 +112,10 @@ func generateLoop(m CausalLM, idx *tensor.Tensor, opts GenerateOptions, recomput
 	}
 	ctxSize, maxNew := m.ContextSize(), opts.MaxNewTokens
 	b := idx.Size(0)
+	var generated [][]int // each row's new tokens, for the stop strings
+	if len(opts.StopStrings) > 0 {
+		generated = make([][]int, b)
+	}
 	done := make([]int, b) // the stop token a finished row produced, else -1
 	for i := range done {
 		done[i] = -1
@@ -138,12 +154,18 @@ func generateLoop(m CausalLM, idx *tensor.Tensor, opts GenerateOptions, recomput
 				observe(logits)
 			}
 			next := pickTokens(logits, opts).Ints()
-			finished := len(stopIDs) > 0
+			finished := len(stopIDs) > 0 || generated != nil
 			for r := range next {
-				if done[r] >= 0 {
+				switch {
+				case done[r] >= 0:
 					next[r] = done[r]
-				} else if slices.Contains(stopIDs, next[r]) {
+				case slices.Contains(stopIDs, next[r]):
 					done[r] = next[r]
+				case generated != nil:
+					generated[r] = append(generated[r], next[r])
+					if containsAny(opts.Decoder.Decode(generated[r]), opts.StopStrings) {
+						done[r] = next[r]
+					}
 				}
 				finished = finished && done[r] >= 0
 			}
@@ -154,6 +176,16 @@ func generateLoop(m CausalLM, idx *tensor.Tensor, opts GenerateOptions, recomput
 		}
 	})
 	return idx, stopped
+}
+
+// containsAny reports whether s contains one of subs.
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // pickTokens returns the next token [B] of each row of logits [B, V] as

@@ -242,3 +242,34 @@ func TestConcurrentLlamaGenerate(t *testing.T) {
 		}
 	}
 }
+
+// letters decodes token i as the letter 'a'+i%26.
+type letters struct{}
+
+func (letters) Decode(ids []int) string {
+	b := make([]byte, len(ids))
+	for i, id := range ids {
+		b[i] = byte('a' + id%26)
+	}
+	return string(b)
+}
+
+func TestGenerateStopStrings(t *testing.T) {
+	m := nn.NewLlamaWith(tinyLlamaConfig(), tensor.NewGenerator(7))
+	prompt := tensor.FromInts([]int{1, 2, 5, 7, 9, 4, 8, 11}, 2, 4)
+	full, _ := nn.Generate(m, prompt, nn.GenerateOptions{MaxNewTokens: 8, IgnoreEOS: true})
+	row0 := full.Select(0, 0).Ints()[4:]
+	stop := letters{}.Decode(row0[2:4]) // completed by the fourth new token of row 0
+	got, _ := nn.Generate(m, prompt, nn.GenerateOptions{MaxNewTokens: 8, IgnoreEOS: true, StopStrings: []string{stop}, Decoder: letters{}})
+	g0 := got.Select(0, 0).Ints()[4:]
+	first := 0
+	for !strings.Contains(letters{}.Decode(row0[:first+1]), stop) {
+		first++
+	}
+	for i, v := range g0 {
+		want := row0[min(i, first)]
+		if v != want {
+			t.Fatalf("row 0 with stop string %q: %v, want %v up to %d then padded", stop, g0, row0, first)
+		}
+	}
+}
