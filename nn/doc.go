@@ -115,6 +115,11 @@
 //	ids := ck.Tokenizer.Encode("ROMEO:")
 //	out := ck.Model.Generate(tensor.FromInts(ids, 1, len(ids)), 100, 0.8, 200)
 //
+// Package nn imports package tokenizer for the train checkpoint alone:
+// Checkpoint.Tokenizer is the tokenizer a model was trained with, which
+// LoadCheckpoint returns beside it. The layers, models, generation and
+// LoadCausalLM do not use it (Generate's stop strings take any Decoder).
+//
 // LoadPretrained builds a GPT from a Hugging Face GPT-2 checkpoint
 // (config.json and safetensors, Conv1D layout, with or without the
 // "transformer." prefix, sharded or not, F32, F16 or BF16), from a
