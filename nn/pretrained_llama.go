@@ -3,12 +3,14 @@ package nn
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/wickml/wick/internal/atomicfile"
 	"github.com/wickml/wick/safetensors"
 	"github.com/wickml/wick/tensor"
 )
@@ -465,4 +467,89 @@ func loadLlama(dir string) (*Llama, error) {
 		}
 	}
 	return m, nil
+}
+
+// hfArchitectures names the Hugging Face class of each model_type.
+var hfArchitectures = map[string]string{"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM"}
+
+// HFConfig returns c as the config.json that Hugging Face's transformers
+// (and LoadCausalLM) read: model_type, architectures, the sizes,
+// head_dim, rope_theta and rope_scaling, attention_bias, mlp_bias,
+// tie_word_embeddings, hidden_act "silu" and eos_token_id (an int for one
+// id, a list for more). It returns an error for a c that Hugging Face's
+// classes cannot express (a Qwen2 without q/k/v biases, o_proj biases
+// without q/k/v ones, q/k norms outside Qwen3).
+func (c LlamaConfig) HFConfig() (map[string]any, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	switch {
+	case c.ModelType == "qwen2" && (!c.QKVBias || c.OBias):
+		return nil, fmt.Errorf("nn: LlamaConfig.HFConfig: qwen2 has biases on q/k/v_proj and none on o_proj, not QKVBias %v and OBias %v", c.QKVBias, c.OBias)
+	case c.ModelType != "qwen2" && c.QKVBias != c.OBias:
+		return nil, fmt.Errorf("nn: LlamaConfig.HFConfig: %s's attention_bias puts biases on all of q/k/v/o_proj or none, not QKVBias %v and OBias %v", c.ModelType, c.QKVBias, c.OBias)
+	case c.QKNorm != (c.ModelType == "qwen3"):
+		return nil, fmt.Errorf("nn: LlamaConfig.HFConfig: q/k norms are Qwen3's, QKNorm %v with model_type %s", c.QKNorm, c.ModelType)
+	}
+	m := map[string]any{
+		"model_type": c.ModelType, "architectures": []string{hfArchitectures[c.ModelType]},
+		"vocab_size": c.VocabSize, "hidden_size": c.HiddenSize, "intermediate_size": c.IntermediateSize,
+		"num_hidden_layers": c.NumHiddenLayers, "num_attention_heads": c.NumAttentionHeads,
+		"num_key_value_heads": c.NumKeyValueHeads, "head_dim": c.HeadDim,
+		"max_position_embeddings": c.MaxPositionEmbeddings, "rms_norm_eps": c.RMSNormEps, "rope_theta": c.RopeTheta,
+		"rope_scaling": nil, "hidden_act": "silu", "tie_word_embeddings": c.TieWordEmbeddings, "torch_dtype": "float32",
+	}
+	if c.ModelType != "qwen2" {
+		m["attention_bias"] = c.QKVBias
+	}
+	if c.ModelType == "llama" {
+		m["mlp_bias"] = c.MLPBias
+	} else if c.MLPBias {
+		return nil, fmt.Errorf("nn: LlamaConfig.HFConfig: MLP biases are Llama's (mlp_bias), not %s's", c.ModelType)
+	}
+	if s := c.RopeScaling; s.Type != "" && s.Type != "default" {
+		m["rope_scaling"] = s
+	}
+	switch len(c.EOSTokenIDs) {
+	case 0:
+		m["eos_token_id"] = nil
+	case 1:
+		m["eos_token_id"] = c.EOSTokenIDs[0]
+	default:
+		m["eos_token_id"] = c.EOSTokenIDs
+	}
+	return m, nil
+}
+
+// SavePretrained writes m to dir in Hugging Face's layout, as
+// save_pretrained does: config.json (LlamaConfig.HFConfig) and
+// model.safetensors with Hugging Face's names, F32, lm_head.weight left out
+// when it is tied. Each file is written atomically. LoadCausalLM (and
+// transformers' from_pretrained) read the directory back.
+func (m *Llama) SavePretrained(dir string) error {
+	hf, err := m.Config.HFConfig()
+	if err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(hf, "", "  ")
+	if err != nil {
+		return fmt.Errorf("nn: SavePretrained: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("nn: SavePretrained: %w", err)
+	}
+	sd := StateDict{}
+	for _, p := range m.NamedParameters() {
+		sd[p.Name] = p.Param.Detach()
+	}
+	if err := SaveStateDictFile(filepath.Join(dir, hfWeights), sd, map[string]string{"format": "pt"}); err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(filepath.Join(dir, hfConfigFile), func(w io.Writer) error {
+		_, err := w.Write(append(b, '\n'))
+		return err
+	}); err != nil {
+		return fmt.Errorf("nn: SavePretrained: %w", err)
+	}
+	return nil
 }

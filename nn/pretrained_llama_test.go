@@ -3,6 +3,7 @@ package nn_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -157,4 +158,41 @@ func TestLoadCausalLMGPT2(t *testing.T) {
 	if d := maxDiff(t, "gpt2", g.Forward(idx), want.Forward(idx)); d != 0 {
 		t.Errorf("logits differ from LoadPretrained's by %g", d)
 	}
+}
+
+// TestSavePretrainedRoundTrip writes every golden model back in the hub's
+// layout and loads it again: the same config and logits.
+func TestSavePretrainedRoundTrip(t *testing.T) {
+	for _, name := range llamaVariants {
+		m, err := nn.LoadCausalLM(llamaDir(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := m.(*nn.Llama)
+		dir := filepath.Join(t.TempDir(), name)
+		if err := l.SavePretrained(dir); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		back, err := nn.LoadCausalLM(dir)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got, want := fmt.Sprintf("%+v", back.(*nn.Llama).Config), fmt.Sprintf("%+v", l.Config); got != want {
+			t.Errorf("%s: config %s, want %s", name, got, want)
+		}
+		idx := tensor.FromInts([]int{3, 1, 4, 1, 5}, 1, 5)
+		if d := maxDiff(t, name, back.Forward(idx), m.Forward(idx)); d != 0 {
+			t.Errorf("%s: logits differ by %g after SavePretrained", name, d)
+		}
+	}
+	bad := tinyLlamaConfigNN()
+	bad.ModelType = "qwen2"
+	if err := nn.NewLlama(bad).SavePretrained(t.TempDir()); err == nil {
+		t.Error("a qwen2 with q/k norms was written")
+	}
+}
+
+func tinyLlamaConfigNN() nn.LlamaConfig {
+	return nn.LlamaConfig{ModelType: "qwen3", VocabSize: 11, HiddenSize: 8, IntermediateSize: 8, NumHiddenLayers: 1,
+		NumAttentionHeads: 2, NumKeyValueHeads: 1, HeadDim: 4, MaxPositionEmbeddings: 8, RMSNormEps: 1e-6, RopeTheta: 1e4, QKNorm: true}
 }
