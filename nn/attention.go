@@ -2,9 +2,7 @@ package nn
 
 import (
 	"fmt"
-	"math"
 
-	"github.com/chewxy/math32"
 	"github.com/wickml/wick/tensor"
 )
 
@@ -70,11 +68,8 @@ func (a *CausalSelfAttention) forward(x *tensor.Tensor) *tensor.Tensor {
 		return z.Reshape(b, t, a.NHead, hs).Transpose(1, 2)
 	}
 	q, k, v := heads(qkv[0]), heads(qkv[1]), heads(qkv[2])
-	// the explicit form, so that dropout can act on the weights
-	att := q.MatMul(k.Transpose(-2, -1)).MulScalar(float32(1 / math.Sqrt(float64(hs))))
-	mask := tensor.Ones(t, t).Triu(1)
-	att = att.MaskedFill(mask, math32.Inf(-1)).Softmax(-1)
-	y := a.AttnDropout.Forward(att).MatMul(v).Transpose(1, 2).Reshape(b, t, c)
+	// the composed form, so that dropout can act on the weights
+	y := causalAttention(q, k, v, 0, a.AttnDropout).Transpose(1, 2).Reshape(b, t, c)
 	return a.ResidDrop.Forward(a.CProj.Forward(y))
 }
 

@@ -1,6 +1,8 @@
 // Package nn builds neural networks from package tensor: layers with
-// PyTorch's parameter layouts and initialisation, nanoGPT's GPT, and
-// checkpoints in the safetensors format.
+// PyTorch's parameter layouts and initialisation, models composed from
+// them (nanoGPT's GPT, the Llama family), one causal-LM interface that
+// generation and loading use, and checkpoints in the safetensors format
+// (package safetensors).
 //
 // # Modules
 //
@@ -15,11 +17,39 @@
 //   - Sequential (layers chained, parameters named "0.weight", "2.bias"
 //     like torch.nn.Sequential), ModuleList ("layers.1.bias" inside a
 //     parent), and Container (see below);
+//   - the generic layers of today's decoders: RMSNorm (float32
+//     statistics, Hugging Face's weight-after-cast order), Rotary and
+//     ApplyRotary (rotate_half, cos/sin in float32; RopeScaling default,
+//     linear, llama3), SiLU and GatedMLP (SwiGLU), CausalAttention (causal
+//     scaled dot-product attention with a query offset, so one function
+//     serves training, the prefill and cached decoding, with grouped and
+//     multi-query key/value heads through RepeatKV), and Attention
+//     (q/k/v/o projections with optional biases, optional per-head q/k
+//     RMSNorm, an explicit head_dim);
 //   - CausalSelfAttention, MLP and Block: the pieces of nanoGPT's model;
 //   - GPT: nanoGPT's decoder (NewGPT(GPTConfig{...})), with Forward
 //     (logits), Loss (cross-entropy, ignore index -1) and Generate; its
 //     MLP uses exact GELU, or GPT-2's tanh approximation
 //     (GPTConfig.Activation).
+//   - Llama: the Llama family (LlamaConfig.ModelType llama for Llama 2/3,
+//     TinyLlama and SmolLM2; qwen2 with q/k/v biases; qwen3 with q/k
+//     norms; mistral without a sliding window), composed from the generic
+//     layers, with Hugging Face's parameter names (model.embed_tokens,
+//     model.layers.N.self_attn.q_proj, mlp.gate_proj, input_layernorm,
+//     model.norm, lm_head tied or not).
+//
+// # Causal language models
+//
+// CausalLM is what every family implements and what generation, loading
+// and cmd/train see: Forward, Loss, ModelType, VocabSize, ContextSize,
+// EOSTokenIDs, NewKVCache (a cache laid out by the model, sized by its
+// key/value heads) and ForwardCached. Generate(model, idx, GenerateOptions)
+// is the one generation loop: greedy at Temperature 0, TopK, TopP, stop
+// tokens and the config's EOS ids, a Generator, a Context.
+// LoadCausalLM reads a Hugging Face directory or hub name of any supported
+// model_type (gpt2, llama, mistral, qwen2, qwen3), checking config.json,
+// names, shapes and dtypes before it reads the weights; LoadPretrained
+// stays GPT-2's and returns a *GPT.
 //
 // Container gives a user's struct the Module methods (NamedParameters,
 // Parameters, Train, Eval, String) from an explicit list of named
@@ -33,7 +63,8 @@
 //	m := &MLP{FC1: nn.NewLinear(4, 16, true), FC2: nn.NewLinear(16, 2, true)}
 //	m.Container = nn.Container{nn.Named("fc1", m.FC1), nn.Named("fc2", m.FC2)}
 //
-// Generate keeps the keys and values of earlier positions in a cache that
+// GPT's Generate, GenerateWith and GenerateContext run through Generate.
+// Generation keeps the keys and values of earlier positions in a cache that
 // belongs to the call, so each new token costs one position's forward
 // pass; its tokens and logits are those of recomputing the context for
 // every token, as nanoGPT does (past BlockSize, where every position
@@ -83,6 +114,11 @@
 //	ck, err := nn.LoadCheckpoint("out/ckpt.safetensors")
 //	ids := ck.Tokenizer.Encode("ROMEO:")
 //	out := ck.Model.Generate(tensor.FromInts(ids, 1, len(ids)), 100, 0.8, 200)
+//
+// Package nn imports package tokenizer for the train checkpoint alone:
+// Checkpoint.Tokenizer is the tokenizer a model was trained with, which
+// LoadCheckpoint returns beside it. The layers, models, generation and
+// LoadCausalLM do not use it (Generate's stop strings take any Decoder).
 //
 // LoadPretrained builds a GPT from a Hugging Face GPT-2 checkpoint
 // (config.json and safetensors, Conv1D layout, with or without the

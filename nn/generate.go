@@ -3,11 +3,9 @@ package nn
 import (
 	"context"
 	"fmt"
-	"math"
 	"sort"
 
 	"github.com/chewxy/math32"
-	"github.com/wickml/wick/autograd"
 	"github.com/wickml/wick/tensor"
 )
 
@@ -28,39 +26,39 @@ import (
 // cropped window for every token, as nanoGPT does; the cache serves the
 // steps up to BlockSize.
 
-// kvCache holds the keys and values of the positions seen so far, per
-// layer, for one Generate call.
-type kvCache struct {
-	k, v []*tensor.Tensor // per layer [B, capacity, C]: position p's keys (values) at [:, p, :]
-	n    int              // positions filled
-}
-
-// newKVCache returns an empty cache for b rows of up to capacity positions
-// on the model's device.
-func (g *GPT) newKVCache(b, capacity int) *kvCache {
-	c := &kvCache{}
+// NewKVCache implements CausalLM: per-layer keys and values
+// [batch, capacity, NEmbd] (as many key/value heads as query heads).
+func (g *GPT) NewKVCache(batch, capacity int) *KVCache {
+	c := &KVCache{Capacity: capacity}
 	dev := g.Wte.Weight.Device()
 	for range g.H {
-		c.k = append(c.k, tensor.Zeros(b, capacity, g.Config.NEmbd).To(dev))
-		c.v = append(c.v, tensor.Zeros(b, capacity, g.Config.NEmbd).To(dev))
+		c.K = append(c.K, tensor.Zeros(batch, capacity, g.Config.NEmbd).To(dev))
+		c.V = append(c.V, tensor.Zeros(batch, capacity, g.Config.NEmbd).To(dev))
 	}
 	return c
 }
 
-// forwardCached runs the tokens idx [B, T] at positions c.n … c.n+T−1
+// ForwardCached implements CausalLM. It panics if idx is not Int64
+// [B, T], or the cache cannot take T more positions.
+func (g *GPT) ForwardCached(idx *tensor.Tensor, c *KVCache) *tensor.Tensor {
+	checkTokens("GPT.ForwardCached", idx)
+	return g.LmHead.Forward(g.forwardCached(idx, c)).Reshape(idx.Size(0), -1)
+}
+
+// forwardCached runs the tokens idx [B, T] at positions c.Len … c.Len+T−1
 // through the model, appending their keys and values to c, and returns the
 // final-LayerNorm output of the last of them, [B, 1, C].
-func (g *GPT) forwardCached(idx *tensor.Tensor, c *kvCache) *tensor.Tensor {
+func (g *GPT) forwardCached(idx *tensor.Tensor, c *KVCache) *tensor.Tensor {
 	t := idx.Size(1)
-	if c.n+t > c.k[0].Size(1) {
-		panic(&tensor.Error{Pkg: "nn", Op: "GPT.Generate", Msg: fmt.Sprintf("key/value cache of %d positions cannot take %d more after %d", c.k[0].Size(1), t, c.n)})
+	if c.Len+t > c.Capacity {
+		panic(&tensor.Error{Pkg: "nn", Op: "GPT.Generate", Msg: fmt.Sprintf("key/value cache of %d positions cannot take %d more after %d", c.Capacity, t, c.Len)})
 	}
-	pos := tensor.ArangeInt(c.n+t).Slice(0, c.n, c.n+t).To(idx.Device())
+	pos := tensor.ArangeInt(c.Len+t).Slice(0, c.Len, c.Len+t).To(idx.Device())
 	x := g.Drop.Forward(g.Wte.Forward(idx).Add(g.Wpe.Forward(pos)))
 	for i, b := range g.H {
-		x = b.forwardCached(x, c.k[i], c.v[i], c.n)
+		x = b.forwardCached(x, c.K[i], c.V[i], c.Len)
 	}
-	c.n += t
+	c.Len += t
 	return g.LnF.Forward(x.Slice(1, t-1, t))
 }
 
@@ -92,13 +90,7 @@ func (a *CausalSelfAttention) forwardCached(x, k, v *tensor.Tensor, pos int) *te
 		}
 		q := heads(parts[0])
 		keys, vals := heads(k.Slice(1, 0, pos+t)), heads(v.Slice(1, 0, pos+t))
-		att := q.MatMul(keys.Transpose(-2, -1)).MulScalar(float32(1 / math.Sqrt(float64(hs))))
-		if t > 1 {
-			// query i (position pos+i) sees keys j ≤ pos+i
-			mask := tensor.Ones(t, pos+t).Triu(pos + 1).To(x.Device())
-			att = att.MaskedFill(mask, math32.Inf(-1))
-		}
-		y = att.Softmax(-1).MatMul(vals).Transpose(1, 2).Reshape(b, t, c)
+		y = CausalAttention(q, keys, vals, pos).Transpose(1, 2).Reshape(b, t, c)
 	}
 	return a.ResidDrop.Forward(a.CProj.Forward(y))
 }
@@ -182,49 +174,9 @@ func (g *GPT) generate(idx *tensor.Tensor, maxNew int, temperature float32, topK
 	if idx.Dim() != 2 || idx.DType() != tensor.Int64 || idx.Size(1) == 0 {
 		panic(&tensor.Error{Pkg: "nn", Op: "GPT.Generate", Msg: fmt.Sprintf("expected int64 token indices [B, T] with T ≥ 1, got %s tensor of shape %v", idx.DType(), idx.Shape())})
 	}
-	autograd.NoGrad(func() {
-		var cache *kvCache
-		for step := range maxNew {
-			if stop != nil && stop() {
-				return
-			}
-			t := idx.Size(1)
-			var h *tensor.Tensor // [B, 1, C]
-			switch {
-			case recompute || t > g.Config.BlockSize:
-				cond := idx
-				if t > g.Config.BlockSize {
-					cond = idx.Slice(1, t-g.Config.BlockSize, t)
-				}
-				h = g.hidden(cond)
-				h = h.Slice(1, h.Size(1)-1, h.Size(1))
-				cache = nil // positions have shifted
-			case cache != nil && cache.n == t-1:
-				h = g.forwardCached(idx.Slice(1, t-1, t), cache)
-			default:
-				// the prefill: room for every position this call can
-				// reach before the context is cropped
-				cache = g.newKVCache(idx.Size(0), min(g.Config.BlockSize, t+maxNew-step-1))
-				h = g.forwardCached(idx, cache)
-			}
-			logits := g.LmHead.Forward(h).Reshape(idx.Size(0), -1)
-			if observe != nil {
-				observe(logits)
-			}
-			var next *tensor.Tensor
-			if temperature == 0 { // greedy: the most likely token
-				next = logits.ArgMax(1).Reshape(-1, 1).To(idx.Device())
-			} else {
-				logits = logits.DivScalar(temperature)
-				if topK > 0 && topK < logits.Size(1) {
-					logits = keepTopK(logits, topK)
-				}
-				next = gen.Multinomial(logits.Softmax(-1)).Reshape(-1, 1).To(idx.Device())
-			}
-			idx = tensor.Cat([]*tensor.Tensor{idx, next}, 1)
-		}
-	})
-	return idx
+	opts := GenerateOptions{MaxNewTokens: maxNew, Temperature: temperature, TopK: topK, Generator: gen, IgnoreEOS: true}
+	out, _ := generateLoop(g, idx, opts, recompute, observe, stop)
+	return out
 }
 
 // keepTopK sets every logit below the k-th largest of its row to -Inf
@@ -246,3 +198,22 @@ func keepTopK(logits *tensor.Tensor, k int) *tensor.Tensor {
 	}
 	return tensor.New(vals, rows, n).To(logits.Device())
 }
+
+// lastLogits implements lastLogitser: the head on the last position of
+// the final-LayerNorm output, as GPT's generation always computed it.
+func (g *GPT) lastLogits(idx *tensor.Tensor) *tensor.Tensor {
+	h := g.hidden(idx)
+	return g.LmHead.Forward(h.Slice(1, h.Size(1)-1, h.Size(1))).Reshape(idx.Size(0), -1)
+}
+
+// ModelType implements CausalLM: "gpt2".
+func (g *GPT) ModelType() string { return "gpt2" }
+
+// VocabSize implements CausalLM: Config.VocabSize.
+func (g *GPT) VocabSize() int { return g.Config.VocabSize }
+
+// ContextSize implements CausalLM: Config.BlockSize.
+func (g *GPT) ContextSize() int { return g.Config.BlockSize }
+
+// EOSTokenIDs implements CausalLM: nil, a GPTConfig names no end token.
+func (g *GPT) EOSTokenIDs() []int { return nil }

@@ -145,7 +145,7 @@ func TestGenerateCacheChunked(t *testing.T) {
 	idx := tensor.FromInts(toks, 2, cfg.BlockSize)
 	want := m.Forward(idx)
 	for _, split := range []int{1, 3, 7} {
-		c := m.newKVCache(2, cfg.BlockSize)
+		c := m.NewKVCache(2, cfg.BlockSize)
 		m.forwardCached(idx.Slice(1, 0, split), c)
 		got := m.LmHead.Forward(m.forwardCached(idx.Slice(1, split, cfg.BlockSize), c))
 		w := want.Slice(1, cfg.BlockSize-1, cfg.BlockSize)

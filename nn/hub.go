@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -19,6 +20,9 @@ var hubNames = map[string][]string{
 	"gpt2-large":  {"gpt2-large", "openai-community/gpt2-large"},
 	"gpt2-xl":     {"gpt2-xl", "openai-community/gpt2-xl"},
 }
+
+// hubRepo matches a hub repository id, owner/name.
+var hubRepo = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
 // HubCacheDir returns the directory of the Hugging Face hub cache, as the
 // huggingface_hub library finds it: $HF_HUB_CACHE, else $HF_HOME/hub, else
@@ -47,7 +51,9 @@ func HubCacheDir() string {
 // openai-community/gpt2, …), a snapshot in the Hugging Face cache
 // (HubCacheDir): models--gpt2/snapshots/<commit>/, the commit that
 // models--gpt2/refs/main names, or the most recently modified snapshot
-// when there is no such ref. The files in a snapshot are usually symbolic
+// when there is no such ref. Any other repository id owner/name (such as
+// HuggingFaceTB/SmolLM2-135M or Qwen/Qwen3-0.6B) is looked up the same way
+// as models--owner--name. The files in a snapshot are usually symbolic
 // links into the cache's blobs/, which is fine. Programs that also need
 // the tokenizer files of a model find them in the same directory.
 func PretrainedDir(name string) (string, error) {
@@ -58,6 +64,9 @@ func PretrainedDir(name string) (string, error) {
 		return "", fmt.Errorf("nn: pretrained model %s: not a directory (give the directory that holds config.json and the weights)", name)
 	}
 	repos, ok := hubNames[strings.TrimPrefix(name, "openai-community/")]
+	if !ok && hubRepo.MatchString(name) {
+		repos, ok = []string{name}, true // owner/name, such as HuggingFaceTB/SmolLM2-135M
+	}
 	if !ok {
 		return "", fmt.Errorf("nn: pretrained model %s: no such directory, and not one of the hub names gpt2, gpt2-medium, gpt2-large, gpt2-xl: %w", name, fs.ErrNotExist)
 	}

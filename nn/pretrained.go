@@ -1,13 +1,9 @@
 package nn
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/wickml/wick/safetensors"
 	"github.com/wickml/wick/tensor"
 )
 
@@ -26,8 +23,8 @@ var ErrBadConfig = errors.New("unsupported config")
 // The files of a Hugging Face model directory.
 const (
 	hfConfigFile = "config.json"
-	hfWeights    = "model.safetensors"
-	hfIndex      = "model.safetensors.index.json"
+	hfWeights    = safetensors.WeightsFile
+	hfIndex      = safetensors.IndexFile
 )
 
 // LoadPretrained reads a GPT-2 model saved in Hugging Face's format and
@@ -127,7 +124,7 @@ func readHFConfig(path string) (GPTConfig, error) {
 		errs = append(errs, fmt.Errorf("%s: %w: "+format, append([]any{path, ErrBadConfig}, args...)...))
 	}
 	if c.ModelType != nil && *c.ModelType != "gpt2" {
-		bad("model_type is %q, Wick reads gpt2", *c.ModelType)
+		bad("model_type is %q, LoadPretrained reads gpt2 (LoadCausalLM reads llama, mistral, qwen2 and qwen3 as well)", *c.ModelType)
 	}
 	size := func(key string, v *int) int {
 		if v == nil {
@@ -195,16 +192,6 @@ func conv1D(name string) bool {
 	return false
 }
 
-// source is where one tensor lies in a safetensors file.
-type source struct {
-	file  string // path of the file
-	name  string // name in the file
-	dtype string
-	shape []int
-	begin int64 // byte offset of the data in the file
-	n     int   // elements
-}
-
 // maxProblems bounds the problems one error lists.
 const maxProblems = 8
 
@@ -220,23 +207,24 @@ func loadPretrained(dir string) (*GPT, error) {
 		return nil, err
 	}
 	var problems []error
-	srcs := map[string]*source{} // by name without "transformer."
+	srcs := map[string]*safetensors.Ref{} // by name without "transformer."
 	for _, file := range files {
-		entries, dataStart, err := readHeaderFile(file)
+		h, err := safetensors.ReadFileHeader(file)
 		if err != nil {
 			problems = append(problems, err)
 			continue
 		}
-		for _, e := range entries {
-			name := strings.TrimPrefix(e.name, "transformer.")
+		for _, e := range h.Entries {
+			name := strings.TrimPrefix(e.Name, "transformer.")
 			if hubBuffer.MatchString(name) {
 				continue
 			}
 			if prev := srcs[name]; prev != nil {
-				problems = append(problems, fmt.Errorf("%s: tensor %q: %w: %s already holds it as %q", file, e.name, ErrUnexpectedTensor, prev.file, prev.name))
+				problems = append(problems, fmt.Errorf("%s: tensor %q: %w: %s already holds it as %q", file, e.Name, ErrUnexpectedTensor, prev.File, prev.Name))
 				continue
 			}
-			srcs[name] = &source{file: file, name: e.name, dtype: e.dtype, shape: e.shape, begin: dataStart + e.begin, n: int((e.end - e.begin) / int64(dtypeSizes[e.dtype]))}
+			ref := h.Ref(e)
+			srcs[name] = &ref
 		}
 	}
 	if len(problems) > 0 {
@@ -245,16 +233,16 @@ func loadPretrained(dir string) (*GPT, error) {
 
 	g := newGPTZeros(cfg)
 	sizes := fmt.Sprintf("n_embd %d, n_layer %d, vocab_size %d, n_positions %d", cfg.NEmbd, cfg.NLayer, cfg.VocabSize, cfg.BlockSize)
-	checkSource := func(s *source, want []int, layout string) {
+	checkSource := func(s *safetensors.Ref, want []int, layout string) {
 		switch {
-		case s.dtype != "F32" && s.dtype != "F16" && s.dtype != "BF16":
-			problems = append(problems, fmt.Errorf("%s: tensor %q: %w: dtype %s is not supported (Wick reads F32, F16 and BF16)", s.file, s.name, ErrDTypeMismatch, s.dtype))
-		case !slices.Equal(s.shape, want):
-			problems = append(problems, fmt.Errorf("%s: tensor %q: %w: file has %v, config.json (%s) needs %v%s", s.file, s.name, ErrShapeMismatch, s.shape, sizes, want, layout))
+		case !s.Float():
+			problems = append(problems, fmt.Errorf("%s: tensor %q: %w: dtype %s is not supported (Wick reads F32, F16 and BF16)", s.File, s.Name, ErrDTypeMismatch, s.DType))
+		case !slices.Equal(s.Shape, want):
+			problems = append(problems, fmt.Errorf("%s: tensor %q: %w: file has %v, config.json (%s) needs %v%s", s.File, s.Name, ErrShapeMismatch, s.Shape, sizes, want, layout))
 		}
 	}
 	type load struct {
-		src   *source
+		src   *safetensors.Ref
 		dst   *tensor.Tensor
 		trans bool
 	}
@@ -293,7 +281,7 @@ func loadPretrained(dir string) (*GPT, error) {
 	sort.Strings(extra)
 	for _, name := range extra {
 		s := srcs[name]
-		problems = append(problems, fmt.Errorf("%s: tensor %q: %w: a GPT-2 of config.json (%s) has no such weight", s.file, s.name, ErrUnexpectedTensor, sizes))
+		problems = append(problems, fmt.Errorf("%s: tensor %q: %w: a GPT-2 of config.json (%s) has no such weight", s.File, s.Name, ErrUnexpectedTensor, sizes))
 	}
 	if len(problems) > 0 {
 		return nil, problemList(problems)
@@ -302,17 +290,17 @@ func loadPretrained(dir string) (*GPT, error) {
 	// Read in file order, each file front to back.
 	sort.Slice(loads, func(i, j int) bool {
 		a, b := loads[i].src, loads[j].src
-		if a.file != b.file {
-			return a.file < b.file
+		if a.File != b.File {
+			return a.File < b.File
 		}
-		return a.begin < b.begin
+		return a.Offset < b.Offset
 	})
-	r := newWeightReader()
-	defer r.close()
+	r := safetensors.NewReaderSize(chunkBytes)
+	defer r.Close()
 	var stageLen int
 	for _, l := range loads {
 		if l.trans {
-			stageLen = max(stageLen, l.src.n)
+			stageLen = max(stageLen, l.src.N)
 		}
 	}
 	stage := make([]float32, stageLen) // the transposed Conv1D weight being assembled
@@ -320,13 +308,13 @@ func loadPretrained(dir string) (*GPT, error) {
 		s := l.src
 		param := l.dst.Detach() // the parameter's storage, written in place without recording
 		if !l.trans {
-			if err := r.each(s, func(off int, v []float32) { param.SetFloat32s(off, v) }); err != nil {
+			if err := r.Each(*s, func(off int, v []float32) { param.SetFloat32s(off, v) }); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		in, out := s.shape[0], s.shape[1]
-		err := r.eachRows(s, out, func(off int, v []float32) {
+		in, out := s.Shape[0], s.Shape[1]
+		err := r.EachRows(*s, out, func(off int, v []float32) {
 			i0, rows := off/out, len(v)/out // v is rows i0 … i0+rows−1 of the [in, out] source
 			for j := range out {            // column j of the rows: a run of stage's row j
 				dst := stage[j*in+i0 : j*in+i0+rows]
@@ -338,271 +326,47 @@ func loadPretrained(dir string) (*GPT, error) {
 		if err != nil {
 			return nil, err
 		}
-		param.SetFloat32s(0, stage[:s.n])
+		param.SetFloat32s(0, stage[:s.N])
 	}
 	if lmHead != nil {
-		if err := r.sameValues(lmHead, srcs["wte.weight"]); err != nil {
+		if err := sameValues(r, lmHead, srcs["wte.weight"]); err != nil {
 			return nil, err
 		}
 	}
 	return g, nil
 }
 
+// chunkBytes is the size of one read of the loaders (a variable for the
+// tests, which set it while no load runs).
+var chunkBytes = safetensors.DefaultChunkBytes
+
 // weightFiles returns the safetensors files of the model in dir, and for a
 // sharded model the index's map from tensor name (without "transformer.")
-// to file name.
+// to file name (see safetensors.ModelFiles).
 func weightFiles(dir string) ([]string, map[string]string, error) {
-	single := filepath.Join(dir, hfWeights)
-	if _, err := os.Stat(single); err == nil {
-		return []string{single}, nil, nil
-	}
-	indexPath := filepath.Join(dir, hfIndex)
-	b, err := os.ReadFile(indexPath)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, fmt.Errorf("%s: neither %s nor %s is there (Wick reads the safetensors format, not pytorch_model.bin): %w", dir, hfWeights, hfIndex, fs.ErrNotExist)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	var idx struct {
-		WeightMap map[string]string `json:"weight_map"`
-	}
-	if err := json.Unmarshal(b, &idx); err != nil || len(idx.WeightMap) == 0 {
-		if err == nil {
-			err = errors.New("no weight_map")
-		}
-		return nil, nil, fmt.Errorf("%s: %w: %v", indexPath, ErrCorruptHeader, err)
+	files, idx, err := safetensors.ModelFiles(dir)
+	if err != nil || idx == nil {
+		return files, nil, err
 	}
 	index := map[string]string{}
-	seen := map[string]bool{}
-	var files []string
-	for name, f := range idx.WeightMap {
-		if f == "" || filepath.Base(f) != f || f == "." || f == ".." {
-			return nil, nil, fmt.Errorf("%s: tensor %q: %w: file name %q is not a file of the directory", indexPath, name, ErrCorruptHeader, f)
-		}
+	for name, f := range idx {
 		index[strings.TrimPrefix(name, "transformer.")] = f
-		if !seen[f] {
-			seen[f] = true
-			files = append(files, filepath.Join(dir, f))
-		}
-	}
-	sort.Strings(files)
-	for _, f := range files {
-		if _, err := os.Stat(f); err != nil {
-			var first string // a tensor the index puts there, for the message
-			for name, g := range idx.WeightMap {
-				if filepath.Join(dir, g) == f && (first == "" || name < first) {
-					first = name
-				}
-			}
-			return nil, nil, fmt.Errorf("%s: tensor %q: %s lists it in a shard that cannot be read: %w", indexPath, first, hfIndex, err)
-		}
 	}
 	return files, index, nil
 }
 
-// readHeaderFile reads and checks the header of the safetensors file at
-// path, and that the file is long enough for every tensor. It returns the
-// entries and the offset of the data section.
-func readHeaderFile(path string) ([]entry, int64, error) {
-	entries, _, start, err := readHeaderMeta(path)
-	return entries, start, err
-}
-
-// readHeaderMeta is readHeaderFile that also returns the header's metadata.
-func readHeaderMeta(path string) ([]entry, map[string]string, int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	size := fi.Size()
-	var lenBuf [8]byte
-	if n, err := io.ReadFull(f, lenBuf[:]); err != nil {
-		return nil, nil, 0, fmt.Errorf("%s: %w: %d of the 8 bytes of header length present", path, ErrTruncated, n)
-	}
-	hlen := binary.LittleEndian.Uint64(lenBuf[:])
-	if hlen > maxHeaderLen {
-		return nil, nil, 0, fmt.Errorf("%s: %w: header length %d exceeds the limit of %d bytes", path, ErrCorruptHeader, hlen, maxHeaderLen)
-	}
-	if int64(hlen) > size-8 {
-		return nil, nil, 0, fmt.Errorf("%s: %w: the header needs %d bytes, the file has %d after the length", path, ErrTruncated, hlen, size-8)
-	}
-	hdr := make([]byte, hlen)
-	if _, err := io.ReadFull(f, hdr); err != nil {
-		return nil, nil, 0, fmt.Errorf("%s: %w: reading the header: %v", path, ErrTruncated, err)
-	}
-	entries, meta, err := parseHeader(hdr)
-	if err != nil {
-		return nil, nil, 0, fmt.Errorf("%s: %w", path, err)
-	}
-	start := 8 + int64(hlen)
-	for _, e := range entries {
-		if start+e.end > size {
-			return nil, nil, 0, fmt.Errorf("%s: tensor %q: %w: its data ends at byte %d of the file, which has %d", path, e.name, ErrTruncated, start+e.end, size)
-		}
-	}
-	return entries, meta, start, nil
-}
-
-// weightReader streams tensors out of safetensors files as float32, a
-// chunk at a time, through buffers it reuses.
-type weightReader struct {
-	files map[string]*os.File
-	raw   []byte
-	vals  []float32
-	raw2  []byte // for sameValues
-	vals2 []float32
-}
-
-// chunkBytes is the size of one read.
-var chunkBytes = 256 << 10 // a variable for the tests
-
-func newWeightReader() *weightReader {
-	return &weightReader{files: map[string]*os.File{}, raw: make([]byte, chunkBytes), vals: make([]float32, chunkBytes/2)}
-}
-
-func (r *weightReader) close() {
-	for _, f := range r.files {
-		f.Close()
-	}
-}
-
-func (r *weightReader) open(path string) (*os.File, error) {
-	if f := r.files[path]; f != nil {
-		return f, nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	r.files[path] = f
-	return f, nil
-}
-
-// read decodes elements [off, off+len(dst)) of s into dst through raw.
-func read(f *os.File, s *source, off int, dst []float32, raw []byte) error {
-	es := dtypeSizes[s.dtype]
-	b := raw[:len(dst)*es]
-	if _, err := f.ReadAt(b, s.begin+int64(off*es)); err != nil {
-		if errors.Is(err, io.EOF) {
-			err = fmt.Errorf("%w: the file ends inside its data", ErrTruncated)
-		}
-		return fmt.Errorf("%s: tensor %q: %w", s.file, s.name, err)
-	}
-	decode(dst, b, s.dtype)
-	return nil
-}
-
-// each calls fn with consecutive chunks of s's elements, converted to
-// float32, and the index of each chunk's first element.
-func (r *weightReader) each(s *source, fn func(off int, v []float32)) error {
-	return r.eachRows(s, 1, fn)
-}
-
-// eachRows is each with chunks of whole rows of rowLen elements (s.n is a
-// multiple of rowLen).
-func (r *weightReader) eachRows(s *source, rowLen int, fn func(off int, v []float32)) error {
-	f, err := r.open(s.file)
-	if err != nil {
-		return err
-	}
-	es := dtypeSizes[s.dtype]
-	per := chunkBytes / es
-	per -= per % rowLen
-	if per == 0 { // a row longer than a chunk
-		per = rowLen
-		if len(r.raw) < per*es {
-			r.raw = make([]byte, per*es)
-		}
-		if len(r.vals) < per {
-			r.vals = make([]float32, per)
-		}
-	}
-	for off := 0; off < s.n; off += per {
-		v := r.vals[:min(per, s.n-off)]
-		if err := read(f, s, off, v, r.raw); err != nil {
-			return err
-		}
-		fn(off, v)
-	}
-	return nil
-}
-
 // sameValues returns an error unless a and b (of one shape) hold the same
-// values once converted to float32.
-func (r *weightReader) sameValues(a, b *source) error {
-	fa, err := r.open(a.file)
+// values once converted to float32: a tied head stored beside the
+// embedding it is tied to.
+func sameValues(r *safetensors.Reader, a, b *safetensors.Ref) error {
+	i, va, vb, err := r.FirstDifference(*a, *b)
 	if err != nil {
 		return err
 	}
-	fb, err := r.open(b.file)
-	if err != nil {
-		return err
-	}
-	if r.raw2 == nil {
-		r.raw2, r.vals2 = make([]byte, chunkBytes), make([]float32, chunkBytes/2)
-	}
-	per := chunkBytes / max(dtypeSizes[a.dtype], dtypeSizes[b.dtype])
-	for off := 0; off < a.n; off += per {
-		k := min(per, a.n-off)
-		va, vb := r.vals[:k], r.vals2[:k]
-		if err := read(fa, a, off, va, r.raw); err != nil {
-			return err
-		}
-		if err := read(fb, b, off, vb, r.raw2); err != nil {
-			return err
-		}
-		for i := range va {
-			if math.Float32bits(va[i]) != math.Float32bits(vb[i]) {
-				return fmt.Errorf("%s: tensor %q: %w: element %d is %g but %q's is %g; Wick's GPT ties lm_head.weight to the token embedding", a.file, a.name, ErrUnexpectedTensor, off+i, va[i], b.name, vb[i])
-			}
-		}
+	if i >= 0 {
+		return fmt.Errorf("%s: tensor %q: %w: element %d is %g but %q's is %g; the model ties %s to the token embedding", a.File, a.Name, ErrUnexpectedTensor, i, va, b.Name, vb, a.Name)
 	}
 	return nil
-}
-
-// decode converts the little-endian F32, F16 or BF16 values in raw to dst.
-func decode(dst []float32, raw []byte, dtype string) {
-	switch dtype {
-	case "F32":
-		for i := range dst {
-			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
-		}
-	case "F16":
-		for i := range dst {
-			dst[i] = halfToFloat32(binary.LittleEndian.Uint16(raw[2*i:]))
-		}
-	case "BF16":
-		for i := range dst {
-			dst[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(raw[2*i:])) << 16)
-		}
-	default:
-		panic("nn: decode: dtype " + dtype)
-	}
-}
-
-// halfToFloat32 converts an IEEE 754 binary16 value to float32 (exactly:
-// every half is a float32).
-func halfToFloat32(h uint16) float32 {
-	sign := uint32(h>>15) << 31
-	exp := uint32(h>>10) & 0x1f
-	mant := uint32(h) & 0x3ff
-	switch exp {
-	case 0x1f: // infinity or NaN
-		return math.Float32frombits(sign | 0x7f800000 | mant<<13)
-	case 0: // zero or subnormal: mant·2⁻²⁴
-		v := float32(mant) / (1 << 24)
-		if sign != 0 {
-			v = -v
-		}
-		return v
-	}
-	return math.Float32frombits(sign | (exp+127-15)<<23 | mant<<13)
 }
 
 // newGPTZeros returns a GPT of cfg whose Linear and Embedding weights and

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/wickml/wick/safetensors"
 	"github.com/wickml/wick/tensor"
 	"github.com/wickml/wick/tokenizer"
 )
@@ -38,10 +39,13 @@ const (
 // Checkpoint is a checkpoint written by cmd/train, read by ReadCheckpoint
 // or LoadCheckpoint.
 type Checkpoint struct {
-	Path      string              // the file it was read from
-	Config    GPTConfig           // the model's config (model_args)
-	Tokenizer tokenizer.Tokenizer // the tokenizer the model was trained with
-	Iter      int                 // optimizer steps taken
+	Path   string    // the file it was read from
+	Config GPTConfig // the model's config (model_args), zero for a Llama-family model
+	// LlamaConfig is the config of a Llama-family model (llama_args), nil
+	// for a GPT.
+	LlamaConfig *LlamaConfig
+	Tokenizer   tokenizer.Tokenizer // the tokenizer the model was trained with
+	Iter        int                 // optimizer steps taken
 	// BestValLoss is the best validation loss seen, nil before the first
 	// evaluation.
 	BestValLoss *float64
@@ -52,9 +56,13 @@ type Checkpoint struct {
 	// optimizer's, as ReadCheckpoint read them (on the default device);
 	// LoadCheckpoint leaves it nil.
 	Tensors StateDict
-	// Model is the trained model, in evaluation mode, as LoadCheckpoint or
-	// NewModel built it; ReadCheckpoint leaves it nil.
+	// Model is the trained GPT, in evaluation mode, as LoadCheckpoint or
+	// NewModel built it; ReadCheckpoint leaves it nil, and so does a
+	// Llama-family checkpoint.
 	Model *GPT
+	// LM is the trained model of any family, in evaluation mode, as
+	// LoadCheckpoint or NewCausalLM built it (Model too, for a GPT).
+	LM CausalLM
 }
 
 // trainRecord is the part of the MetaTrain record that this package reads.
@@ -62,6 +70,7 @@ type trainRecord struct {
 	Iter        int             `json:"iter"`
 	BestValLoss *float64        `json:"best_val_loss"`
 	Model       *GPTConfig      `json:"model_args"`
+	Llama       *LlamaConfig    `json:"llama_args"`
 	Tokenizer   json.RawMessage `json:"tokenizer"`
 }
 
@@ -85,7 +94,7 @@ func LoadCheckpoint(path string) (*Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := ck.NewModel(); err != nil {
+	if _, err := ck.NewCausalLM(); err != nil {
 		return nil, err
 	}
 	ck.Tensors = nil
@@ -109,22 +118,47 @@ func ReadCheckpoint(path string) (*Checkpoint, error) {
 // readCheckpoint is ReadCheckpoint, which reads the optimizer's tensors
 // only when withOptimizer is true.
 func readCheckpoint(path string, withOptimizer bool) (*Checkpoint, error) {
-	entries, md, dataStart, err := readHeaderMeta(path)
+	h, err := safetensors.ReadFileHeader(path)
 	if err != nil {
 		return nil, fmt.Errorf("nn: checkpoint %s is corrupt or unreadable: %w", path, trimmed{err, path + ": "})
 	}
-	if md[MetaFormat] != TrainCheckpointFormat {
-		return nil, fmt.Errorf("nn: checkpoint %s was not written by train (metadata format %q, want %q)", path, md[MetaFormat], TrainCheckpointFormat)
+	if h.Metadata[MetaFormat] != TrainCheckpointFormat {
+		return nil, fmt.Errorf("nn: checkpoint %s was not written by train (metadata format %q, want %q)", path, h.Metadata[MetaFormat], TrainCheckpointFormat)
 	}
 	corrupt := func(format string, args ...any) error {
 		return fmt.Errorf("nn: checkpoint %s is corrupt: "+format, append([]any{path}, args...)...)
 	}
 	var rec trainRecord
-	if err := json.Unmarshal([]byte(md[MetaTrain]), &rec); err != nil {
+	if err := json.Unmarshal([]byte(h.Metadata[MetaTrain]), &rec); err != nil {
 		return nil, corrupt("metadata: %v", err)
 	}
-	if rec.Model == nil || len(rec.Tokenizer) == 0 || rec.Iter < 0 {
+	if (rec.Model == nil && rec.Llama == nil) || len(rec.Tokenizer) == 0 || rec.Iter < 0 {
 		return nil, corrupt("metadata lacks the model_args, the tokenizer or the step")
+	}
+	if rec.Llama != nil {
+		lc := *rec.Llama
+		if err := llamaCheckpointBounds(lc); err != nil {
+			return nil, corrupt("%v", err)
+		}
+		if err := lc.Validate(); err != nil {
+			return nil, corrupt("%s", strings.TrimPrefix(err.Error(), "nn: "))
+		}
+		tok, err := tokenizer.Unmarshal(rec.Tokenizer)
+		if err != nil {
+			return nil, corrupt("%v", err)
+		}
+		if tok.VocabSize() > lc.VocabSize {
+			return nil, corrupt("its tokenizer has %d tokens, more than its model's %d", tok.VocabSize(), lc.VocabSize)
+		}
+		if err := llamaCheckpointShapes(h.Entries, lc); err != nil {
+			return nil, corrupt("%v", err)
+		}
+		sd, err := readEntries(path, h.Entries, h.DataStart, withOptimizer)
+		if err != nil {
+			return nil, fmt.Errorf("nn: checkpoint %s is corrupt or unreadable: %w", path, err)
+		}
+		return &Checkpoint{Path: path, LlamaConfig: &lc, Tokenizer: tok, Iter: rec.Iter, BestValLoss: rec.BestValLoss,
+			Metadata: json.RawMessage(h.Metadata[MetaTrain]), Tensors: sd}, nil
 	}
 	cfg := *rec.Model
 	if err := checkpointBounds(cfg); err != nil {
@@ -140,15 +174,15 @@ func readCheckpoint(path string, withOptimizer bool) (*Checkpoint, error) {
 	if tok.VocabSize() != cfg.VocabSize {
 		return nil, corrupt("its tokenizer has %d tokens, its model %d", tok.VocabSize(), cfg.VocabSize)
 	}
-	if err := checkpointShapes(entries, cfg); err != nil {
+	if err := checkpointShapes(h.Entries, cfg); err != nil {
 		return nil, corrupt("%v", err)
 	}
-	sd, err := readEntries(path, entries, dataStart, withOptimizer)
+	sd, err := readEntries(path, h.Entries, h.DataStart, withOptimizer)
 	if err != nil {
 		return nil, fmt.Errorf("nn: checkpoint %s is corrupt or unreadable: %w", path, err)
 	}
 	return &Checkpoint{Path: path, Config: cfg, Tokenizer: tok, Iter: rec.Iter, BestValLoss: rec.BestValLoss,
-		Metadata: json.RawMessage(md[MetaTrain]), Tensors: sd}, nil
+		Metadata: json.RawMessage(h.Metadata[MetaTrain]), Tensors: sd}, nil
 }
 
 // NewModel builds ck.Model from ck.Tensors (the model's; the optimizer's
@@ -167,6 +201,83 @@ func (ck *Checkpoint) NewModel() (*GPT, error) {
 	model.Eval()
 	ck.Model = model
 	return model, nil
+}
+
+// NewCausalLM builds the checkpoint's model of any family from ck.Tensors
+// (as NewModel does for a GPT, which it calls then), in evaluation mode on
+// the default device, sets ck.LM (and ck.Model for a GPT) and returns it.
+// It draws no random numbers and returns an error naming the tensors that
+// are missing, unexpected or of the wrong shape. It panics if ck.Tensors
+// is nil.
+func (ck *Checkpoint) NewCausalLM() (CausalLM, error) {
+	if ck.LlamaConfig == nil {
+		g, err := ck.NewModel()
+		if err != nil {
+			return nil, err
+		}
+		ck.LM = g
+		return g, nil
+	}
+	if ck.Tensors == nil {
+		panic(&tensor.Error{Pkg: "nn", Op: "Checkpoint.NewCausalLM", Msg: "the checkpoint holds no tensors (LoadCheckpoint has built its model already)"})
+	}
+	model := newLlamaZeros(*ck.LlamaConfig)
+	if err := LoadStateDict(model, ck.Tensors.WithoutPrefix(OptimizerPrefix)); err != nil {
+		return nil, fmt.Errorf("nn: checkpoint %s does not match its llama_args: %w", ck.Path, err)
+	}
+	model.Eval()
+	ck.LM = model
+	return model, nil
+}
+
+// llamaCheckpointBounds returns an error naming the first size of c above
+// the MaxCheckpoint bounds.
+func llamaCheckpointBounds(c LlamaConfig) error {
+	for _, f := range []struct {
+		name   string
+		v, max int
+	}{{"num_hidden_layers", c.NumHiddenLayers, MaxCheckpointLayers}, {"num_attention_heads", c.NumAttentionHeads, MaxCheckpointHeads},
+		{"num_key_value_heads", c.NumKeyValueHeads, MaxCheckpointHeads}, {"head_dim", c.HeadDim, MaxCheckpointEmbd},
+		{"hidden_size", c.HiddenSize, MaxCheckpointEmbd}, {"intermediate_size", c.IntermediateSize, 8 * MaxCheckpointEmbd},
+		{"vocab_size", c.VocabSize, MaxCheckpointVocab}} {
+		if f.v > f.max {
+			return fmt.Errorf("llama_args %s=%d is out of range (at most %d)", f.name, f.v, f.max)
+		}
+	}
+	return nil
+}
+
+// llamaCheckpointShapes checks that the entries hold c's token embedding
+// and each layer's query projection as F32 at c's shapes, so that a
+// config the file's data do not back is refused before it is built.
+func llamaCheckpointShapes(entries []safetensors.Entry, c LlamaConfig) error {
+	byName := make(map[string]safetensors.Entry, len(entries))
+	for _, e := range entries {
+		byName[e.Name] = e
+	}
+	var problems []error
+	want := func(name string, shape ...int) {
+		e, ok := byName[name]
+		switch {
+		case !ok:
+			problems = append(problems, fmt.Errorf("tensor %q: %w (llama_args need shape %v)", name, ErrMissingTensor, shape))
+		case e.DType != "F32":
+			problems = append(problems, fmt.Errorf("tensor %q: %w: file has %s, model needs F32", name, ErrDTypeMismatch, e.DType))
+		case !slices.Equal(e.Shape, shape):
+			problems = append(problems, fmt.Errorf("tensor %q: %w: file has %v, llama_args need %v", name, ErrShapeMismatch, e.Shape, shape))
+		}
+	}
+	want("model.embed_tokens.weight", c.VocabSize, c.HiddenSize)
+	for l := range c.NumHiddenLayers {
+		want(fmt.Sprintf("model.layers.%d.self_attn.q_proj.weight", l), c.NumAttentionHeads*c.HeadDim, c.HiddenSize)
+		if len(problems) > maxProblems {
+			break
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return problemList(problems)
 }
 
 // checkpointBounds returns an error naming the first size of c above its
@@ -188,10 +299,10 @@ func checkpointBounds(c GPTConfig) error {
 // position embeddings and each layer's attention weight as F32 at c's
 // shapes: then the model NewModel builds is at most a few times the size
 // of the file.
-func checkpointShapes(entries []entry, c GPTConfig) error {
-	byName := make(map[string]entry, len(entries))
+func checkpointShapes(entries []safetensors.Entry, c GPTConfig) error {
+	byName := make(map[string]safetensors.Entry, len(entries))
 	for _, e := range entries {
-		byName[e.name] = e
+		byName[e.Name] = e
 	}
 	var problems []error
 	want := func(name string, shape ...int) {
@@ -199,10 +310,10 @@ func checkpointShapes(entries []entry, c GPTConfig) error {
 		switch {
 		case !ok:
 			problems = append(problems, fmt.Errorf("tensor %q: %w (model_args need shape %v)", name, ErrMissingTensor, shape))
-		case e.dtype != "F32":
-			problems = append(problems, fmt.Errorf("tensor %q: %w: file has %s, model needs F32", name, ErrDTypeMismatch, e.dtype))
-		case !slices.Equal(e.shape, shape):
-			problems = append(problems, fmt.Errorf("tensor %q: %w: file has %v, model_args need %v", name, ErrShapeMismatch, e.shape, shape))
+		case e.DType != "F32":
+			problems = append(problems, fmt.Errorf("tensor %q: %w: file has %s, model needs F32", name, ErrDTypeMismatch, e.DType))
+		case !slices.Equal(e.Shape, shape):
+			problems = append(problems, fmt.Errorf("tensor %q: %w: file has %v, model_args need %v", name, ErrShapeMismatch, e.Shape, shape))
 		}
 	}
 	want("transformer.wte.weight", c.VocabSize, c.NEmbd)
@@ -220,10 +331,10 @@ func checkpointShapes(entries []entry, c GPTConfig) error {
 }
 
 // readEntries reads the tensors of entries, whose data start at dataStart
-// in the safetensors file at path (as readHeaderMeta returned them,
+// in the safetensors file at path (as safetensors.ReadFileHeader returned them,
 // checked against the file's length): all of them, or all but the
 // optimizer's when withOptimizer is false.
-func readEntries(path string, entries []entry, dataStart int64, withOptimizer bool) (StateDict, error) {
+func readEntries(path string, entries []safetensors.Entry, dataStart int64, withOptimizer bool) (StateDict, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -232,20 +343,20 @@ func readEntries(path string, entries []entry, dataStart int64, withOptimizer bo
 	sd := StateDict{}
 	var raw []byte
 	for _, e := range entries {
-		if !withOptimizer && strings.HasPrefix(e.name, OptimizerPrefix) {
+		if !withOptimizer && strings.HasPrefix(e.Name, OptimizerPrefix) {
 			continue
 		}
-		if e.dtype != "F32" && e.dtype != "I64" {
-			return nil, fmt.Errorf("tensor %q: %w: dtype %s is not supported (Wick reads F32 and I64)", e.name, ErrDTypeMismatch, e.dtype)
+		if e.DType != "F32" && e.DType != "I64" {
+			return nil, fmt.Errorf("tensor %q: %w: dtype %s is not supported (Wick reads F32 and I64)", e.Name, ErrDTypeMismatch, e.DType)
 		}
-		if n := int(e.end - e.begin); cap(raw) < n {
+		if n := int(e.End - e.Begin); cap(raw) < n {
 			raw = make([]byte, n)
 		}
-		raw = raw[:e.end-e.begin]
-		if _, err := f.ReadAt(raw, dataStart+e.begin); err != nil {
-			return nil, fmt.Errorf("tensor %q: %w: %v", e.name, ErrTruncated, err)
+		raw = raw[:e.End-e.Begin]
+		if _, err := f.ReadAt(raw, dataStart+e.Begin); err != nil {
+			return nil, fmt.Errorf("tensor %q: %w: %v", e.Name, ErrTruncated, err)
 		}
-		sd[e.name] = entryTensor(e, raw)
+		sd[e.Name] = entryTensor(e, raw)
 	}
 	return sd, nil
 }

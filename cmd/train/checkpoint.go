@@ -26,10 +26,12 @@ const ckptName = "ckpt.safetensors"
 
 // ckptMeta is everything in a checkpoint besides the tensors.
 type ckptMeta struct {
-	Iter       int             `json:"iter"`          // optimizer steps taken
-	BestVal    *float64        `json:"best_val_loss"` // nil before the first evaluation
-	Model      nn.GPTConfig    `json:"model_args"`
-	Options    *options        `json:"config"` // the run's flags
+	Iter       int             `json:"iter"`                 // optimizer steps taken
+	BestVal    *float64        `json:"best_val_loss"`        // nil before the first evaluation
+	Model      nn.GPTConfig    `json:"-"`                    // a GPT's config (ModelArgs in the file)
+	ModelArgs  *nn.GPTConfig   `json:"model_args,omitempty"` // Model, for a GPT
+	Llama      *nn.LlamaConfig `json:"llama_args,omitempty"` // a Llama-family model's config
+	Options    *options        `json:"config"`               // the run's flags
 	Tokenizer  json.RawMessage `json:"tokenizer"`
 	RNGGlobal  []byte          `json:"rng_global"`  // tensor.GlobalGenerator state (dropout)
 	RNGSampler []byte          `json:"rng_sampler"` // the training batch sampler's state
@@ -50,7 +52,12 @@ type corpusInfo struct {
 }
 
 // saveCheckpoint writes the model, optimizer and meta to path atomically.
-func saveCheckpoint(path string, model *nn.GPT, opt optim.Optimizer, meta *ckptMeta) error {
+func saveCheckpoint(path string, model nn.CausalLM, opt optim.Optimizer, meta *ckptMeta) error {
+	if g, ok := model.(*nn.GPT); ok {
+		meta.Model, meta.ModelArgs, meta.Llama = g.Config, &g.Config, nil
+	} else if l, ok := model.(*nn.Llama); ok {
+		meta.ModelArgs, meta.Llama = nil, &l.Config
+	}
 	sd := nn.StateDictOf(model)
 	for k, t := range opt.StateDict() {
 		sd[nn.OptimizerPrefix+k] = t
@@ -86,13 +93,13 @@ func readCheckpoint(path string) (nn.StateDict, *ckptMeta, error) {
 	if err := meta.checkBounds(); err != nil {
 		return nil, nil, fmt.Errorf("checkpoint %s is corrupt: %v", path, err)
 	}
-	meta.Model, meta.tok = ck.Config, ck.Tokenizer
+	meta.Model, meta.Llama, meta.tok = ck.Config, ck.LlamaConfig, ck.Tokenizer
 	return ck.Tensors, &meta, nil
 }
 
 // loadModelState copies the checkpoint's model tensors, read on the CPU,
 // into model, wherever it lives (Tensor.CopyFrom moves them).
-func loadModelState(path string, model *nn.GPT, sd nn.StateDict) error {
+func loadModelState(path string, model nn.Module, sd nn.StateDict) error {
 	if err := nn.LoadStateDict(model, sd.WithoutPrefix(nn.OptimizerPrefix)); err != nil {
 		return fmt.Errorf("checkpoint %s does not match its model config: %v", path, err)
 	}

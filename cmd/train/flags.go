@@ -116,12 +116,12 @@ func newFlagSet(o *options, sample bool) (*flag.FlagSet, []flagGroup) {
 	fs.Float64Var(&o.Temperature, "temperature", o.Temperature, "sampling temperature: < 1 is more conservative, > 1 more random; 0 is greedy decoding (the most likely token each time, the tokens of --top_k=1)")
 	fs.IntVar(&o.TopK, "top_k", o.TopK, "sample only among the top_k most likely tokens (0: all)")
 	fs.StringVar(&o.Dtype, "dtype", o.Dtype, "float32 (the only dtype so far; nanoGPT's bfloat16/float16 are refused)")
-	initUsage := "scratch, resume (nanoGPT's name for --resume), or a pretrained GPT-2 to fine-tune: a Hugging Face model directory (config.json, model.safetensors) or a hub name gpt2, gpt2-medium, gpt2-large, gpt2-xl found in the Hugging Face cache"
+	initUsage := "scratch, resume (nanoGPT's name for --resume), or a pretrained model to fine-tune (config.json's model_type gpt2, llama, mistral, qwen2 or qwen3): a Hugging Face model directory (config.json, model.safetensors) or a hub name (gpt2, gpt2-medium, gpt2-large, gpt2-xl, or owner/name) found in the Hugging Face cache"
 	if sample {
 		if o.InitFrom == "scratch" { // nanoGPT's sample.py default
 			o.InitFrom = "resume"
 		}
-		initUsage = "resume (out_dir's checkpoint), or a pretrained GPT-2 to sample from: a Hugging Face model directory or a hub name gpt2, gpt2-medium, gpt2-large, gpt2-xl found in the Hugging Face cache"
+		initUsage = "resume (out_dir's checkpoint), or a pretrained model to sample from (gpt2, llama, mistral, qwen2, qwen3; stopping at its config's eos_token_id): a Hugging Face model directory or a hub name (gpt2, …, or owner/name) found in the Hugging Face cache"
 	}
 	fs.StringVar(&o.InitFrom, "init_from", o.InitFrom, initUsage)
 	fs.StringVar(&o.TokenizerDir, "tokenizer_dir", o.TokenizerDir, "folder of GPT-2's tokenizer files for --tokenizer=gpt2: vocab.json and merges.txt, or encoder.json and vocab.bpe (default: the --init_from directory, else the vocabulary built into Wick)")

@@ -179,10 +179,12 @@ func checkTrainMemory(o *options, vocab int) error {
 // (tok), bpe's --vocab_size, or 1 for a new char tokenizer.
 func knownVocab(o *options, meta *ckptMeta, tok tokenizer.Tokenizer, pre *pretrainedModel) int {
 	switch {
+	case meta != nil && meta.Llama != nil:
+		return meta.Llama.VocabSize
 	case meta != nil:
 		return meta.Model.VocabSize
 	case pre != nil:
-		return pre.cfg.VocabSize
+		return pre.vocabSize()
 	case tok != nil:
 		return tok.VocabSize()
 	case o.Tokenizer == "bpe":

@@ -21,7 +21,7 @@ import (
 // trainer holds the state of one training run.
 type trainer struct {
 	o          *options
-	model      *nn.GPT
+	model      nn.CausalLM
 	opt        *optim.AdamW
 	sched      optim.CosineLR
 	tok        tokenizer.Tokenizer
@@ -212,7 +212,7 @@ func (t *trainer) save() error {
 	if err != nil {
 		return err
 	}
-	meta := &ckptMeta{Iter: t.iter, BestVal: t.bestVal, Model: t.model.Config, Options: t.o, Tokenizer: js,
+	meta := &ckptMeta{Iter: t.iter, BestVal: t.bestVal, Options: t.o, Tokenizer: js,
 		RNGGlobal: tensor.GlobalGenerator().State(), RNGSampler: t.samplerStates[0], Data: t.info}
 	if len(t.samplerStates) > 1 {
 		meta.RNGSamplers = t.samplerStates
@@ -290,7 +290,11 @@ func (t *trainer) finish(ctx context.Context) error {
 // characters).
 func (t *trainer) title() string {
 	o := t.o
-	return fmt.Sprintf("%s: GPT %d/%d/%d, block %d, %s", filepath.Base(dataName(o)), o.NLayer, o.NHead, o.NEmbd, o.BlockSize, o.Tokenizer)
+	family := "GPT"
+	if t.model != nil && t.model.ModelType() != "gpt2" {
+		family = t.model.ModelType()
+	}
+	return fmt.Sprintf("%s: %s %d/%d/%d, block %d, %s", filepath.Base(dataName(o)), family, o.NLayer, o.NHead, o.NEmbd, o.BlockSize, o.Tokenizer)
 }
 
 func dataName(o *options) string {
@@ -308,8 +312,14 @@ func (t *trainer) describe(corpus string, dev tensor.Device, nParams int, resume
 	o := t.o
 	fmt.Fprintf(t.out, "data: %s: %d train and %d val tokens, %s tokenizer with %d tokens\n",
 		corpus, t.train.Len(), t.val.Len(), t.tok.Kind(), t.tok.VocabSize())
-	fmt.Fprintf(t.out, "model: n_layer=%d n_head=%d n_embd=%d block_size=%d dropout=%g bias=%v: %.2fM parameters on %s\n",
-		o.NLayer, o.NHead, o.NEmbd, o.BlockSize, o.Dropout, o.Bias, float64(nParams)/1e6, dev)
+	if l, ok := t.model.(*nn.Llama); ok {
+		c := l.Config
+		fmt.Fprintf(t.out, "model: %s, %d layers, %d heads (%d key/value), hidden %d, block_size=%d: %.2fM parameters on %s\n",
+			c.ModelType, c.NumHiddenLayers, c.NumAttentionHeads, c.NumKeyValueHeads, c.HiddenSize, o.BlockSize, float64(nParams)/1e6, dev)
+	} else {
+		fmt.Fprintf(t.out, "model: n_layer=%d n_head=%d n_embd=%d block_size=%d dropout=%g bias=%v: %.2fM parameters on %s\n",
+			o.NLayer, o.NHead, o.NEmbd, o.BlockSize, o.Dropout, o.Bias, float64(nParams)/1e6, dev)
+	}
 	fmt.Fprintf(t.out, "training: %d iterations of %d×%d tokens", o.MaxIters, o.BatchSize*o.GradAccum, o.BlockSize)
 	if resumed {
 		fmt.Fprintf(t.out, ", resuming at iteration %d", t.iter)

@@ -1,9 +1,12 @@
 package main
 
-// Fine-tuning and sampling pretrained GPT-2 models: --init_from names a
-// Hugging Face model directory or a hub name (gpt2, gpt2-medium, …), as
-// nanoGPT's init_from='gpt2' does, and --tokenizer=gpt2 reads GPT-2's
-// tokenizer from the same directory or from --tokenizer_dir.
+// Fine-tuning and sampling pretrained models: --init_from names a Hugging
+// Face model directory or a hub name (gpt2, gpt2-medium, …, or any
+// owner/name in the Hugging Face cache), as nanoGPT's init_from='gpt2'
+// does. config.json's model_type chooses the family: gpt2 (a GPT, whose
+// --tokenizer=gpt2 reads GPT-2's tokenizer from the same directory or from
+// --tokenizer_dir) or llama, mistral, qwen2, qwen3 (a Llama-family model with the
+// directory's own tokenizer, see loadPretrainedTokenizer).
 
 import (
 	"errors"
@@ -23,8 +26,17 @@ func (o *options) pretrained() bool {
 // pretrainedModel is the model --init_from names, before its weights are
 // read.
 type pretrainedModel struct {
-	dir string       // the directory LoadPretrained reads
-	cfg nn.GPTConfig // its config.json, as the run will use it
+	dir   string          // the directory LoadPretrained reads
+	cfg   nn.GPTConfig    // its config.json, as the run will use it (GPT-2)
+	llama *nn.LlamaConfig // its config.json for the Llama family, else nil
+}
+
+// vocabSize returns the model's vocab_size.
+func (p *pretrainedModel) vocabSize() int {
+	if p.llama != nil {
+		return p.llama.VocabSize
+	}
+	return p.cfg.VocabSize
 }
 
 // findPretrained resolves --init_from and reads the model's config.json.
@@ -36,6 +48,17 @@ func findPretrained(o *options) (*pretrainedModel, error) {
 	dir, err := nn.PretrainedDir(o.InitFrom)
 	if err != nil {
 		return nil, fail(err)
+	}
+	typ, err := nn.ReadModelType(dir)
+	if err != nil {
+		return nil, fail(err)
+	}
+	if typ != "gpt2" {
+		lc, err := nn.ReadLlamaConfig(dir)
+		if err != nil {
+			return nil, fail(err)
+		}
+		return &pretrainedModel{dir: dir, llama: &lc}, nil
 	}
 	cfg, err := nn.ReadPretrainedConfig(dir)
 	if err != nil {
@@ -51,6 +74,9 @@ func findPretrained(o *options) (*pretrainedModel, error) {
 // defaults to n_positions; a smaller block_size crops the model
 // (crop_block_size), a larger one is an error. dropout is the run's.
 func applyPretrained(o *options, p *pretrainedModel) error {
+	if p.llama != nil {
+		return applyLlama(o, p)
+	}
 	c := p.cfg
 	for _, f := range []struct {
 		name string
@@ -81,6 +107,54 @@ func applyPretrained(o *options, p *pretrainedModel) error {
 	return nil
 }
 
+// applyLlama is applyPretrained for a Llama-family model: n_layer, n_head
+// and n_embd become num_hidden_layers, num_attention_heads and hidden_size
+// (a flag given with another value is overridden, with a note), bias and
+// dropout do not apply (a note when given), the tokenizer is the
+// directory's, and block_size (the run's context) may not exceed
+// max_position_embeddings.
+func applyLlama(o *options, p *pretrainedModel) error {
+	c := p.llama
+	for _, f := range []struct {
+		name, hf string
+		v        *int
+		want     int
+	}{{"n_layer", "num_hidden_layers", &o.NLayer, c.NumHiddenLayers}, {"n_head", "num_attention_heads", &o.NHead, c.NumAttentionHeads},
+		{"n_embd", "hidden_size", &o.NEmbd, c.HiddenSize}} {
+		if o.explicitFlags[f.name] && *f.v != f.want {
+			o.initNotes = append(o.initNotes, fmt.Sprintf("--%s=%d is overridden by the pretrained model's %s=%d (--init_from keeps the model's shape)", f.name, *f.v, f.hf, f.want))
+		}
+		*f.v = f.want
+	}
+	if o.explicitFlags["bias"] {
+		o.initNotes = append(o.initNotes, fmt.Sprintf("--bias is ignored: the %s model's biases are those of its config.json", c.ModelType))
+	}
+	if o.explicitFlags["dropout"] && o.Dropout != 0 {
+		o.initNotes = append(o.initNotes, fmt.Sprintf("--dropout=%g is ignored: %s models have no dropout", o.Dropout, c.ModelType))
+	}
+	o.Dropout = 0
+	if o.explicitFlags["tokenizer"] && o.Tokenizer != "gpt2" {
+		return fmt.Errorf("--tokenizer=%s cannot be used with --init_from=%s: a pretrained model reads its own tokenizer (--tokenizer_dir=DIR reads it from another folder)", o.Tokenizer, o.InitFrom)
+	}
+	o.Tokenizer = "gpt2"
+	if o.BlockSize > c.MaxPositionEmbeddings {
+		if o.explicitFlags["block_size"] {
+			return fmt.Errorf("--block_size=%d is larger than the pretrained model's max_position_embeddings=%d (%s); give --block_size=%d or less", o.BlockSize, c.MaxPositionEmbeddings, p.dir, c.MaxPositionEmbeddings)
+		}
+		o.BlockSize = c.MaxPositionEmbeddings
+	}
+	return nil
+}
+
+// loadPretrainedTokenizer returns the tokenizer of the pretrained model in
+// modelDir (or of --tokenizer_dir): today GPT-2's byte-level BPE from its
+// vocab.json and merges.txt, which SmolLM2 and Qwen ship. This is the one
+// place that reads a pretrained model's tokenizer for the Llama family;
+// tokenizer.LoadPretrained (tokenizer.json) takes its place once it exists.
+func loadPretrainedTokenizer(o *options, modelDir string) (tokenizer.Tokenizer, error) {
+	return loadGPT2Tokenizer(o, modelDir)
+}
+
 // loadGPT2Tokenizer reads GPT-2's tokenizer from --tokenizer_dir, else
 // from modelDir (the pretrained model's directory, empty when training
 // from scratch), else returns the one built into Wick.
@@ -106,15 +180,22 @@ func loadGPT2Tokenizer(o *options, modelDir string) (tokenizer.Tokenizer, error)
 // checkVocab returns an error unless every id of tok is a row of the
 // model's embedding.
 func checkVocab(tok tokenizer.Tokenizer, p *pretrainedModel) error {
-	if n := tok.VocabSize(); n > p.cfg.VocabSize {
-		return fmt.Errorf("the tokenizer has %d tokens, more than the pretrained model's vocab_size=%d (%s): they do not belong together", n, p.cfg.VocabSize, p.dir)
+	if n := tok.VocabSize(); n > p.vocabSize() {
+		return fmt.Errorf("the tokenizer has %d tokens, more than the pretrained model's vocab_size=%d (%s): they do not belong together", n, p.vocabSize(), p.dir)
 	}
 	return nil
 }
 
 // loadPretrainedModel reads the weights of p and prepares the model for
-// the run: its context cropped to p.cfg.BlockSize, its dropout set.
-func loadPretrainedModel(p *pretrainedModel) (*nn.GPT, error) {
+// the run: a GPT's context cropped to p.cfg.BlockSize, its dropout set.
+func loadPretrainedModel(p *pretrainedModel) (nn.CausalLM, error) {
+	if p.llama != nil {
+		m, err := nn.LoadCausalLM(p.dir)
+		if err != nil {
+			return nil, errors.New(trimNN(err))
+		}
+		return m, nil
+	}
 	model, err := nn.LoadPretrained(p.dir)
 	if err != nil {
 		return nil, errors.New(trimNN(err))
@@ -130,7 +211,7 @@ func loadPretrainedModel(p *pretrainedModel) (*nn.GPT, error) {
 // trimNN drops the "nn: " and function-name prefixes of nn's errors.
 func trimNN(err error) string {
 	s := strings.TrimPrefix(err.Error(), "nn: ")
-	for _, f := range []string{"LoadPretrained: ", "ReadPretrainedConfig: "} {
+	for _, f := range []string{"LoadPretrained: ", "ReadPretrainedConfig: ", "LoadCausalLM: ", "ReadLlamaConfig: ", "ReadModelType: "} {
 		s = strings.TrimPrefix(s, f)
 	}
 	return s

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/wickml/wick/nn"
@@ -39,14 +40,14 @@ func runSample(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	if err := checkSampleMemory(o, meta.Model); err != nil {
+	if err := checkSampleMemory(o, sampleShape(meta.Model, meta.Llama)); err != nil {
 		return err
 	}
 	// The model is built as nn.LoadCheckpoint builds it, without random
 	// draws, so that the tokens drawn from --seed are those a program
 	// gets from nn.LoadCheckpoint, tensor.ManualSeed(seed) and Generate.
-	ck := &nn.Checkpoint{Path: path, Config: meta.Model, Tokenizer: meta.tok, Tensors: sd}
-	model, err := ck.NewModel()
+	ck := &nn.Checkpoint{Path: path, Config: meta.Model, LlamaConfig: meta.Llama, Tokenizer: meta.tok, Tensors: sd}
+	model, err := ck.NewCausalLM()
 	if err != nil {
 		return errors.New(strings.TrimPrefix(err.Error(), "nn: "))
 	}
@@ -60,21 +61,27 @@ func runSample(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 // samplePretrained is the sample command with --init_from naming a
-// pretrained GPT-2: its tokenizer comes from --tokenizer_dir or the
-// model's directory, and the model is sampled at its full context.
+// pretrained model: its tokenizer comes from --tokenizer_dir or the
+// model's directory, and the model is sampled at its full context,
+// stopping at its config's EOS tokens.
 func samplePretrained(ctx context.Context, o *options, stdout io.Writer) error {
 	pre, err := findPretrained(o)
 	if err != nil {
 		return err
 	}
-	tok, err := loadGPT2Tokenizer(o, pre.dir)
+	var tok tokenizer.Tokenizer
+	if pre.llama != nil {
+		tok, err = loadPretrainedTokenizer(o, pre.dir)
+	} else {
+		tok, err = loadGPT2Tokenizer(o, pre.dir)
+	}
 	if err != nil {
 		return err
 	}
 	if err := checkVocab(tok, pre); err != nil {
 		return err
 	}
-	if err := checkSampleMemory(o, pre.cfg); err != nil {
+	if err := checkSampleMemory(o, sampleShape(pre.cfg, pre.llama)); err != nil {
 		return err
 	}
 	model, err := loadPretrainedModel(pre)
@@ -90,11 +97,25 @@ func samplePretrained(ctx context.Context, o *options, stdout io.Writer) error {
 	return nil
 }
 
-// generate continues o.Prompt (a newline when empty) by o.NumTokens tokens
-// o.NumSamples times, in eval mode, and returns the texts separated by
-// nanoGPT's "---------------" lines. A cancelled ctx stops it between two
-// tokens; the tokens are those of one Generate call.
-func generate(ctx context.Context, model *nn.GPT, tok tokenizer.Tokenizer, o *options) (string, error) {
+// sampleShape returns the GPTConfig whose memory estimate stands for
+// sampling the model: c itself, or for a Llama-family model one of its
+// layers, width, vocabulary and context (an approximation: its MLP and
+// key/value heads differ from a GPT's).
+func sampleShape(c nn.GPTConfig, l *nn.LlamaConfig) nn.GPTConfig {
+	if l == nil {
+		return c
+	}
+	return nn.GPTConfig{VocabSize: l.VocabSize, BlockSize: l.MaxPositionEmbeddings, NLayer: l.NumHiddenLayers,
+		NHead: l.NumAttentionHeads, NEmbd: l.HiddenSize, Bias: l.QKVBias}
+}
+
+// generate continues o.Prompt (a newline when empty) by up to o.NumTokens
+// tokens o.NumSamples times, in eval mode, and returns the texts separated
+// by nanoGPT's "---------------" lines. A sample ends early at one of the
+// model's EOS tokens (its config.json's eos_token_id), which it keeps. A
+// cancelled ctx stops it between two tokens; the tokens are those of one
+// nn.Generate call.
+func generate(ctx context.Context, model nn.CausalLM, tok tokenizer.Tokenizer, o *options) (string, error) {
 	prompt := o.Prompt
 	if prompt == "" {
 		prompt = "\n"
@@ -119,15 +140,23 @@ func generate(ctx context.Context, model *nn.GPT, tok tokenizer.Tokenizer, o *op
 	out := tensor.FromInts(rows, o.NumSamples, len(start))
 	// one call, so that the key/value cache serves every token; it stops
 	// between two tokens on SIGINT or SIGTERM
-	out, err = model.GenerateContext(ctx, out, o.NumTokens, float32(o.Temperature), o.TopK, nil)
+	out, err = nn.Generate(model, out, nn.GenerateOptions{MaxNewTokens: o.NumTokens, Temperature: float32(o.Temperature), TopK: o.TopK, Context: ctx})
 	if err != nil {
 		return "", interrupted(ctx, "text generation stopped")
 	}
 	all := out.Ints()
 	n := out.Size(1)
+	eos := model.EOSTokenIDs()
 	texts := make([]string, o.NumSamples)
 	for i := range texts {
-		texts[i] = tok.Decode(all[i*n : (i+1)*n])
+		row := all[i*n : (i+1)*n]
+		for j := len(start); j < len(row); j++ {
+			if slices.Contains(eos, row[j]) { // the rows that stopped first are padded
+				row = row[:j+1]
+				break
+			}
+		}
+		texts[i] = tok.Decode(row)
 	}
 	return strings.Join(texts, "\n---------------\n"), nil
 }

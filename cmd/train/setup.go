@@ -87,6 +87,12 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
+	if tok == nil && pre != nil && pre.llama != nil {
+		var err error
+		if tok, err = loadPretrainedTokenizer(o, pre.dir); err != nil {
+			return err
+		}
+	}
 	if tok == nil && o.Tokenizer == "gpt2" {
 		var err error
 		if tok, err = loadGPT2Tokenizer(o, preDir(pre)); err != nil {
@@ -142,34 +148,47 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stderr, "train: warning: resuming on a different corpus than the checkpoint's (%s, %d bytes)\n", meta.Data.Name, meta.Data.Bytes)
 	}
 
-	cfg := nn.GPTConfig{VocabSize: tok.VocabSize(), BlockSize: o.BlockSize, NLayer: o.NLayer, NHead: o.NHead,
-		NEmbd: o.NEmbd, Dropout: float32(o.Dropout), Bias: o.Bias}
+	// a Llama-family model: the pretrained one's, or the checkpoint's
+	var llama *nn.LlamaConfig
 	switch {
 	case pre != nil:
-		cfg = pre.cfg
+		llama = pre.llama
 	case meta != nil:
-		cfg.VocabSize, cfg.Activation = meta.Model.VocabSize, meta.Model.Activation
+		llama = meta.Llama
 	}
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	if err := checkTrainMemory(o, cfg.VocabSize); err != nil {
-		return err
-	}
-	if meta != nil {
-		m := meta.Model
-		m.Dropout = cfg.Dropout // dropout may change on resume, as in nanoGPT
-		if m != cfg {
-			return fmt.Errorf("checkpoint %s has model %+v, which does not match %+v", ckptPath(o.OutDir), m, cfg)
+	cfg := nn.GPTConfig{VocabSize: tok.VocabSize(), BlockSize: o.BlockSize, NLayer: o.NLayer, NHead: o.NHead,
+		NEmbd: o.NEmbd, Dropout: float32(o.Dropout), Bias: o.Bias}
+	if llama == nil {
+		switch {
+		case pre != nil:
+			cfg = pre.cfg
+		case meta != nil:
+			cfg.VocabSize, cfg.Activation = meta.Model.VocabSize, meta.Model.Activation
+		}
+		if err := cfg.Validate(); err != nil {
+			return err
+		}
+		if err := checkTrainMemory(o, cfg.VocabSize); err != nil {
+			return err
+		}
+		if meta != nil {
+			m := meta.Model
+			m.Dropout = cfg.Dropout // dropout may change on resume, as in nanoGPT
+			if m != cfg {
+				return fmt.Errorf("checkpoint %s has model %+v, which does not match %+v", ckptPath(o.OutDir), m, cfg)
+			}
 		}
 	}
 	tensor.ManualSeed(o.Seed)
-	var model *nn.GPT
-	if pre != nil {
+	var model nn.CausalLM
+	switch {
+	case pre != nil:
 		if model, err = loadPretrainedModel(pre); err != nil {
 			return err
 		}
-	} else {
+	case llama != nil:
+		model = nn.NewLlama(*llama) // a resumed run: the checkpoint's weights follow
+	default:
 		model = nn.NewGPT(cfg)
 	}
 	opt := newOptimizer(model, o)
@@ -247,7 +266,7 @@ func readText(ctx context.Context, o *options, tok tokenizer.Tokenizer, meta *ck
 
 // newOptimizer returns nanoGPT's AdamW: weight decay on the ≥2-D tensors
 // only, eps 1e-8.
-func newOptimizer(model *nn.GPT, o *options) *optim.AdamW {
+func newOptimizer(model nn.Module, o *options) *optim.AdamW {
 	// DefaultAdamW's fields are used as written, so --beta1=0 means zero;
 	// the groups carry the weight decay.
 	cfg := optim.DefaultAdamW()
@@ -276,13 +295,17 @@ func resumeOptions(meta *ckptMeta, given *options, args []string) (*options, err
 	o.Resume, o.InitFrom = true, "resume"
 	path := ckptPath(o.OutDir)
 	kind := meta.tok.Kind()
+	m := meta.Model
+	if l := meta.Llama; l != nil { // the shape flags train set from its config.json
+		m = nn.GPTConfig{NLayer: l.NumHiddenLayers, NHead: l.NumAttentionHeads, NEmbd: l.HiddenSize, BlockSize: meta.Options.BlockSize, Bias: meta.Options.Bias}
+	}
 	checks := []struct {
 		name      string
 		got, want any
 	}{
-		{"n_layer", o.NLayer, meta.Model.NLayer}, {"n_head", o.NHead, meta.Model.NHead},
-		{"n_embd", o.NEmbd, meta.Model.NEmbd}, {"block_size", o.BlockSize, meta.Model.BlockSize},
-		{"bias", o.Bias, meta.Model.Bias}, {"tokenizer", o.Tokenizer, kind},
+		{"n_layer", o.NLayer, m.NLayer}, {"n_head", o.NHead, m.NHead},
+		{"n_embd", o.NEmbd, m.NEmbd}, {"block_size", o.BlockSize, m.BlockSize},
+		{"bias", o.Bias, m.Bias}, {"tokenizer", o.Tokenizer, kind},
 	}
 	if kind == "bpe" {
 		checks = append(checks, struct {

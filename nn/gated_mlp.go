@@ -1,0 +1,86 @@
+package nn
+
+import (
+	"fmt"
+
+	"github.com/wickml/wick/tensor"
+)
+
+// SiLU is the sigmoid-weighted linear unit x·σ(x) (torch.nn.SiLU, Hugging
+// Face's "silu" hidden_act), composed from Mul and Sigmoid.
+type SiLU struct{}
+
+var _ Module = SiLU{}
+
+// Forward applies SiLU elementwise.
+func (SiLU) Forward(x *tensor.Tensor) *tensor.Tensor { return x.Mul(x.Sigmoid()) }
+
+// NamedParameters returns nothing: SiLU has no parameters.
+func (SiLU) NamedParameters() []NamedParam { return nil }
+
+// Parameters returns nothing: SiLU has no parameters.
+func (SiLU) Parameters() []*tensor.Tensor { return nil }
+
+// Train does nothing.
+func (SiLU) Train() {}
+
+// Eval does nothing.
+func (SiLU) Eval() {}
+
+// String prints "SiLU()".
+func (SiLU) String() string { return "SiLU()" }
+
+// GatedMLP is the gated feed-forward layer of the Llama family (SwiGLU
+// with SiLU): down_proj(silu(gate_proj(x)) · up_proj(x)), Hugging Face's
+// LlamaMLP, with its names gate_proj, up_proj and down_proj.
+type GatedMLP struct {
+	GateProj *Linear // [Inter, Hidden]
+	UpProj   *Linear // [Inter, Hidden]
+	DownProj *Linear // [Hidden, Inter]
+	Act      SiLU
+}
+
+var _ Module = (*GatedMLP)(nil)
+
+// NewGatedMLP returns a gated MLP from hidden to inter features and back,
+// its Linear layers (with biases if bias) initialised from gen like
+// NewLinearWith. It panics if a size is not positive.
+func NewGatedMLP(hidden, inter int, bias bool, gen *tensor.Generator) *GatedMLP {
+	if hidden <= 0 || inter <= 0 {
+		panic(&tensor.Error{Pkg: "nn", Op: "NewGatedMLP", Msg: fmt.Sprintf("sizes must be positive, got hidden %d and intermediate %d", hidden, inter)})
+	}
+	return &GatedMLP{
+		GateProj: NewLinearWith(hidden, inter, bias, gen),
+		UpProj:   NewLinearWith(hidden, inter, bias, gen),
+		DownProj: NewLinearWith(inter, hidden, bias, gen),
+	}
+}
+
+// Forward applies the layer to x [..., Hidden]. It panics if x's last
+// dimension is not Hidden.
+func (m *GatedMLP) Forward(x *tensor.Tensor) *tensor.Tensor {
+	return tensor.Scope(func() *tensor.Tensor {
+		return m.DownProj.Forward(m.Act.Forward(m.GateProj.Forward(x)).Mul(m.UpProj.Forward(x)))
+	})
+}
+
+// NamedParameters returns gate_proj's, up_proj's and down_proj's parameters.
+func (m *GatedMLP) NamedParameters() []NamedParam {
+	ps := prefixed("gate_proj", m.GateProj.NamedParameters())
+	ps = append(ps, prefixed("up_proj", m.UpProj.NamedParameters())...)
+	return append(ps, prefixed("down_proj", m.DownProj.NamedParameters())...)
+}
+
+// Parameters returns the parameters in the order of NamedParameters.
+func (m *GatedMLP) Parameters() []*tensor.Tensor { return params(m.NamedParameters()) }
+
+// Train does nothing: the layer has no dropout.
+func (m *GatedMLP) Train() {}
+
+// Eval does nothing: the layer has no dropout.
+func (m *GatedMLP) Eval() {}
+
+// String prints the module tree.
+func (m *GatedMLP) String() string {
+	return treeString("GatedMLP", NumParams(m), []child{{"gate_proj", m.GateProj}, {"up_proj", m.UpProj}, {"down_proj", m.DownProj}, {"act_fn", m.Act}})
+}

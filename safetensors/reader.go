@@ -1,0 +1,206 @@
+package safetensors
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+)
+
+// Ref is where one tensor's data lie in a file: N elements of DType from
+// byte Offset of File.
+type Ref struct {
+	File   string
+	Name   string
+	DType  string
+	Shape  []int
+	Offset int64
+	N      int
+}
+
+// Float reports whether Decode converts r's dtype (F32, F16 or BF16).
+func (r Ref) Float() bool { return r.DType == "F32" || r.DType == "F16" || r.DType == "BF16" }
+
+// DefaultChunkBytes is the size of one read of a Reader from NewReader.
+const DefaultChunkBytes = 256 << 10
+
+// Reader streams tensors out of safetensors files as float32, a chunk at a
+// time, through buffers it reuses; it keeps the files it opened open until
+// Close. A Reader belongs to one goroutine.
+type Reader struct {
+	chunk int
+	files map[string]*os.File
+	raw   []byte
+	vals  []float32
+	raw2  []byte // for FirstDifference
+	vals2 []float32
+}
+
+// NewReader returns a Reader of DefaultChunkBytes reads.
+func NewReader() *Reader { return NewReaderSize(DefaultChunkBytes) }
+
+// NewReaderSize returns a Reader whose reads are of about chunkBytes
+// (at least one element or row). It panics if chunkBytes is not positive.
+func NewReaderSize(chunkBytes int) *Reader {
+	if chunkBytes <= 0 {
+		panic(fmt.Sprintf("safetensors: NewReaderSize: chunk size must be positive, got %d", chunkBytes))
+	}
+	return &Reader{chunk: chunkBytes, files: map[string]*os.File{}, raw: make([]byte, chunkBytes), vals: make([]float32, max(chunkBytes/2, 1))}
+}
+
+// Close closes the files r opened.
+func (r *Reader) Close() error {
+	var errs []error
+	for _, f := range r.files {
+		errs = append(errs, f.Close())
+	}
+	r.files = map[string]*os.File{}
+	return errors.Join(errs...)
+}
+
+func (r *Reader) open(path string) (*os.File, error) {
+	if f := r.files[path]; f != nil {
+		return f, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	r.files[path] = f
+	return f, nil
+}
+
+// read decodes elements [off, off+len(dst)) of t into dst through raw.
+func read(f *os.File, t Ref, off int, dst []float32, raw []byte) error {
+	es := elementSizes[t.DType]
+	b := raw[:len(dst)*es]
+	if _, err := f.ReadAt(b, t.Offset+int64(off*es)); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = fmt.Errorf("%w: the file ends inside its data", ErrTruncated)
+		}
+		return fmt.Errorf("%s: tensor %q: %w", t.File, t.Name, err)
+	}
+	Decode(dst, b, t.DType)
+	return nil
+}
+
+// Each calls fn with consecutive chunks of t's elements, converted to
+// float32, and the index of each chunk's first element. The chunk's slice
+// is reused by the next call. t must be a Float dtype.
+func (r *Reader) Each(t Ref, fn func(off int, v []float32)) error {
+	return r.EachRows(t, 1, fn)
+}
+
+// EachRows is Each with chunks of whole rows of rowLen elements (t.N is a
+// multiple of rowLen).
+func (r *Reader) EachRows(t Ref, rowLen int, fn func(off int, v []float32)) error {
+	if !t.Float() {
+		return fmt.Errorf("%s: tensor %q: dtype %s is not one of F32, F16, BF16", t.File, t.Name, t.DType)
+	}
+	f, err := r.open(t.File)
+	if err != nil {
+		return err
+	}
+	es := elementSizes[t.DType]
+	per := r.chunk / es
+	per -= per % rowLen
+	if per == 0 { // a row longer than a chunk
+		per = rowLen
+	}
+	if len(r.raw) < per*es {
+		r.raw = make([]byte, per*es)
+	}
+	if len(r.vals) < per {
+		r.vals = make([]float32, per)
+	}
+	for off := 0; off < t.N; off += per {
+		v := r.vals[:min(per, t.N-off)]
+		if err := read(f, t, off, v, r.raw); err != nil {
+			return err
+		}
+		fn(off, v)
+	}
+	return nil
+}
+
+// FirstDifference compares a and b (of one element count) once converted
+// to float32, bit for bit, and returns the index of the first element
+// where they differ and the two values there, or -1.
+func (r *Reader) FirstDifference(a, b Ref) (int, float32, float32, error) {
+	if !a.Float() || !b.Float() || a.N != b.N {
+		return 0, 0, 0, fmt.Errorf("%s: tensor %q: cannot be compared with %q (dtypes %s and %s, %d and %d elements)", a.File, a.Name, b.Name, a.DType, b.DType, a.N, b.N)
+	}
+	fa, err := r.open(a.File)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	fb, err := r.open(b.File)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	per := max(r.chunk/max(elementSizes[a.DType], elementSizes[b.DType]), 1)
+	if len(r.raw) < per*4 {
+		r.raw, r.vals = make([]byte, per*4), make([]float32, per)
+	}
+	if len(r.raw2) < per*4 {
+		r.raw2, r.vals2 = make([]byte, per*4), make([]float32, per)
+	}
+	for off := 0; off < a.N; off += per {
+		k := min(per, a.N-off)
+		va, vb := r.vals[:k], r.vals2[:k]
+		if err := read(fa, a, off, va, r.raw); err != nil {
+			return 0, 0, 0, err
+		}
+		if err := read(fb, b, off, vb, r.raw2); err != nil {
+			return 0, 0, 0, err
+		}
+		for i := range va {
+			if math.Float32bits(va[i]) != math.Float32bits(vb[i]) {
+				return off + i, va[i], vb[i], nil
+			}
+		}
+	}
+	return -1, 0, 0, nil
+}
+
+// Decode converts the little-endian F32, F16 or BF16 values in raw to
+// dst (len(dst) elements). It panics for another dtype.
+func Decode(dst []float32, raw []byte, dtype string) {
+	switch dtype {
+	case "F32":
+		for i := range dst {
+			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+		}
+	case "F16":
+		for i := range dst {
+			dst[i] = HalfToFloat32(binary.LittleEndian.Uint16(raw[2*i:]))
+		}
+	case "BF16":
+		for i := range dst {
+			dst[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(raw[2*i:])) << 16)
+		}
+	default:
+		panic("safetensors: Decode: dtype " + dtype + " is not F32, F16 or BF16")
+	}
+}
+
+// HalfToFloat32 converts an IEEE 754 binary16 value to float32 (exactly:
+// every half is a float32).
+func HalfToFloat32(h uint16) float32 {
+	sign := uint32(h>>15) << 31
+	exp := uint32(h>>10) & 0x1f
+	mant := uint32(h) & 0x3ff
+	switch exp {
+	case 0x1f: // infinity or NaN
+		return math.Float32frombits(sign | 0x7f800000 | mant<<13)
+	case 0: // zero or subnormal: mant·2⁻²⁴
+		v := float32(mant) / (1 << 24)
+		if sign != 0 {
+			v = -v
+		}
+		return v
+	}
+	return math.Float32frombits(sign | (exp+127-15)<<23 | mant<<13)
+}
