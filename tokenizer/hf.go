@@ -227,6 +227,26 @@ func (t *HF) encodePiece(out []int, piece string) []int {
 			return append(out, int(id))
 		}
 	}
+	if m.cut != "" && strings.Contains(piece[1:], m.cut) {
+		// Merges never cross these cuts, so the parts merge as the whole
+		// would, each through the cache.
+		start := 0
+		for i := 1; i < len(piece); i++ {
+			if piece[i] != m.cut[0] || !strings.HasPrefix(piece[i:], m.cut) || strings.HasSuffix(piece[:i], m.cut) {
+				continue
+			}
+			out = t.encodePart(out, piece[start:i])
+			start = i
+		}
+		return t.encodePart(out, piece[start:])
+	}
+	return t.encodePart(out, piece)
+}
+
+// encodePart appends the model's ids of a piece or part of one, through
+// the word cache.
+func (t *HF) encodePart(out []int, piece string) []int {
+	m := t.model
 	if len(piece) > cacheMaxPiece {
 		return m.appendWord(out, piece)
 	}

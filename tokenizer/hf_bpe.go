@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -28,6 +29,13 @@ type hfBPE struct {
 	fallbackID   [256]int32 // the ids of "<0xNN>", or -1
 	unk          int32      // the unknown token's id, or -1
 	fuseUnk      bool
+
+	// cut is "▁" when no token has it right after another character
+	// (SentencePiece-style vocabularies): a word can then be cut before
+	// each "▁" that follows another character, and its parts merged
+	// apart, with the result of merging the whole (a text with no
+	// pre-tokenizer is one long word).
+	cut string
 }
 
 // lookup returns the id of the token that is all of piece.
@@ -291,6 +299,15 @@ func newHFBPE(j *bpeJSON, byteMode bool) (*hfBPE, error) {
 			m.fallbackID[b] = id
 		}
 	}
+	if _, ok := m.vocab[metaspace]; ok && !byteMode {
+		m.cut = metaspace
+		for tok := range m.vocab {
+			if hasInnerMetaspace(tok) {
+				m.cut = ""
+				break
+			}
+		}
+	}
 	if byteMode {
 		m.byteVocab = make(map[string]int32, len(m.vocab))
 		for tok, id := range m.vocab {
@@ -306,4 +323,18 @@ func newHFBPE(j *bpeJSON, byteMode bool) (*hfBPE, error) {
 		}
 	}
 	return m, nil
+}
+
+// metaspace is U+2581, SentencePiece's stand-in for a space.
+const metaspace = "\u2581"
+
+// hasInnerMetaspace reports whether tok has "▁" right after a character
+// that is not "▁".
+func hasInnerMetaspace(tok string) bool {
+	for i := 1; i < len(tok); i++ {
+		if strings.HasPrefix(tok[i:], metaspace) && !strings.HasSuffix(tok[:i], metaspace) {
+			return true
+		}
+	}
+	return false
 }
