@@ -3,7 +3,7 @@
 // Every tokenizer implements Tokenizer: Encode, Decode and VocabSize, plus
 // Kind and MarshalJSON so that it can be saved (in a checkpoint, say) and
 // read back with Unmarshal. The saved form is a JSON object whose "kind"
-// field names the tokenizer: "char", "bpe" or "gpt2". Char and BPE save
+// field names the tokenizer: "char", "bpe", "gpt2" or "hf". Char and BPE save
 // exactly what cmd/train has always written into its checkpoints, so every
 // checkpoint of train loads.
 //
@@ -40,9 +40,42 @@
 // scanned by hand (Go's regexp has no lookahead), the same byte-to-unicode
 // mapping of the vocabulary files and the same merge order.
 //
+// HF is a tokenizer defined by a Hugging Face tokenizer.json file, what
+// the Llama, Mistral, SmolLM and Qwen families ship: LoadPretrained reads a
+// model directory's tokenizer.json (or, lacking one, GPT-2's vocab.json and
+// merges.txt), LoadTokenizerJSON and ParseTokenizerJSON a file or its
+// contents. Its Encode gives the ids of Hugging Face tokenizers'
+// encode(text, add_special_tokens=False) and its Decode the text of its
+// decode(ids, skip_special_tokens=False), token for token; EncodeSpecial
+// (the method, or the function of the same name for any Tokenizer) adds
+// what the post-processor adds to a prompt, such as Llama 2's and
+// Mistral's "<s>". It reads
+//
+//   - BPE models (with ignore_merges, byte_fallback, unk_token and
+//     fuse_unk);
+//   - the normalizers NFC, Prepend, Replace (string patterns) and Sequence;
+//   - the pre-tokenizers ByteLevel (last), Split with GPT-2's, Llama 3's or
+//     Qwen's pattern (matched by hand, as GPT2 does: Go's regexp has no
+//     lookahead), Digits, Metaspace and Sequence;
+//   - added tokens with their single_word, lstrip, rstrip and normalized
+//     flags, found in the text as tokenizers finds them;
+//   - the post-processors TemplateProcessing, BertProcessing,
+//     RobertaProcessing, ByteLevel and Sequence;
+//   - the decoders ByteLevel, ByteFallback, Fuse, Strip, Replace,
+//     Metaspace and Sequence.
+//
+// Anything else (Unigram and WordPiece models, other normalizers and
+// pre-tokenizers, other split patterns) fails at load with an error that
+// names it. The character classes of the split patterns and the tables of
+// NFC are probed from tokenizers itself (hf_classes.go, nfc_tables.go),
+// whose Unicode tables are older than Go's. A file's size, its number of
+// tokens and merges and each token's length are bounded, and a merge whose
+// parts or result the vocabulary lacks is an error naming it.
+//
 // # Concurrency
 //
 // A Tokenizer's methods may be called from many goroutines at once. Char
-// and BPE change nothing after they are made; GPT2 keeps a cache of the words it has merged, guarded by locks, so that words
-// that repeat are merged once.
+// and BPE change nothing after they are made; GPT2 and HF keep a cache of
+// the words they have merged, guarded by locks, so that words that repeat
+// are merged once.
 package tokenizer

@@ -19,3 +19,21 @@ func MergeBoth(g *GPT2, piece string) (linear, heap []int) {
 
 // PieceLen is pieceLen.
 var PieceLen = pieceLen
+
+// NFC is nfc, Hugging Face tokenizers' NFC normalizer.
+var NFC = nfc
+
+// ByteChar returns the character that stands for byte b in byte-level
+// vocabulary files.
+func ByteChar(b byte) string { return string(byteRune[b]) }
+
+// NewHFCold returns a copy of t with an empty word cache.
+func NewHFCold(t *HF) *HF {
+	c := *t
+	c.cache = newWordCache()
+	return &c
+}
+
+// Cl100kPieceLen is cl100kPieceLen, the matcher of Llama 3's (maxDigits 3)
+// and Qwen's (1) split patterns.
+var Cl100kPieceLen = cl100kPieceLen

@@ -17,8 +17,8 @@ type Tokenizer interface {
 	Decode(ids []int) string
 	// VocabSize returns the number of ids: every id is in [0, VocabSize).
 	VocabSize() int
-	// Kind names the tokenizer in its saved form: "char", "bpe" or
-	// "gpt2".
+	// Kind names the tokenizer in its saved form: "char", "bpe",
+	// "gpt2" or "hf".
 	Kind() string
 	// MarshalJSON returns the tokenizer's definition, a JSON object with
 	// a "kind" field, which Unmarshal reads back.
@@ -88,8 +88,10 @@ func Unmarshal(b []byte) (Tokenizer, error) {
 		return newBPE(j.Merges)
 	case "gpt2":
 		return unmarshalGPT2(b)
+	case "hf":
+		return unmarshalHF(b)
 	case "":
 		return nil, fmt.Errorf("tokenizer: definition has no \"kind\"")
 	}
-	return nil, fmt.Errorf("tokenizer: unknown kind %q (want char, bpe or gpt2)", k.Kind)
+	return nil, fmt.Errorf("tokenizer: unknown kind %q (want char, bpe, gpt2 or hf)", k.Kind)
 }
