@@ -218,3 +218,88 @@ func readFile(t *testing.T, path string) []byte {
 	}
 	return b
 }
+
+// writeTokenizerJSON writes the test GPT-2 tokenizer as a tokenizer.json
+// into dir, with a post-processor that puts <|endoftext|> before a prompt
+// as BOS, and removes vocab.json and merges.txt.
+func writeTokenizerJSON(t *testing.T, dir string) {
+	t.Helper()
+	vocab := map[string]int{}
+	for _, r := range byteRunes() {
+		vocab[string(r)] = len(vocab)
+	}
+	for _, m := range testMerges {
+		vocab[strings.ReplaceAll(m, " ", "")] = len(vocab)
+	}
+	bos := len(vocab)
+	vocab[tokenizer.EndOfText] = bos
+	tj := map[string]any{
+		"version":    "1.0",
+		"truncation": nil, "padding": nil,
+		"added_tokens": []any{map[string]any{"id": bos, "content": tokenizer.EndOfText, "single_word": false,
+			"lstrip": false, "rstrip": false, "normalized": false, "special": true}},
+		"normalizer":    nil,
+		"pre_tokenizer": map[string]any{"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true},
+		"post_processor": map[string]any{"type": "TemplateProcessing",
+			"single": []any{map[string]any{"SpecialToken": map[string]any{"id": tokenizer.EndOfText, "type_id": 0}},
+				map[string]any{"Sequence": map[string]any{"id": "A", "type_id": 0}}},
+			"pair":           []any{map[string]any{"Sequence": map[string]any{"id": "A", "type_id": 0}}},
+			"special_tokens": map[string]any{tokenizer.EndOfText: map[string]any{"id": tokenizer.EndOfText, "ids": []int{bos}, "tokens": []string{tokenizer.EndOfText}}}},
+		"decoder": map[string]any{"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true},
+		"model": map[string]any{"type": "BPE", "dropout": nil, "unk_token": nil, "continuing_subword_prefix": nil,
+			"end_of_word_suffix": nil, "fuse_unk": false, "byte_fallback": false, "ignore_merges": false,
+			"vocab": vocab, "merges": testMerges},
+	}
+	b, err := json.Marshal(tj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "tokenizer.json"), b)
+	for _, f := range []string{"vocab.json", "merges.txt"} {
+		if err := os.Remove(filepath.Join(dir, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestSampleLlamaTokenizerJSON checks that train sample and train
+// --init_from read a Llama-family model's tokenizer.json, and that the
+// prompt is encoded with its special tokens (the post-processor's BOS), as
+// Hugging Face's tokenizer(prompt) encodes it.
+func TestSampleLlamaTokenizerJSON(t *testing.T) {
+	tmp := t.TempDir()
+	dir := writeLlamaHub(t, filepath.Join(tmp, "m"), "llama", nil)
+	writeTokenizerJSON(t, dir)
+	tok, err := tokenizer.LoadPretrained(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := tokenizer.EncodeSpecial(tok, "the river")
+	if len(ids) < 2 || ids[0] != testVocab-1 {
+		t.Fatalf("EncodeSpecial(%q) = %v: want the BOS id %d first", "the river", ids, testVocab-1)
+	}
+	m, err := nn.LoadCausalLM(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := nn.Generate(m, tensor.FromInts(ids, 1, len(ids)), nn.GenerateOptions{MaxNewTokens: 6, IgnoreEOS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := tok.Decode(out.Ints())
+	if !strings.HasPrefix(want, tokenizer.EndOfText+"the river") {
+		t.Fatalf("library's greedy text %q does not start with BOS and the prompt", want)
+	}
+	got := mustRun(t, "sample", "--init_from="+dir, "--prompt=the river", "--top_k=1", "--num_tokens=6", "--dtype=float32")
+	if got != want+"\n" {
+		t.Errorf("sample printed %q, the library's greedy tokens are %q", got, want)
+	}
+	run := filepath.Join(tmp, "run")
+	if _, errOut, code := runCLI(t, ftArgs(dir, run, "--max_iters=2", "--eval_interval=2", "--block_size=16", "--always_save_checkpoint")...); code != 0 {
+		t.Fatalf("fine-tuning with tokenizer.json: exit %d: %s", code, errOut)
+	}
+	got = mustRun(t, "sample", "--out_dir="+run, "--prompt=the river", "--num_tokens=3", "--top_k=1")
+	if !strings.HasPrefix(got, tokenizer.EndOfText+"the river") {
+		t.Errorf("sample from the fine-tuned checkpoint (its tokenizer.json kept in the checkpoint): %q", got)
+	}
+}

@@ -146,13 +146,24 @@ func applyLlama(o *options, p *pretrainedModel) error {
 	return nil
 }
 
-// loadPretrainedTokenizer returns the tokenizer of the pretrained model in
-// modelDir (or of --tokenizer_dir): today GPT-2's byte-level BPE from its
-// vocab.json and merges.txt, which SmolLM2 and Qwen ship. This is the one
-// place that reads a pretrained model's tokenizer for the Llama family;
-// tokenizer.LoadPretrained (tokenizer.json) takes its place once it exists.
+// loadPretrainedTokenizer returns the tokenizer of the pretrained
+// Llama-family model in modelDir (or of --tokenizer_dir), as
+// tokenizer.LoadPretrained reads it: its tokenizer.json, else GPT-2-style
+// vocab.json and merges.txt.
 func loadPretrainedTokenizer(o *options, modelDir string) (tokenizer.Tokenizer, error) {
-	return loadGPT2Tokenizer(o, modelDir)
+	dir, flag := o.TokenizerDir, "--tokenizer_dir"
+	if dir == "" {
+		dir, flag = modelDir, "--init_from"
+	}
+	tok, err := tokenizer.LoadPretrained(dir)
+	if err != nil {
+		msg := strings.TrimPrefix(err.Error(), "tokenizer: ")
+		if flag == "--init_from" {
+			msg += " (the model's tokenizer.json, or vocab.json and merges.txt; --tokenizer_dir=DIR reads them from another folder)"
+		}
+		return nil, fmt.Errorf("%s: %s", flag, msg)
+	}
+	return tok, nil
 }
 
 // loadGPT2Tokenizer reads GPT-2's tokenizer from --tokenizer_dir, else

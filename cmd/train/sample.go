@@ -120,7 +120,7 @@ func generate(ctx context.Context, model nn.CausalLM, tok tokenizer.Tokenizer, o
 	if prompt == "" {
 		prompt = "\n"
 	}
-	start, err := tokenizer.EncodeStrict(tok, prompt)
+	start, err := encodePrompt(tok, prompt)
 	if err != nil {
 		if o.Prompt == "" { // a vocabulary without newlines: start from token 0
 			start, err = []int{0}, nil
@@ -159,4 +159,15 @@ func generate(ctx context.Context, model nn.CausalLM, tok tokenizer.Tokenizer, o
 		texts[i] = tok.Decode(row)
 	}
 	return strings.Join(texts, "\n---------------\n"), nil
+}
+
+// encodePrompt encodes a prompt as Hugging Face's tokenizer(prompt) does:
+// with a tokenizer.json's special tokens (its post-processor's BOS, for
+// one); other tokenizers encode it as Encode does, refusing text they
+// cannot encode.
+func encodePrompt(tok tokenizer.Tokenizer, prompt string) ([]int, error) {
+	if hf, ok := tok.(*tokenizer.HF); ok {
+		return hf.EncodeSpecial(prompt), nil
+	}
+	return tokenizer.EncodeStrict(tok, prompt)
 }
