@@ -582,7 +582,7 @@ func decode(dst []float32, raw []byte, dtype string) {
 			dst[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(raw[2*i:])) << 16)
 		}
 	default:
-		panic("nn: decode: dtype " + dtype)
+		panic(&tensor.Error{Pkg: "nn", Op: "decode", Msg: fmt.Sprintf("dtype %q is not F32, F16 or BF16 (the caller checks dtypes first)", dtype)})
 	}
 }
 

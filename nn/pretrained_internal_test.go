@@ -2,8 +2,12 @@ package nn
 
 import (
 	"encoding/binary"
+	"errors"
 	"math"
+	"strings"
 	"testing"
+
+	"github.com/wickml/wick/tensor"
 )
 
 // TestHalfToFloat32 checks every binary16 value against its definition:
@@ -54,6 +58,11 @@ func TestDecode(t *testing.T) {
 	}
 	if decode(dst[:1], f32, "F32"); dst[0] != 0.1 {
 		t.Errorf("F32: %v", dst[0])
+	}
+	err := tensor.Catch(func() { decode(dst[:1], f32, "I8") })
+	var te *tensor.Error
+	if !errors.As(err, &te) || te.Op != "decode" || !strings.Contains(te.Msg, `"I8"`) {
+		t.Errorf("decode of I8: %v, want a *tensor.Error naming the dtype", err)
 	}
 }
 
