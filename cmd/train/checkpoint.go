@@ -29,8 +29,8 @@ type ckptMeta struct {
 	Iter       int             `json:"iter"`          // optimizer steps taken
 	BestVal    *float64        `json:"best_val_loss"` // nil before the first evaluation
 	Model      nn.GPTConfig    `json:"model_args"`
-	Options    *options        `json:"config"` // the run's flags
-	Tokenizer  json.RawMessage `json:"tokenizer"`
+	Options    *options        `json:"config"`      // the run's flags
+	Tokenizer  json.RawMessage `json:"tokenizer"`   // written by nn.SaveCheckpoint from tok
 	RNGGlobal  []byte          `json:"rng_global"`  // tensor.GlobalGenerator state (dropout)
 	RNGSampler []byte          `json:"rng_sampler"` // the training batch sampler's state
 	// RNGSamplers holds every micro-batch slot's sampler state, slot 0
@@ -38,7 +38,8 @@ type ckptMeta struct {
 	RNGSamplers [][]byte   `json:"rng_samplers,omitempty"`
 	Data        corpusInfo `json:"data"`
 
-	// tok is Tokenizer, read by readCheckpoint.
+	// tok is Tokenizer: the tokenizer saveCheckpoint writes, the one
+	// readCheckpoint read.
 	tok tokenizer.Tokenizer
 }
 
@@ -49,17 +50,20 @@ type corpusInfo struct {
 	CRC32C uint32 `json:"crc32c"`
 }
 
-// saveCheckpoint writes the model, optimizer and meta to path atomically.
+// saveCheckpoint writes the model, the optimizer's state and meta (with
+// meta.tok, its tokenizer) to path atomically, through nn.SaveCheckpoint,
+// which writes the model's config, the tokenizer and the step from model
+// and meta.
 func saveCheckpoint(path string, model *nn.GPT, opt optim.Optimizer, meta *ckptMeta) error {
-	sd := nn.StateDictOf(model)
-	for k, t := range opt.StateDict() {
-		sd[nn.OptimizerPrefix+k] = t
-	}
 	js, err := json.Marshal(meta)
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	return nn.SaveStateDictFile(path, sd, map[string]string{nn.MetaFormat: nn.TrainCheckpointFormat, nn.MetaTrain: string(js)})
+	ck := &nn.Checkpoint{Model: model, Tokenizer: meta.tok, Iter: meta.Iter, BestValLoss: meta.BestVal, Metadata: js, Optimizer: opt.StateDict()}
+	if err := nn.SaveCheckpoint(path, ck); err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "nn: "))
+	}
+	return nil
 }
 
 // readCheckpoint reads the checkpoint at path: its tensors and its meta,
