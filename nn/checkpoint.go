@@ -27,8 +27,10 @@ type ignoringModule interface {
 // StateDictOf returns m's parameters by name, including the second names
 // of tied parameters (like PyTorch's state_dict, so that a strict
 // load_state_dict in PyTorch accepts a file written from it). The tensors
-// are m's own, detached, not copies.
+// are m's own, detached, not copies. It panics like NewContainer if m
+// embeds a Container that leaves out a field holding parameters.
 func StateDictOf(m Module) StateDict {
+	checkModule("StateDictOf", m)
 	sd := StateDict{}
 	for _, p := range m.NamedParameters() {
 		sd[p.Name] = p.Param.Detach()
@@ -50,8 +52,11 @@ func StateDictOf(m Module) StateDict {
 // ErrShapeMismatch or ErrDTypeMismatch (several: the first on the
 // error's line, the next few one per line below it, then how many more); m is changed only if there are
 // none. Like PyTorch, a tied tensor present under both names takes the
-// value listed last in the state dict (lm_head.weight).
+// value listed last in the state dict (lm_head.weight). It panics like
+// NewContainer if m embeds a Container that leaves out a field holding
+// parameters.
 func LoadStateDict(m Module, sd StateDict) error {
+	checkModule("LoadStateDict", m)
 	var errs []error
 	check := func(p NamedParam, t *tensor.Tensor) {
 		switch {
