@@ -160,7 +160,9 @@ var _ Module = Container(nil)
 // that requires grad (list it with Param), or a slice or array of them;
 // the panic names the field and what to add. Modules without parameters
 // (ReLU, a nil pointer) may be left out, and a field may alias a tensor
-// that a child holds (a tied weight).
+// that a child holds (a tied weight). As in PyTorch, where assigning a
+// module to an attribute registers it, a module held only for reference (a
+// frozen teacher model) goes in an unexported field.
 //
 // StateDictOf, LoadStateDict and so SaveFile, LoadFile, Save and Load, and
 // ParameterCount, Summary and To run the same check on a module that
