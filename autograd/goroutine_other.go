@@ -22,7 +22,7 @@ func goroutineKey() uintptr {
 	}
 	id, err := strconv.ParseUint(string(b[:i]), 10, 64)
 	if err != nil {
-		panic("autograd: cannot read the goroutine id from " + strconv.Quote(string(buf[:])))
+		panicf("goroutineKey", "cannot read the goroutine id from the stack header %s", strconv.Quote(string(buf[:])))
 	}
 	return uintptr(id)
 }

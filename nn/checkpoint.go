@@ -27,8 +27,10 @@ type ignoringModule interface {
 // StateDictOf returns m's parameters by name, including the second names
 // of tied parameters (like PyTorch's state_dict, so that a strict
 // load_state_dict in PyTorch accepts a file written from it). The tensors
-// are m's own, detached, not copies.
+// are m's own, detached, not copies. It panics like NewContainer if m
+// embeds a Container that leaves out a field holding parameters.
 func StateDictOf(m Module) StateDict {
+	checkModule("StateDictOf", m)
 	sd := StateDict{}
 	for _, p := range m.NamedParameters() {
 		sd[p.Name] = p.Param.Detach()
@@ -47,11 +49,14 @@ func StateDictOf(m Module) StateDict {
 // module ignores (nanoGPT's transformer.h.N.attn.bias masks) are skipped;
 // any other name is an error. All problems are reported together, each
 // naming its tensor and wrapping ErrMissingTensor, ErrUnexpectedTensor,
-// ErrShapeMismatch or ErrDTypeMismatch (several: a count, then the first
-// few one per line, then how many more); m is changed only if there are
+// ErrShapeMismatch or ErrDTypeMismatch (several: the first on the
+// error's line, the next few one per line below it, then how many more); m is changed only if there are
 // none. Like PyTorch, a tied tensor present under both names takes the
-// value listed last in the state dict (lm_head.weight).
+// value listed last in the state dict (lm_head.weight). It panics like
+// NewContainer if m embeds a Container that leaves out a field holding
+// parameters.
 func LoadStateDict(m Module, sd StateDict) error {
+	checkModule("LoadStateDict", m)
 	var errs []error
 	check := func(p NamedParam, t *tensor.Tensor) {
 		switch {
@@ -153,20 +158,38 @@ func LoadFile(path string, m Module) error {
 	return nil
 }
 
-// errorList reports several problems: how many, then the first
-// maxProblems of them one per line (indented), then how many more there
-// are.
+// errorList reports several problems: the first, decisive one on the
+// error's own line, then each other one once (a problem whose message
+// repeats an earlier one's is left out) on its own indented line, at most
+// maxProblems in all, then how many more there are:
+//
+//	nn: load m.safetensors: tensor "a": missing tensor (model needs shape [2])
+//		tensor "b": shape mismatch: file has [3], model needs [2]
+//		and 7 more problems
 type errorList []error
 
 func (e errorList) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d problems:", len(e))
-	for _, err := range e[:min(len(e), maxProblems)] {
-		b.WriteString("\n\t")
-		b.WriteString(strings.ReplaceAll(err.Error(), "\n", "\n\t"))
+	seen := map[string]bool{}
+	listed, left := 0, 0
+	for _, err := range e {
+		msg := err.Error()
+		if seen[msg] {
+			continue
+		}
+		seen[msg] = true
+		if listed == maxProblems {
+			left++
+			continue
+		}
+		if listed > 0 {
+			b.WriteString("\n\t")
+		}
+		b.WriteString(strings.ReplaceAll(msg, "\n", "\n\t"))
+		listed++
 	}
-	if len(e) > maxProblems {
-		fmt.Fprintf(&b, "\n\tand %d more", len(e)-maxProblems)
+	if left > 0 {
+		fmt.Fprintf(&b, "\n\tand %d more problems", left)
 	}
 	return b.String()
 }

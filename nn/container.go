@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -125,7 +126,8 @@ func Param(name string, t *tensor.Tensor) NamedModule {
 
 // Container gives a user-defined module the Module methods from an explicit
 // list of its named children, in the order PyTorch would register them.
-// Embed it in a struct and fill it in the constructor:
+// Embed it in a struct and fill it in the constructor with NewContainer,
+// which checks the list against the struct's fields:
 //
 //	type MLP struct {
 //		nn.Container
@@ -134,19 +136,46 @@ func Param(name string, t *tensor.Tensor) NamedModule {
 //
 //	func NewMLP() *MLP {
 //		m := &MLP{FC1: nn.NewLinear(4, 16, true), FC2: nn.NewLinear(16, 2, true)}
-//		m.Container = nn.Container{nn.Named("fc1", m.FC1), nn.Named("fc2", m.FC2)}
+//		m.Container = nn.NewContainer(m, nn.Named("fc1", m.FC1), nn.Named("fc2", m.FC2))
 //		return m
 //	}
 //
 // *MLP then has NamedParameters ("fc1.weight", "fc1.bias", "fc2.weight",
 // "fc2.bias"), Parameters, Train, Eval and String, and saves and loads with
-// SaveFile and LoadFile. Nothing is found by reflection: the list says what
-// the module holds, so it works the same in compiled programs and in
-// gophernotes' interpreter. Keep the list in step with the fields when
-// replacing a child.
+// SaveFile and LoadFile. The list says what the module holds, and what it
+// names: nothing is registered by reflection. A literal (nn.Container{...})
+// works too, but is checked only when the whole module reaches a function
+// that sees its struct (see NewContainer). Keep the list in step with the
+// fields when replacing a child.
 type Container []NamedModule
 
 var _ Module = Container(nil)
+
+// NewContainer returns the Container of children for owner, a pointer to
+// the struct that embeds it, after checking the list: it panics with a
+// *tensor.Error if a child is nil, if a name is empty, holds a dot or
+// appears twice, or if an exported field of owner holds parameters that no
+// child holds. Such a field is a Module with parameters (a *Linear, a
+// ModuleList, a Sequential, an interface holding one), a *tensor.Tensor
+// that requires grad (list it with Param), or a slice or array of them;
+// the panic names the field and what to add. Modules without parameters
+// (ReLU, a nil pointer) may be left out, and a field may alias a tensor
+// that a child holds (a tied weight). As in PyTorch, where assigning a
+// module to an attribute registers it, a module held only for reference (a
+// frozen teacher model) goes in an unexported field.
+//
+// StateDictOf, LoadStateDict and so SaveFile, LoadFile, Save and Load, and
+// ParameterCount, Summary and To run the same check on a module that
+// embeds a Container, so a literal Container, or a field replaced after
+// construction, fails there rather than saving or moving a model without
+// the field. Unexported fields are not checked (reflection cannot call
+// their methods), nor are the methods of types that gophernotes'
+// interpreter defines (reflection does not see them).
+func NewContainer(owner any, children ...NamedModule) Container {
+	c := Container(children)
+	checkOwner("NewContainer", owner, c)
+	return c
+}
 
 // NamedParameters returns the children's parameters, each prefixed with its
 // child's name; a tensor shared by two children is listed once, under its
@@ -157,21 +186,116 @@ func (c Container) NamedParameters() []NamedParam { return namedChildren("Contai
 // Parameters returns the tensors of NamedParameters, in order.
 func (c Container) Parameters() []*tensor.Tensor { return params(c.NamedParameters()) }
 
-// Train puts every child in training mode.
-func (c Container) Train() { eachChild(c, Module.Train) }
+// Train puts every child in training mode. It panics like NamedParameters.
+func (c Container) Train() { checkNames("Container", c); eachChild(c, Module.Train) }
 
-// Eval puts every child in evaluation mode.
-func (c Container) Eval() { eachChild(c, Module.Eval) }
+// Eval puts every child in evaluation mode. It panics like NamedParameters.
+func (c Container) Eval() { checkNames("Container", c); eachChild(c, Module.Eval) }
 
 // String prints the children like PyTorch prints a module.
 func (c Container) String() string { return childrenString("Container", c) }
 
-// namedChildren lists the parameters of children with their names
-// prefixed, dropping tensors already listed.
-func namedChildren(op string, children []NamedModule) []NamedParam {
-	seen := map[*tensor.Tensor]bool{}
+var (
+	containerType = reflect.TypeFor[Container]()
+	moduleType    = reflect.TypeFor[Module]()
+	tensorType    = reflect.TypeFor[*tensor.Tensor]()
+)
+
+// checkModule runs NewContainer's check on m when m is a pointer to a
+// struct that embeds a Container.
+func checkModule(op string, m Module) {
+	v := reflect.ValueOf(m)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return
+	}
+	st := v.Elem().Type()
+	for i := range st.NumField() {
+		if f := st.Field(i); f.Anonymous && f.Type == containerType {
+			checkOwner(op, m, v.Elem().Field(i).Interface().(Container))
+			return
+		}
+	}
+}
+
+// checkOwner panics if c's names are not valid or if an exported field of
+// owner (a pointer to a struct) holds parameters that c's children do not.
+func checkOwner(op string, owner any, c Container) {
+	v := reflect.ValueOf(owner)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		panic(&tensor.Error{Pkg: "nn", Op: op, Msg: fmt.Sprintf("the owner is %T, want a non-nil pointer to the struct that embeds the Container", owner)})
+	}
+	listed := map[*tensor.Tensor]bool{}
+	for _, p := range namedChildren(op, c) {
+		listed[p.Param] = true
+	}
+	st := v.Elem().Type()
+	var missing []string
+	for i := range st.NumField() {
+		f := st.Field(i)
+		if !f.IsExported() || f.Anonymous && f.Type == containerType {
+			continue
+		}
+		missing = append(missing, unlisted(f.Name, v.Elem().Field(i), listed)...)
+	}
+	if len(missing) > 0 {
+		verb := "holds"
+		if len(missing) > 1 {
+			verb = "hold"
+		}
+		panic(&tensor.Error{Pkg: "nn", Op: op, Msg: fmt.Sprintf("%s: %s %s parameters that no child in the Container's list holds (add it with nn.Named or nn.Param)", st, strings.Join(missing, ", "), verb)})
+	}
+}
+
+// unlisted returns the name of the field value v (or of its elements) when
+// it holds a parameter that listed does not.
+func unlisted(name string, v reflect.Value, listed map[*tensor.Tensor]bool) []string {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface, reflect.Slice, reflect.Map, reflect.Func, reflect.Chan:
+		if v.IsNil() {
+			return nil
+		}
+	}
+	if v.Type() == tensorType {
+		if t := v.Interface().(*tensor.Tensor); t.IsRequiringGrad() && t.IsLeaf() && !listed[t] {
+			return []string{fmt.Sprintf("field %s (a tensor that requires grad)", name)}
+		}
+		return nil
+	}
+	if v.Type().Implements(moduleType) {
+		m := v.Interface().(Module)
+		for _, p := range safeParameters(m) {
+			if p != nil && !listed[p] {
+				return []string{fmt.Sprintf("field %s (%T)", name, m)}
+			}
+		}
+		return nil
+	}
+	if k := v.Kind(); k == reflect.Slice || k == reflect.Array {
+		var out []string
+		for i := range v.Len() {
+			out = append(out, unlisted(fmt.Sprintf("%s[%d]", name, i), v.Index(i), listed)...)
+		}
+		return out
+	}
+	return nil
+}
+
+// safeParameters returns m's parameters, or none if listing them panics (a
+// module the field holds half-built: then it is not the check's to
+// report).
+func safeParameters(m Module) (ps []*tensor.Tensor) {
+	defer func() {
+		if recover() != nil {
+			ps = nil
+		}
+	}()
+	return m.Parameters()
+}
+
+// checkNames panics if a child of children is nil, or a name is empty,
+// holds a dot or appears twice.
+func checkNames(op string, children []NamedModule) {
 	names := map[string]bool{}
-	var out []NamedParam
 	for i, c := range children {
 		switch {
 		case c.Module == nil:
@@ -182,6 +306,16 @@ func namedChildren(op string, children []NamedModule) []NamedParam {
 			panic(&tensor.Error{Pkg: "nn", Op: op, Msg: fmt.Sprintf("two children are named %q", c.Name)})
 		}
 		names[c.Name] = true
+	}
+}
+
+// namedChildren lists the parameters of children with their names
+// prefixed, dropping tensors already listed.
+func namedChildren(op string, children []NamedModule) []NamedParam {
+	checkNames(op, children)
+	seen := map[*tensor.Tensor]bool{}
+	var out []NamedParam
+	for _, c := range children {
 		for _, p := range c.Module.NamedParameters() {
 			if p.Param == nil {
 				panic(&tensor.Error{Pkg: "nn", Op: op, Msg: fmt.Sprintf("child %q has a nil parameter %q", c.Name, p.Name)})

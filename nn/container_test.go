@@ -82,9 +82,9 @@ func newNet() *net {
 		Layers: nn.ModuleList{nn.NewLinear(5, 5, true), nn.NewLinear(5, 5, false)},
 		Head:   nn.Sequential{nn.NewLinear(5, 2, true), nn.Sigmoid{}},
 	}
-	m.Container = nn.Container{
+	m.Container = nn.NewContainer(m,
 		nn.Named("embed", m.Embed), nn.Named("layers", m.Layers), nn.Named("act", m.Act), nn.Named("head", m.Head),
-	}
+	)
 	return m
 }
 
@@ -254,6 +254,115 @@ func TestContainerPanics(t *testing.T) {
 		var te *tensor.Error
 		if !errors.As(err, &te) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want a *tensor.Error containing %q", name, err, c.want)
+		}
+	}
+}
+
+// owner is a user module with fields of every kind that NewContainer
+// checks.
+type owner struct {
+	nn.Container
+	Enc     *nn.Linear
+	Blocks  []*nn.Linear
+	Scale   *tensor.Tensor
+	Act     nn.Layer       // an interface: here a module without parameters
+	Tied    *nn.Linear     // an alias of Enc's weight through another Linear
+	Mask    *tensor.Tensor // a buffer: no grad, needs no listing
+	Nothing *nn.Dropout    // nil
+	private *nn.Linear     // unexported: not checked
+}
+
+func newOwner() *owner {
+	enc := nn.NewLinear(2, 2, false)
+	return &owner{
+		Enc:     enc,
+		Blocks:  []*nn.Linear{nn.NewLinear(2, 2, true), nn.NewLinear(2, 2, true)},
+		Scale:   tensor.Ones(2).RequiresGrad(),
+		Act:     nn.ReLU{},
+		Tied:    &nn.Linear{Weight: enc.Weight, In: 2, Out: 2},
+		Mask:    tensor.Ones(2, 2),
+		private: nn.NewLinear(2, 2, true),
+	}
+}
+
+// all is the full list of o's children.
+func (o *owner) all() []nn.NamedModule {
+	return []nn.NamedModule{nn.Named("enc", o.Enc), nn.Named("blocks", nn.ModuleList{o.Blocks[0], o.Blocks[1]}), nn.Param("scale", o.Scale)}
+}
+
+// TestNewContainer checks that NewContainer accepts a full list and names
+// each field that holds parameters and is left out, and the bad names.
+func TestNewContainer(t *testing.T) {
+	o := newOwner()
+	o.Container = nn.NewContainer(o, o.all()...)
+	if got := len(o.NamedParameters()); got != 6 {
+		t.Errorf("%d parameters, want 6", got)
+	}
+	for _, c := range []struct {
+		name     string
+		children func(o *owner) []nn.NamedModule
+		want     string
+	}{
+		{"a module left out", func(o *owner) []nn.NamedModule { return o.all()[1:] }, "field Enc (*nn.Linear)"},
+		{"a slice element left out", func(o *owner) []nn.NamedModule {
+			return []nn.NamedModule{nn.Named("enc", o.Enc), nn.Named("b0", o.Blocks[0]), nn.Param("scale", o.Scale)}
+		}, "field Blocks[1] (*nn.Linear)"},
+		{"a tensor left out", func(o *owner) []nn.NamedModule { return o.all()[:2] }, "field Scale (a tensor that requires grad)"},
+		{"two left out", func(o *owner) []nn.NamedModule { return o.all()[2:] }, "field Enc (*nn.Linear), field Blocks[0] (*nn.Linear), field Blocks[1] (*nn.Linear), field Tied (*nn.Linear) hold parameters"},
+		{"a duplicate name", func(o *owner) []nn.NamedModule { return append(o.all(), nn.Named("enc", nn.ReLU{})) }, `NewContainer: two children are named "enc"`},
+		{"a nil child", func(o *owner) []nn.NamedModule { return append(o.all(), nn.Named("x", nil)) }, `child 3 ("x") is nil`},
+	} {
+		o := newOwner()
+		err := tensor.Catch(func() { nn.NewContainer(o, c.children(o)...) })
+		var te *tensor.Error
+		if !errors.As(err, &te) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want a *tensor.Error containing %q", c.name, err, c.want)
+		}
+	}
+	for _, bad := range []any{nil, owner{}, (*owner)(nil), nn.NewLinear(1, 1, true)} {
+		err := tensor.Catch(func() { nn.NewContainer(bad) })
+		if err == nil || !strings.Contains(err.Error(), "want a non-nil pointer to the struct") && !strings.Contains(err.Error(), "parameters that no child") {
+			t.Errorf("NewContainer(%T): %v", bad, err)
+		}
+	}
+}
+
+// TestContainerLiteralChecked checks that a literal Container that leaves
+// a field out fails where the whole module is used (SaveFile, LoadFile,
+// ParameterCount, Summary, To), naming the field, and that a literal with
+// a duplicate name fails on first use, Train and Eval included.
+func TestContainerLiteralChecked(t *testing.T) {
+	o := newOwner()
+	o.Container = nn.Container(o.all()[1:])
+	path := filepath.Join(t.TempDir(), "m.safetensors")
+	for name, f := range map[string]func(){
+		"SaveFile":       func() { nn.SaveFile(path, o) },
+		"LoadStateDict":  func() { nn.LoadStateDict(o, nn.StateDict{}) },
+		"StateDictOf":    func() { nn.StateDictOf(o) },
+		"ParameterCount": func() { nn.ParameterCount(o) },
+		"Summary":        func() { nn.Summary(o) },
+		"To":             func() { nn.To(o, tensor.CPU) },
+	} {
+		err := tensor.Catch(f)
+		var te *tensor.Error
+		if !errors.As(err, &te) || !strings.Contains(err.Error(), "field Enc (*nn.Linear), field Tied (*nn.Linear) hold parameters") {
+			t.Errorf("%s: %v, want a *tensor.Error naming field Enc", name, err)
+		}
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("SaveFile wrote a file without Enc (%v)", err)
+	}
+	// Replacing a field after NewContainer without updating the list.
+	o = newOwner()
+	o.Container = nn.NewContainer(o, o.all()...)
+	o.Enc = nn.NewLinear(2, 2, false)
+	if err := tensor.Catch(func() { nn.StateDictOf(o) }); err == nil || !strings.Contains(err.Error(), "field Enc") {
+		t.Errorf("a replaced field: %v", err)
+	}
+	dup := nn.Container{nn.Named("a", nn.NewLinear(1, 1, true)), nn.Named("a", nn.NewDropout(0.1))}
+	for name, f := range map[string]func(){"Train": dup.Train, "Eval": dup.Eval, "Parameters": func() { dup.Parameters() }} {
+		if err := tensor.Catch(f); err == nil || !strings.Contains(err.Error(), `two children are named "a"`) {
+			t.Errorf("%s of a duplicate name: %v", name, err)
 		}
 	}
 }

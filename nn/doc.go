@@ -53,15 +53,16 @@
 //
 // Container gives a user's struct the Module methods (NamedParameters,
 // Parameters, Train, Eval, String) from an explicit list of named
-// children, with no reflection, so it works in gophernotes' interpreter
-// too:
+// children, which NewContainer checks against the struct's exported fields
+// (a field holding parameters that the list leaves out panics there,
+// naming the field):
 //
 //	type MLP struct {
 //		nn.Container
 //		FC1, FC2 *nn.Linear
 //	}
 //	m := &MLP{FC1: nn.NewLinear(4, 16, true), FC2: nn.NewLinear(16, 2, true)}
-//	m.Container = nn.Container{nn.Named("fc1", m.FC1), nn.Named("fc2", m.FC2)}
+//	m.Container = nn.NewContainer(m, nn.Named("fc1", m.FC1), nn.Named("fc2", m.FC2))
 //
 // GPT's Generate, GenerateWith and GenerateContext run through Generate.
 // Generation keeps the keys and values of earlier positions in a cache that

@@ -81,7 +81,7 @@ type mlp struct {
 
 func newMLP(in, hidden, out int) *mlp {
 	m := &mlp{FC1: nn.NewLinear(in, hidden, true), FC2: nn.NewLinear(hidden, out, true)}
-	m.Container = nn.Container{nn.Named("fc1", m.FC1), nn.Named("fc2", m.FC2)}
+	m.Container = nn.NewContainer(m, nn.Named("fc1", m.FC1), nn.Named("fc2", m.FC2))
 	return m
 }
 

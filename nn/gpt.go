@@ -1,7 +1,6 @@
 package nn
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -70,8 +69,8 @@ func (c GPTConfig) Validate() error {
 	if c.Activation != ActGELU && c.Activation != ActGELUTanh {
 		errs = append(errs, fmt.Errorf("activation must be %q (exact GELU) or %q (its tanh approximation), got %q", ActGELU, ActGELUTanh, c.Activation))
 	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("nn: invalid GPTConfig: %w", err)
+	if len(errs) > 0 {
+		return fmt.Errorf("nn: invalid GPTConfig: %w", problemList(errs))
 	}
 	return nil
 }

@@ -52,8 +52,8 @@ func prefixed(prefix string, named []NamedParam) []NamedParam {
 	return out
 }
 
-// NumParams returns the number of trainable elements of m (tied tensors
-// counted once).
+// NumParams returns the number of elements of m's parameters (tied
+// tensors counted once): ParameterCount without its Container check.
 func NumParams(m Module) int {
 	n := 0
 	for _, p := range m.Parameters() {

@@ -308,11 +308,18 @@ func TestLoadPretrainedErrors(t *testing.T) {
 			if !errors.Is(err, c.is) {
 				t.Errorf("error does not wrap %v: %s", c.is, msg)
 			}
-			// One line, or several problems: their count on the first
-			// line, then one per line.
-			first, rest, several := strings.Cut(msg, "\n")
-			if !strings.HasPrefix(msg, "nn: ") || several && (!strings.HasSuffix(first, " problems:") || !strings.HasPrefix(rest, "\t")) {
-				t.Errorf("want one line, or a count and one problem per line, starting with \"nn: \", got %q", msg)
+			// One line, or several problems: the first on the error's
+			// line, then one per indented line, each once.
+			lines := strings.Split(msg, "\n")
+			seen := map[string]bool{}
+			for i, l := range lines {
+				if i > 0 && !strings.HasPrefix(l, "\t") || seen[l] || strings.Contains(l, " problems:") {
+					t.Errorf("line %d %q: want the first problem, then one per indented line, each once", i, l)
+				}
+				seen[l] = true
+			}
+			if !strings.HasPrefix(msg, "nn: ") {
+				t.Errorf("want an error starting with \"nn: \", got %q", msg)
 			}
 			for _, w := range c.want {
 				if w = strings.ReplaceAll(w, "DIR", dir); !strings.Contains(msg, w) {

@@ -36,8 +36,8 @@ const (
 	MaxCheckpointVocab     = 1 << 22
 )
 
-// Checkpoint is a checkpoint written by cmd/train, read by ReadCheckpoint
-// or LoadCheckpoint.
+// Checkpoint is a checkpoint written by cmd/train or SaveCheckpoint, read
+// by ReadCheckpoint or LoadCheckpoint.
 type Checkpoint struct {
 	Path   string    // the file it was read from
 	Config GPTConfig // the model's config (model_args), zero for a Llama-family model
@@ -56,6 +56,11 @@ type Checkpoint struct {
 	// optimizer's, as ReadCheckpoint read them (on the default device);
 	// LoadCheckpoint leaves it nil.
 	Tensors StateDict
+	// Optimizer is the optimizer's state, the tensors of Tensors under
+	// OptimizerPrefix with the prefix removed, as an optimizer's
+	// LoadStateDict reads it (ReadCheckpoint; LoadCheckpoint leaves it
+	// nil); SaveCheckpoint writes it.
+	Optimizer StateDict
 	// Model is the trained GPT, in evaluation mode, as LoadCheckpoint or
 	// NewModel built it; ReadCheckpoint leaves it nil, and so does a
 	// Llama-family checkpoint.
@@ -75,10 +80,10 @@ type trainRecord struct {
 }
 
 // LoadCheckpoint reads a checkpoint written by cmd/train (its out_dir's
-// ckpt.safetensors) and returns it with its Model built: a GPT of the
-// checkpoint's config holding the trained weights, in evaluation mode, and
-// the Tokenizer it was trained with. The optimizer's tensors are read and
-// dropped.
+// ckpt.safetensors) or by SaveCheckpoint and returns it with its Model
+// built: a GPT of the checkpoint's config holding the trained weights, in
+// evaluation mode, and the Tokenizer it was trained with. The optimizer's
+// tensors are not read.
 //
 //	ck, err := nn.LoadCheckpoint("out/ckpt.safetensors")
 //	ids := ck.Tokenizer.Encode("ROMEO:")
@@ -97,7 +102,7 @@ func LoadCheckpoint(path string) (*Checkpoint, error) {
 	if _, err := ck.NewCausalLM(); err != nil {
 		return nil, err
 	}
-	ck.Tensors = nil
+	ck.Tensors, ck.Optimizer = nil, nil
 	return ck, nil
 }
 
@@ -158,7 +163,7 @@ func readCheckpoint(path string, withOptimizer bool) (*Checkpoint, error) {
 			return nil, fmt.Errorf("nn: checkpoint %s is corrupt or unreadable: %w", path, err)
 		}
 		return &Checkpoint{Path: path, LlamaConfig: &lc, Tokenizer: tok, Iter: rec.Iter, BestValLoss: rec.BestValLoss,
-			Metadata: json.RawMessage(h.Metadata[MetaTrain]), Tensors: sd}, nil
+			Metadata: json.RawMessage(h.Metadata[MetaTrain]), Tensors: sd, Optimizer: sd.WithPrefix(OptimizerPrefix)}, nil
 	}
 	cfg := *rec.Model
 	if err := checkpointBounds(cfg); err != nil {
@@ -182,7 +187,7 @@ func readCheckpoint(path string, withOptimizer bool) (*Checkpoint, error) {
 		return nil, fmt.Errorf("nn: checkpoint %s is corrupt or unreadable: %w", path, err)
 	}
 	return &Checkpoint{Path: path, Config: cfg, Tokenizer: tok, Iter: rec.Iter, BestValLoss: rec.BestValLoss,
-		Metadata: json.RawMessage(h.Metadata[MetaTrain]), Tensors: sd}, nil
+		Metadata: json.RawMessage(h.Metadata[MetaTrain]), Tensors: sd, Optimizer: sd.WithPrefix(OptimizerPrefix)}, nil
 }
 
 // NewModel builds ck.Model from ck.Tensors (the model's; the optimizer's

@@ -23,8 +23,16 @@
 // means PyTorch's default, a zero weight decay none); see AdamWConfig.
 //
 // ClipGradNorm clips gradients by their joint L2 norm like
-// torch.nn.utils.clip_grad_norm_, and CosineLR is nanoGPT's warmup plus
-// cosine learning-rate schedule.
+// torch.nn.utils.clip_grad_norm_.
+//
+// Learning-rate schedules are Schedules, values whose At(step) gives the
+// rate of a step as torch.optim.lr_scheduler does: ConstantLR, LinearLR
+// (linear warmup or decay), StepLR, CosineAnnealingLR, LambdaLR (any
+// formula) and SequentialLR (one schedule after another at milestones,
+// which composes warmup with any decay), and CosineLR, nanoGPT's warmup
+// plus cosine schedule that cmd/train uses. A Scheduler applies one to an
+// optimizer step by step and saves its position (StateDict, LoadStateDict)
+// so that a resumed run continues at the same rates.
 //
 // A training step:
 //

@@ -58,3 +58,41 @@ func ExampleClipGradNorm() {
 	// Output:
 	// norm 5.0, clipped [0.600 0.800]
 }
+
+// A linear warmup then a cosine decay, composed like PyTorch's
+// SequentialLR, applied step by step and saved for resuming.
+func ExampleScheduler() {
+	w := tensor.Zeros(2).RequiresGrad()
+	opt := optim.NewAdamW([]*tensor.Tensor{w}, optim.AdamWConfig{LR: 1e-3})
+	schedule := optim.SequentialLR{
+		Schedules: []optim.Schedule{
+			optim.LinearLR{LR: 1e-3, StartFactor: 0.25, EndFactor: 1, Iters: 3},
+			optim.CosineAnnealingLR{LR: 1e-3, MinLR: 1e-4, TMax: 4},
+		},
+		Milestones: []int{3},
+	}
+	sched := optim.NewScheduler(opt, schedule)
+	for step := range 8 {
+		fmt.Printf("step %d: lr %.6f\n", step, opt.LR())
+		w.Mul(w).Sum().Backward()
+		opt.Step()
+		opt.ZeroGrad()
+		sched.Step()
+	}
+	state := sched.StateDict() // saved next to the optimizer's StateDict
+	resumed := optim.NewScheduler(opt, schedule)
+	if err := resumed.LoadStateDict(state); err != nil {
+		fmt.Println(err)
+	}
+	fmt.Printf("resumed at step %d: lr %.6f\n", resumed.LastStep(), opt.LR())
+	// Output:
+	// step 0: lr 0.000250
+	// step 1: lr 0.000500
+	// step 2: lr 0.000750
+	// step 3: lr 0.001000
+	// step 4: lr 0.000868
+	// step 5: lr 0.000550
+	// step 6: lr 0.000232
+	// step 7: lr 0.000100
+	// resumed at step 8: lr 0.000100
+}

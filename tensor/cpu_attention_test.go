@@ -12,6 +12,7 @@ import (
 	cpufeat "github.com/wickml/wick/internal/cpu"
 	"github.com/wickml/wick/internal/cputime"
 	"github.com/wickml/wick/internal/parallel"
+	"github.com/wickml/wick/internal/testseed"
 )
 
 // attentionFull is the CPU backend's Attention as it was before the causal
@@ -124,6 +125,7 @@ func attnSameBits(what string, got, want []float32) error {
 // one case has scores large enough that probabilities underflow to 0
 // below the diagonal.
 func TestAttentionCausalBlocksBitIdentical(t *testing.T) {
+	exclusive(t)
 	defer func(n int) { causalBlockTest = n }(causalBlockTest)
 	r := rand.New(rand.NewPCG(11, 12))
 	cases := []attnCase{
@@ -169,6 +171,7 @@ func TestAttentionCausalBlocksBitIdentical(t *testing.T) {
 // row of the blocks before j's as if row j held zeros (y, p and dQ), and
 // rows j and after non-finite.
 func TestAttentionCausalMaskedNonFinite(t *testing.T) {
+	exclusive(t)
 	defer func(n int) { causalBlockTest = n }(causalBlockTest)
 	causalBlockTest = 16
 	s := attnCase{1, 64, 1, 8}
@@ -302,8 +305,8 @@ func TestAttentionRowKernels(t *testing.T) {
 	if !slices.Contains(kernelPaths(), "avx2") {
 		t.Skipf("no AVX2 kernels in this build or on this machine (detected %v)", cpufeat.Detected)
 	}
-	defer setKernelPath("avx2")()
-	r := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	defer setKernelPath(t, "avx2")()
+	r := rand.New(rand.NewPCG(testseed.Seed(t, 1), 2))
 	inf := float32(math.Inf(1))
 	special := []float32{-inf, inf, float32(math.NaN()), 3.39e38, -3.4001e38, 3.4028235e38}
 	same := func(a, b []float32) bool {

@@ -15,7 +15,7 @@ type lnCase struct {
 // runLayerNorm runs cpuBackend.LayerNorm and LayerNormGrad on x (rows×cols)
 // with the weight w and bias b (either may be nil), with the fast kernels
 // or the reference loops. dw and db start at 0.5 and −0.25, since the
-// backend adds into them.
+// backend adds into them. Its callers are exclusive (forEachPath).
 func runLayerNorm(fast bool, x, g, w, b []float32, rows, cols int) lnCase {
 	defer func(f bool) { layerNormFast = f }(layerNormFast)
 	layerNormFast = fast

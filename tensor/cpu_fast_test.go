@@ -40,8 +40,11 @@ func kernelPaths() []string {
 }
 
 // setKernelPath switches the kernels to path (see kernelPaths) and returns
-// a function that restores the previous choice.
-func setKernelPath(path string) (restore func()) {
+// a function that restores the previous choice. t must be exclusive (see
+// exclusive).
+func setKernelPath(t testing.TB, path string) (restore func()) {
+	t.Helper()
+	exclusive(t)
 	a, b := geluAsm, avx512Asm
 	geluAsm, avx512Asm = path != "go", path == "avx512"
 	return func() { geluAsm, avx512Asm = a, b }
@@ -51,12 +54,13 @@ func setKernelPath(path string) (restore func()) {
 // after; paths the machine lacks are skipped with a logged reason.
 func forEachPath(t *testing.T, f func(asm string)) {
 	t.Helper()
+	exclusive(t)
 	paths := kernelPaths()
 	if len(paths) < 3 {
 		t.Logf("testing the kernel paths %v only: this build or machine runs no others (detected %v)", paths, cpufeat.Detected)
 	}
 	for _, p := range paths {
-		restore := setKernelPath(p)
+		restore := setKernelPath(t, p)
 		f(p)
 		restore()
 	}
@@ -269,6 +273,7 @@ func TestExpSub(t *testing.T) {
 // TestAdamWFastBitExact checks that the fast AdamW loop (assembly and Go
 // tail) gives the reference loop's results bit for bit.
 func TestAdamWFastBitExact(t *testing.T) {
+	exclusive(t)
 	defer func(a, b, f bool) { geluAsm, avx512Asm, adamwFast = a, b, f }(geluAsm, avx512Asm, adamwFast)
 	g := NewGenerator(5)
 	const n = 1000 + 13 // ragged tails after the 16- and 8-lane blocks
@@ -285,7 +290,7 @@ func TestAdamWFastBitExact(t *testing.T) {
 	}
 	p0, g0, m0, v0 := mk(1, false), mk(0.1, false), mk(0.01, false), mk(0.01, true)
 	run := func(path string, fast bool) [3][]float32 {
-		setKernelPath(path)
+		setKernelPath(t, path)
 		adamwFast = fast
 		p, m, v := append([]float32(nil), p0...), append([]float32(nil), m0...), append([]float32(nil), v0...)
 		for step := 1; step <= 3; step++ {
@@ -312,6 +317,7 @@ func TestAdamWFastBitExact(t *testing.T) {
 // kernels, on ragged shapes and rows whose mean is much larger than their
 // spread.
 func TestLayerNormGradFast(t *testing.T) {
+	exclusive(t)
 	defer func(f bool) { layerNormFast = f }(layerNormFast)
 	gen := NewGenerator(9)
 	for _, s := range []struct{ rows, cols int }{{1, 1}, {3, 7}, {700, 130}, {5000, 33}} {
@@ -372,6 +378,7 @@ func TestLayerNormGradFast(t *testing.T) {
 }
 
 func BenchmarkAdamWKernel(b *testing.B) {
+	exclusive(b)
 	NoPoison(b)
 	defer func(f bool) { adamwFast = f }(adamwFast)
 	const n = 1 << 16
@@ -394,6 +401,7 @@ func BenchmarkAdamWKernel(b *testing.B) {
 }
 
 func BenchmarkLayerNormGrad(b *testing.B) {
+	exclusive(b)
 	NoPoison(b)
 	defer func(f bool) { layerNormFast = f }(layerNormFast)
 	const rows, cols = 768, 128 // the GPT CPU recipe's activations
@@ -579,6 +587,7 @@ func TestArithFast(t *testing.T) {
 // TestArithStream checks the non-temporal kernels the same way: every
 // output streamed, starting at each alignment within a vector.
 func TestArithStream(t *testing.T) {
+	exclusive(t)
 	defer func(n int) { streamMinElems = n }(streamMinElems)
 	streamMinElems = 0
 	forEachPath(t, func(asm string) {
@@ -591,6 +600,7 @@ func TestArithStream(t *testing.T) {
 // testArithFast compares the kernels with the Go loops for each length in
 // ns, the output starting off elements into its buffer.
 func testArithFast(t *testing.T, asm string, ns []int, off int) {
+	exclusive(t)
 	defer func(f bool) { arithFast = f }(arithFast)
 	g := NewGenerator(3)
 	for _, n := range ns {
@@ -686,7 +696,7 @@ func TestAVX512MatchesAVX2(t *testing.T) {
 			x[int(g.Float64()*float64(n))] = v
 		}
 		run := func(path string) (y, dx, e []float32, sum, m float32) {
-			defer setKernelPath(path)()
+			defer setKernelPath(t, path)()
 			y, dx, e = make([]float32, n), make([]float32, n), make([]float32, n)
 			geluF32(y, x)
 			geluGradF32(dx, gr, x)

@@ -5,36 +5,28 @@ package tensor_test
 // base), compared with a naive reference over []float64 in logical index
 // order, and every derivative compared with GradCheck.
 //
-// The seed comes from the clock and is logged; rerun a failure with
-// WICK_PROPERTY_SEED=<seed> go test ./tensor -run TestProperty/<name>.
+// The seed is fixed (every run draws the same cases) unless WICK_TEST_SEED
+// says otherwise (see internal/testseed): WICK_TEST_SEED=random explores
+// fresh cases and prints its seed; rerun a failure with
+// WICK_TEST_SEED=<seed> go test ./tensor -run TestProperty/<name>.
 
 import (
 	"fmt"
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/wickml/wick/tensor"
 
 	"github.com/wickml/wick/internal/approx"
+	"github.com/wickml/wick/internal/testseed"
 )
 
-var propertySeed = func() uint64 {
-	if s := os.Getenv("WICK_PROPERTY_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			panic("WICK_PROPERTY_SEED: " + err.Error())
-		}
-		return v
-	}
-	return uint64(time.Now().UnixNano())
-}()
+// propertySeed seeds every property (each with a stream of its own).
+var propertySeed = testseed.Value(1)
 
 // prop is the state of one property: its random source and test.
 type prop struct {
@@ -59,7 +51,7 @@ func property(t *testing.T, name string, trials int, check func(p *prop)) {
 		h := fnv.New64a()
 		h.Write([]byte(t.Name()))
 		p := &prop{t: t, r: rand.New(rand.NewPCG(propertySeed, h.Sum64()))}
-		t.Logf("seed %d (rerun with WICK_PROPERTY_SEED=%d)", propertySeed, propertySeed)
+		t.Logf("seed %d (rerun with %s=%d)", propertySeed, testseed.EnvVar, propertySeed)
 		for range trials {
 			check(p)
 			if t.Failed() {

@@ -38,7 +38,7 @@ func BenchmarkUnaryKernels(b *testing.B) {
 		u := &unaryOps[op]
 		for _, path := range kernelPaths() {
 			b.Run(u.name+"/"+path, func(b *testing.B) {
-				defer setKernelPath(path)()
+				defer setKernelPath(b, path)()
 				b.SetBytes(8 * n)
 				c0 := cputime.Process()
 				for b.Loop() {

@@ -32,15 +32,16 @@ type ckptMeta struct {
 	ModelArgs  *nn.GPTConfig   `json:"model_args,omitempty"` // Model, for a GPT
 	Llama      *nn.LlamaConfig `json:"llama_args,omitempty"` // a Llama-family model's config
 	Options    *options        `json:"config"`               // the run's flags
-	Tokenizer  json.RawMessage `json:"tokenizer"`
-	RNGGlobal  []byte          `json:"rng_global"`  // tensor.GlobalGenerator state (dropout)
-	RNGSampler []byte          `json:"rng_sampler"` // the training batch sampler's state
+	Tokenizer  json.RawMessage `json:"tokenizer"`            // written by nn.SaveCheckpoint from tok
+	RNGGlobal  []byte          `json:"rng_global"`           // tensor.GlobalGenerator state (dropout)
+	RNGSampler []byte          `json:"rng_sampler"`          // the training batch sampler's state
 	// RNGSamplers holds every micro-batch slot's sampler state, slot 0
 	// first, when gradient_accumulation_steps > 1 (see dist.go).
 	RNGSamplers [][]byte   `json:"rng_samplers,omitempty"`
 	Data        corpusInfo `json:"data"`
 
-	// tok is Tokenizer, read by readCheckpoint.
+	// tok is Tokenizer: the tokenizer saveCheckpoint writes, the one
+	// readCheckpoint read.
 	tok tokenizer.Tokenizer
 }
 
@@ -51,22 +52,20 @@ type corpusInfo struct {
 	CRC32C uint32 `json:"crc32c"`
 }
 
-// saveCheckpoint writes the model, optimizer and meta to path atomically.
+// saveCheckpoint writes the model (a GPT or a Llama-family model), the
+// optimizer's state and meta (with meta.tok, its tokenizer) to path
+// atomically, through nn.SaveCheckpoint, which writes the model's config,
+// the tokenizer and the step from model and meta.
 func saveCheckpoint(path string, model nn.CausalLM, opt optim.Optimizer, meta *ckptMeta) error {
-	if g, ok := model.(*nn.GPT); ok {
-		meta.Model, meta.ModelArgs, meta.Llama = g.Config, &g.Config, nil
-	} else if l, ok := model.(*nn.Llama); ok {
-		meta.ModelArgs, meta.Llama = nil, &l.Config
-	}
-	sd := nn.StateDictOf(model)
-	for k, t := range opt.StateDict() {
-		sd[nn.OptimizerPrefix+k] = t
-	}
 	js, err := json.Marshal(meta)
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	return nn.SaveStateDictFile(path, sd, map[string]string{nn.MetaFormat: nn.TrainCheckpointFormat, nn.MetaTrain: string(js)})
+	ck := &nn.Checkpoint{LM: model, Tokenizer: meta.tok, Iter: meta.Iter, BestValLoss: meta.BestVal, Metadata: js, Optimizer: opt.StateDict()}
+	if err := nn.SaveCheckpoint(path, ck); err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "nn: "))
+	}
+	return nil
 }
 
 // readCheckpoint reads the checkpoint at path: its tensors and its meta,

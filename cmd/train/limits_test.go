@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,10 +44,21 @@ func fakeCheckpoint(t *testing.T, dir string, mutate func(m *ckptMeta)) {
 	if mutate != nil {
 		mutate(meta)
 	}
+	meta.ModelArgs = &meta.Model // model_args in the file
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := saveCheckpoint(filepath.Join(dir, ckptName), model, opt, meta); err != nil {
+	// Written as saveCheckpoint writes it, but without nn.SaveCheckpoint's
+	// checks, which refuse the metadata that mutate corrupts.
+	sd := nn.StateDictOf(model)
+	for k, v := range opt.StateDict() {
+		sd[nn.OptimizerPrefix+k] = v
+	}
+	js, err = json.Marshal(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nn.SaveStateDictFile(filepath.Join(dir, ckptName), sd, map[string]string{nn.MetaFormat: nn.TrainCheckpointFormat, nn.MetaTrain: string(js)}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -208,11 +208,7 @@ func (t *trainer) afterEval(it int, trainLoss, valLoss float64) error {
 
 // save writes the checkpoint of the current state.
 func (t *trainer) save() error {
-	js, err := t.tok.MarshalJSON()
-	if err != nil {
-		return err
-	}
-	meta := &ckptMeta{Iter: t.iter, BestVal: t.bestVal, Options: t.o, Tokenizer: js,
+	meta := &ckptMeta{Iter: t.iter, BestVal: t.bestVal, Options: t.o, tok: t.tok,
 		RNGGlobal: tensor.GlobalGenerator().State(), RNGSampler: t.samplerStates[0], Data: t.info}
 	if len(t.samplerStates) > 1 {
 		meta.RNGSamplers = t.samplerStates

@@ -25,14 +25,16 @@ func main() {
 
 // run executes the command line args and returns the exit status: 0 on
 // success and after --help; 1 when something went wrong, after printing
-// one line naming the problem on stderr; 130 after SIGINT (Ctrl-C) and 143
-// after SIGTERM, the statuses a shell reports for a process those signals
-// end, once the command has stopped (training saves a checkpoint first).
+// the problem on stderr (one line naming it; for an error that lists
+// several problems, the others below it, one per indented line); 130
+// after SIGINT (Ctrl-C) and 143 after SIGTERM, the statuses a shell
+// reports for a process those signals end, once the command has stopped
+// (training saves a checkpoint first).
 // It never lets a panic escape as a stack trace.
 func run(args []string, stdout, stderr io.Writer) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
-			fmt.Fprintf(stderr, "train: %s\n", oneLine(fmt.Sprint(r)))
+			fmt.Fprintf(stderr, "train: %s\n", errorText(fmt.Sprint(r)))
 			code = 1
 		}
 	}()
@@ -49,7 +51,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	}
 	if sig := caughtSignal(ctx); sig != nil && (err == nil || errors.Is(err, context.Canceled)) {
 		if err != nil {
-			fmt.Fprintf(stderr, "train: %s\n", oneLine(err.Error()))
+			fmt.Fprintf(stderr, "train: %s\n", errorText(err.Error()))
 		}
 		// A job's ranks stop at the same step: finalizing waits for every
 		// rank, so that none exits (and makes the launcher end the job)
@@ -59,7 +61,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	}
 	if err != nil {
 		if !quietOnThisRank(err) {
-			fmt.Fprintf(stderr, "train: %s%s\n", rankPrefix(), oneLine(err.Error()))
+			fmt.Fprintf(stderr, "train: %s%s\n", rankPrefix(), errorText(err.Error()))
 		}
 		leaveJob(err)
 		return 1
@@ -68,8 +70,23 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	return 0
 }
 
-// oneLine joins the lines of a (possibly joined) error message with "; ".
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ; ")), " ")
+// errorText formats an error (or panic) message for stderr: its first line,
+// which names the decisive problem, then each further line (the other
+// problems of an error that lists several) once, indented by a tab. Blank
+// lines are dropped.
+func errorText(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	var b strings.Builder
+	b.WriteString(strings.TrimSpace(lines[0]))
+	seen := map[string]bool{}
+	for _, l := range lines[1:] {
+		l = strings.TrimSpace(l)
+		if l == "" || seen[l] {
+			continue
+		}
+		seen[l] = true
+		b.WriteString("\n\t")
+		b.WriteString(l)
+	}
+	return b.String()
 }

@@ -85,6 +85,7 @@ func BenchmarkSgemm(b *testing.B) {
 // of 64×32·32×64 (q·kᵀ) and 64×64·64×32 (att·v), spread over the pool
 // one product per task, as the tensor CPU backend does.
 func BenchmarkBatched(b *testing.B) {
+	exclusive(b)
 	const batch = 48
 	for _, s := range []benchShape{{"qk64x32x64NT", 64, 32, 64, false, true}, {"av64x64x32NN", 64, 64, 32, false, false}} {
 		b.Run(s.name, func(b *testing.B) {

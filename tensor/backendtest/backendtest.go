@@ -4,21 +4,22 @@ import (
 	"flag"
 	"math/rand/v2"
 	"testing"
-	"time"
 
+	"github.com/wickml/wick/internal/testseed"
 	"github.com/wickml/wick/tensor"
 )
 
-var seedFlag = flag.Uint64("seed", 0, "seed of the random test inputs of the backend suite (0: from the clock)")
+var seedFlag = flag.Uint64("seed", 0, "seed of the random test inputs of the backend suite (0: WICK_TEST_SEED's, a fixed seed when it is unset; see internal/testseed)")
 
-// NewRand returns a generator of test inputs seeded by -seed, or from the
-// clock when the flag is 0; it logs the seed so that a failing run can be
-// repeated.
+// NewRand returns a generator of test inputs seeded by -seed, or, when the
+// flag is 0, by WICK_TEST_SEED (internal/testseed: a fixed seed when it is
+// unset, a fresh one for "random"); it logs the seed so that a failing run
+// can be repeated.
 func NewRand(t testing.TB) *rand.Rand {
 	t.Helper()
 	seed := *seedFlag
 	if seed == 0 {
-		seed = uint64(time.Now().UnixNano())
+		seed = testseed.Value(1)
 	}
 	t.Logf("seed %d (repeat with -seed=%d)", seed, seed)
 	return rand.New(rand.NewPCG(seed, 17))
