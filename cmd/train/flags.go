@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/wickml/wick/internal/sampling"
 	"github.com/wickml/wick/tensor"
 )
 
@@ -111,7 +112,7 @@ func newFlagSet(o *options, sample bool) (*flag.FlagSet, []flagGroup) {
 	fs.IntVar(&o.NumTokens, "max_new_tokens", o.NumTokens, "alias of --num_tokens (nanoGPT's sample.py name)")
 	fs.StringVar(&o.Prompt, "prompt", o.Prompt, `text the generated text continues (alias --start); FILE:path reads it from a file; empty: a newline, like nanoGPT's sample.py`)
 	fs.StringVar(&o.Prompt, "start", o.Prompt, "alias of --prompt (nanoGPT's sample.py name)")
-	fs.Float64Var(&o.Temperature, "temperature", o.Temperature, "sampling temperature: < 1 is more conservative, > 1 more random")
+	fs.Float64Var(&o.Temperature, "temperature", o.Temperature, "sampling temperature: < 1 is more conservative, > 1 more random; 0 is greedy (the most likely token); else from 0.001 to 100")
 	fs.IntVar(&o.TopK, "top_k", o.TopK, "sample only among the top_k most likely tokens (0: all)")
 	fs.StringVar(&o.Dtype, "dtype", o.Dtype, "float32 (the only dtype so far; nanoGPT's bfloat16/float16 are refused)")
 	initUsage := "scratch, resume (nanoGPT's name for --resume), or a pretrained GPT-2 to fine-tune: a Hugging Face model directory (config.json, model.safetensors) or a hub name gpt2, gpt2-medium, gpt2-large, gpt2-xl found in the Hugging Face cache"
@@ -409,8 +410,8 @@ func (o *options) validateSample() error {
 		return fmt.Errorf("--num_tokens must be ≥ 0, got %d", o.NumTokens)
 	case o.NumSamples < 0:
 		return fmt.Errorf("--num_samples must be ≥ 0, got %d", o.NumSamples)
-	case !(o.Temperature > 0) || math.IsInf(o.Temperature, 0):
-		return fmt.Errorf("--temperature must be positive and finite, got %v", o.Temperature)
+	case sampling.CheckTemperature(o.Temperature) != nil:
+		return fmt.Errorf("--temperature%v", sampling.CheckTemperature(o.Temperature))
 	case o.TopK < 0:
 		return fmt.Errorf("--top_k must be ≥ 0, got %d", o.TopK)
 	case o.Dtype != "float32":

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/wickml/wick/internal/approx"
@@ -55,5 +57,28 @@ func TestETAIncludesEvaluation(t *testing.T) {
 	r.total = 1050 // not a multiple of eval_interval: one more after the last step
 	if got, want := r.eta(149), 900*0.1+10*5.0; !approx.Scalar(got, want, 0, 1e-9) {
 		t.Errorf("ETA with a final evaluation = %v, want %v", got, want)
+	}
+}
+
+// TestEvalRecordHugeLoss: a finite loss whose perplexity is past float64
+// (above ~709) is logged without the perplexity, not a JSON error.
+func TestEvalRecordHugeLoss(t *testing.T) {
+	for _, loss := range []float64{709.8, 800, 1e300} {
+		rec := evalRecord(10, loss, loss+1, 1.5)
+		b, err := json.Marshal(rec)
+		if err != nil {
+			t.Fatalf("loss %v: json.Marshal: %v", loss, err)
+		}
+		if strings.Contains(string(b), "ppl") || !strings.Contains(string(b), `"val_loss"`) {
+			t.Errorf("loss %v: record %s; want the losses without perplexities", loss, b)
+		}
+		if got := pplText(loss); got != "inf" {
+			t.Errorf("pplText(%v) = %q, want inf", loss, got)
+		}
+	}
+	rec := evalRecord(10, 2, 3, 1.5)
+	approx.EqualScalar(t, "train_ppl", rec.TrainPPL, math.Exp(2), 1e-12, 0)
+	if got := pplText(2); got != "7.39" {
+		t.Errorf("pplText(2) = %q, want 7.39", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/wickml/wick/internal/sampling"
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/tensor"
 	"github.com/wickml/wick/tokenizer"
@@ -119,7 +120,8 @@ func generate(ctx context.Context, model *nn.GPT, tok tokenizer.Tokenizer, o *op
 	out := tensor.FromInts(rows, o.NumSamples, len(start))
 	// one call, so that the key/value cache serves every token; it stops
 	// between two tokens on SIGINT or SIGTERM
-	out, err = model.GenerateContext(ctx, out, o.NumTokens, float32(o.Temperature), o.TopK, nil)
+	temp, topK := sampling.Greedy(o.Temperature, o.TopK)
+	out, err = model.GenerateContext(ctx, out, o.NumTokens, temp, topK, nil)
 	if err != nil {
 		return "", interrupted(ctx, "text generation stopped")
 	}

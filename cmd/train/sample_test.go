@@ -47,3 +47,16 @@ func TestGenerateStoppable(t *testing.T) {
 		t.Error("generate ran on a cancelled context")
 	}
 }
+
+// TestSampleGreedy: --temperature=0 samples the most likely token at every
+// step, whatever the seed: the text of --top_k=1.
+func TestSampleGreedy(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, tinyArgs(dir, "--max_iters=2", "--num_samples=0")...)
+	a := mustRun(t, "sample", "--out_dir="+dir, "--temperature=0", "--seed=1", "--num_tokens=30")
+	b := mustRun(t, "sample", "--out_dir="+dir, "--temperature=0", "--seed=2", "--num_tokens=30")
+	c := mustRun(t, "sample", "--out_dir="+dir, "--top_k=1", "--temperature=1", "--seed=3", "--num_tokens=30")
+	if a != b || a != c {
+		t.Errorf("greedy samples differ:\nseed 1: %q\nseed 2: %q\ntop_k=1: %q", a, b, c)
+	}
+}
