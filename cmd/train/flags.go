@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -345,15 +346,54 @@ func (o *options) readPrompt() error {
 		return nil
 	}
 	path := strings.TrimPrefix(o.Prompt, "FILE:")
-	b, err := os.ReadFile(path)
+	b, err := readLimited(path, maxPromptBytes)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("--start=FILE:%s: the file does not exist", path)
 		}
-		return fmt.Errorf("--start=FILE:%s: %v", path, errors.Unwrap(err))
+		return fmt.Errorf("--start=FILE:%s: %v", path, err)
 	}
 	o.Prompt, o.promptRead = string(b), true
 	return nil
+}
+
+// maxPromptBytes bounds a --start=FILE:path prompt: 4 MiB of text, far
+// more tokens than any model's context.
+const maxPromptBytes = 4 << 20
+
+// readLimited reads the file at path, which may be a pipe, a FIFO or a
+// device, and fails once it is longer than limit bytes, having read only
+// limit+1 of them (so /dev/zero or a huge file costs no more memory).
+func readLimited(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		return nil, pathless(err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, errors.New("is a directory, not a text file")
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading: %v", pathless(err))
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("the file is longer than %d MiB, the most this reads", limit>>20)
+	}
+	return b, nil
+}
+
+// pathless returns the cause of a *fs.PathError (the caller names the
+// file), or err itself.
+func pathless(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // notes writes one line for each flag that is accepted but has no effect

@@ -29,7 +29,7 @@ const (
 func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o := defaultOptions()
 	fs, groups := newFlagSet(o, false)
-	if err := parseFlags(fs, o, args); err != nil {
+	if err := stoppableErr(ctx, "reading the config file stopped", func() error { return parseFlags(fs, o, args) }); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			usage(stdout, fs, groups, false)
 		}
@@ -45,15 +45,16 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := o.validate(); err != nil {
 			return err
 		}
-		sd, meta, err = readCheckpoint(ckptPath(o.OutDir))
+		sd, meta, err = readCheckpointStoppable(ctx, ckptPath(o.OutDir))
 		if err != nil {
 			return err
 		}
-		if o, err = resumeOptions(meta, o, args); err != nil {
+		if o, err = stoppable(ctx, "reading the config file stopped", func() (*options, error) { return resumeOptions(meta, o, args) }); err != nil {
 			return err
 		}
 	}
-	if err := o.validate(); err != nil {
+	// validate reads a --start=FILE:path prompt
+	if err := stoppableErr(ctx, "reading --start=FILE: stopped", o.validate); err != nil {
 		return err
 	}
 	// A pretrained model's config.json and GPT-2's tokenizer are read
@@ -64,7 +65,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		tok = meta.tok
 	} else if o.pretrained() {
 		var err error
-		if pre, err = findPretrained(o); err != nil {
+		if pre, err = stoppable(ctx, "reading --init_from stopped", func() (*pretrainedModel, error) { return findPretrained(o) }); err != nil {
 			return err
 		}
 		if err := applyPretrained(o, pre); err != nil {
@@ -76,7 +77,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if tok == nil && o.Tokenizer == "gpt2" {
 		var err error
-		if tok, err = loadGPT2Tokenizer(o, preDir(pre)); err != nil {
+		if tok, err = stoppable(ctx, "reading the GPT-2 tokenizer stopped", func() (tokenizer.Tokenizer, error) { return loadGPT2Tokenizer(o, preDir(pre)) }); err != nil {
 			return err
 		}
 	}
@@ -110,7 +111,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 
-	corpus, err := openCorpus(o)
+	corpus, err := stoppable(ctx, "reading the corpus stopped", func() (*data.Corpus, error) { return openCorpus(o) })
 	if err != nil {
 		return err
 	}
@@ -167,7 +168,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tensor.ManualSeed(o.Seed)
 	var model *nn.GPT
 	if pre != nil {
-		if model, err = loadPretrainedModel(pre); err != nil {
+		if model, err = stoppable(ctx, "reading --init_from stopped", func() (*nn.GPT, error) { return loadPretrainedModel(pre) }); err != nil {
 			return err
 		}
 	} else {
