@@ -104,7 +104,7 @@ func newFlagSet(o *options, sample bool) (*flag.FlagSet, []flagGroup) {
 	var groups []flagGroup
 	group := func(title string, names ...string) { groups = append(groups, flagGroup{title, names}) }
 
-	fs.StringVar(&o.OutDir, "out_dir", o.OutDir, "directory for the checkpoint (ckpt.safetensors), log.jsonl, loss.svg/loss.png and sample.txt")
+	fs.StringVar(&o.OutDir, "out_dir", o.OutDir, "directory for the checkpoint (ckpt.safetensors), log.jsonl, loss.svg/loss.png and sample.txt; one run at a time (it holds out_dir/train.lock), and a fresh run moves an earlier run's log.jsonl to log.prev.jsonl")
 	fs.StringVar(&o.OutDir, "out", o.OutDir, "alias of --out_dir")
 	fs.StringVar(&o.Device, "device", o.Device, "auto, cpu, cuda or cuda:N (auto: the GPU when the binary is built with -tags cuda and one is present, else cpu)")
 	fs.Uint64Var(&o.Seed, "seed", o.Seed, "random seed of the model initialisation, dropout, batch sampling and text generation")

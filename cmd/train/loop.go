@@ -35,8 +35,9 @@ type trainer struct {
 	lastSaved int      // iteration of the checkpoint in out_dir, -1 if none of this run
 	evalDone  int      // iteration whose evaluation a resumed run's log already holds, or -1
 
-	log *runLog
-	rep *reporter
+	log  *runLog
+	lock *dirLock // out_dir's, held while the run writes there
+	rep  *reporter
 
 	dp            *dist.DataParallel // nil when training alone
 	samplerStates [][]byte           // every slot's sampler state at the last evaluation
