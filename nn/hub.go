@@ -3,6 +3,7 @@ package nn
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -86,16 +87,33 @@ func PretrainedDir(name string) (string, error) {
 	return "", fmt.Errorf("nn: pretrained model %s: no snapshot in the Hugging Face cache (looked in %s; set HF_HUB_CACHE or HF_HOME, or give the model's directory): %w", name, strings.Join(looked, " and "), fs.ErrNotExist)
 }
 
+// maxRefBytes bounds what snapshot reads of refs/main, which holds a
+// 40-character commit hash and a newline.
+const maxRefBytes = 1024
+
 // snapshot returns the current snapshot directory of the cached repository
-// at root (models--NAME).
+// at root (models--NAME): the one refs/main names, or the most recently
+// modified one when there is no refs/main. A refs/main that is not a
+// regular file, is longer than maxRefBytes, or does not name a directory
+// directly under snapshots/ (empty, ".", "..", a path with slashes, a
+// missing snapshot) is an error naming it, never a silent fallback.
 func snapshot(root string) (string, error) {
 	snaps := filepath.Join(root, "snapshots")
-	if ref, err := os.ReadFile(filepath.Join(root, "refs", "main")); err == nil {
-		commit := strings.TrimSpace(string(ref))
-		dir := filepath.Join(snaps, commit)
-		if fi, err := os.Stat(dir); commit != "" && !strings.ContainsAny(commit, `/\`) && err == nil && fi.IsDir() {
-			return dir, nil
+	refPath := filepath.Join(root, "refs", "main")
+	commit, err := readRef(refPath)
+	switch {
+	case err == nil:
+		if commit == "" || commit == "." || commit == ".." || strings.ContainsAny(commit, "/\\\x00") || !filepath.IsLocal(commit) {
+			return "", fmt.Errorf("%s names %q, which is not a snapshot name (want a commit hash under %s)", refPath, commit, snaps)
 		}
+		dir := filepath.Join(snaps, commit)
+		fi, err := os.Stat(dir)
+		if err != nil || !fi.IsDir() {
+			return "", fmt.Errorf("%s names snapshot %s, which is not a directory in the cache (download the model again, or give its directory)", refPath, dir)
+		}
+		return dir, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return "", err
 	}
 	ents, err := os.ReadDir(snaps)
 	if err != nil {
@@ -122,4 +140,37 @@ func snapshot(root string) (string, error) {
 		return all[i].dir > all[j].dir
 	})
 	return all[0].dir, nil
+}
+
+// readRef returns the trimmed text of the ref file at path, read with a
+// byte limit; it checks that path is a regular file first, so that a FIFO
+// or a device never blocks or floods the read. A missing file is an error
+// wrapping fs.ErrNotExist.
+func readRef(path string) (string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file (want a commit hash)", path)
+	}
+	if fi.Size() > maxRefBytes {
+		return "", fmt.Errorf("%s is %d bytes, more than the %d of a ref (want a commit hash)", path, fi.Size(), maxRefBytes)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxRefBytes+1))
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	if len(b) > maxRefBytes {
+		return "", fmt.Errorf("%s is longer than the %d bytes of a ref (want a commit hash)", path, maxRefBytes)
+	}
+	return strings.TrimSpace(string(b)), nil
 }

@@ -430,6 +430,35 @@ func TestPretrainedDirHubCache(t *testing.T) {
 			t.Errorf("PretrainedDir(%q) = %q, %v", dir, got, err)
 		}
 	})
+	t.Run("bad refs/main", func(t *testing.T) {
+		// refs/main must name an existing snapshot directly under
+		// snapshots/: anything else is an error naming it, never
+		// another snapshot (here "good", the only and newest one)
+		long := strings.Repeat("a", 2000)
+		for _, ref := range []string{"..", ".", "../..", "good/../good", "x/y", "missing", " ", long, "bad\\name"} {
+			cache := t.TempDir()
+			hubCache(t, cache, "gpt2", "", "good")
+			refs := filepath.Join(cache, "models--gpt2", "refs")
+			os.MkdirAll(refs, 0o755)
+			if err := os.WriteFile(filepath.Join(refs, "main"), []byte(ref), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("HF_HUB_CACHE", cache)
+			dir, err := nn.PretrainedDir("gpt2")
+			if err == nil || !strings.Contains(err.Error(), filepath.Join(refs, "main")) {
+				t.Errorf("refs/main %.20q: PretrainedDir = %q, %v; want an error naming refs/main", ref, dir, err)
+			}
+		}
+		// a FIFO or a directory as refs/main: an error at once, no blocking read
+		cache := t.TempDir()
+		hubCache(t, cache, "gpt2", "", "good")
+		refs := filepath.Join(cache, "models--gpt2", "refs")
+		os.MkdirAll(filepath.Join(refs, "main"), 0o755)
+		t.Setenv("HF_HUB_CACHE", cache)
+		if dir, err := nn.PretrainedDir("gpt2"); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("refs/main a directory: PretrainedDir = %q, %v; want an error", dir, err)
+		}
+	})
 	t.Run("errors", func(t *testing.T) {
 		cache := t.TempDir()
 		t.Setenv("HF_HUB_CACHE", cache)

@@ -367,10 +367,12 @@ func (b *BPE) EncodeEach(ctx context.Context, text []byte, emit func(ids []int))
 				sym = b.encodeChunk(chunk, sym[:0])
 			}
 			ids = slices.Clone(sym)
-			if len(cache) >= 1<<20 {
-				clear(cache)
+			if len(chunk) <= longChunk { // words repeat; long chunks rarely do
+				if len(cache) >= 1<<20 {
+					clear(cache)
+				}
+				cache[string(chunk)] = ids
 			}
-			cache[string(chunk)] = ids
 		}
 		emit(ids)
 	}
@@ -531,11 +533,32 @@ func byteClass(c byte) int {
 	return bcPunct
 }
 
+// MaxBPEChunk bounds a chunk of the bpe tokenizer's pre-tokenizer, in
+// bytes: a longer run of one class (a line of text without whitespace, a
+// base64 blob) is cut into pieces of at most this length, ending on a
+// UTF-8 character boundary, both when training and when encoding. So the
+// memory of training and encoding is bounded whatever the text (about 30
+// bytes per byte of one chunk, not of the whole run), and no merge spans
+// two pieces. Text of words is never cut.
+const MaxBPEChunk = 4096
+
 // chunkLen returns the length of the chunk at the start of s (len(s) > 0),
 // in the spirit of GPT-2's pattern: an optional space followed by a run of
 // letters, digits or punctuation; or a run of whitespace that leaves its
-// last space to the word after it.
+// last space to the word after it. A chunk is at most MaxBPEChunk bytes.
 func chunkLen(s []byte) int {
+	j := chunkLenUncut(s)
+	if j > MaxBPEChunk {
+		j = MaxBPEChunk
+		for j > 1 && s[j]&0xc0 == 0x80 { // not inside a UTF-8 character
+			j--
+		}
+	}
+	return j
+}
+
+// chunkLenUncut is chunkLen without the MaxBPEChunk bound.
+func chunkLenUncut(s []byte) int {
 	i := 0
 	if s[0] == ' ' && len(s) > 1 && byteClass(s[1]) != bcSpace {
 		i = 1

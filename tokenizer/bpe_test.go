@@ -243,3 +243,48 @@ func TestCancel(t *testing.T) {
 		t.Errorf("Train on a cancelled context: %v", err)
 	}
 }
+
+// TestBPEUnbrokenText trains on and encodes a 1 MiB line without
+// whitespace, with multi-byte characters: the pre-tokenizer cuts it into
+// pieces of at most MaxBPEChunk bytes on character boundaries (which is
+// what bounds the memory of both), and the ids decode to the text.
+func TestBPEUnbrokenText(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var b strings.Builder
+	for b.Len() < 1<<20 {
+		b.WriteString([]string{"a", "b", "ab", "é", "日本", "xyz"}[r.IntN(6)])
+	}
+	text := []byte(b.String())
+	tok, err := TrainBPE(text, 400)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []int
+	pieces := 0
+	err = tok.EncodeEach(context.Background(), text, func(ids []int) {
+		pieces++
+		if n := len(tok.Decode(ids)); n > MaxBPEChunk {
+			t.Fatalf("a chunk of %d bytes, more than MaxBPEChunk", n)
+		}
+		all = append(all, ids...)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tok.Decode(all); got != string(text) {
+		t.Fatalf("decoding the ids does not give the text back")
+	}
+	if want := len(text) / MaxBPEChunk; pieces < want {
+		t.Errorf("%d chunks, want at least %d", pieces, want)
+	}
+	if tok.VocabSize() < 300 {
+		t.Errorf("only %d tokens learned", tok.VocabSize())
+	}
+	for s := text; len(s) > 0; {
+		n := chunkLen(s)
+		if n > MaxBPEChunk || !utf8.Valid(s[:n]) {
+			t.Fatalf("chunk of %d bytes, valid UTF-8 %v", n, utf8.Valid(s[:n]))
+		}
+		s = s[n:]
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -94,6 +95,20 @@ func readCheckpoint(path string) (nn.StateDict, *ckptMeta, error) {
 	}
 	meta.Model, meta.Llama, meta.tok = ck.Config, ck.LlamaConfig, ck.Tokenizer
 	return ck.Tensors, &meta, nil
+}
+
+// readCheckpointStoppable is readCheckpoint that the first SIGINT or
+// SIGTERM stops, even while the read blocks (a FIFO, a slow file).
+func readCheckpointStoppable(ctx context.Context, path string) (nn.StateDict, *ckptMeta, error) {
+	type both struct {
+		sd   nn.StateDict
+		meta *ckptMeta
+	}
+	r, err := stoppable(ctx, "reading the checkpoint stopped", func() (both, error) {
+		sd, meta, err := readCheckpoint(path)
+		return both{sd, meta}, err
+	})
+	return r.sd, r.meta, err
 }
 
 // loadModelState copies the checkpoint's model tensors, read on the CPU,

@@ -32,12 +32,12 @@ import (
 // command (train's flags given to `train sample`): they are skipped, as
 // nanoGPT's sample.py leaves them unused.
 func applyConfigFile(fs *flag.FlagSet, path string, ignore func(string) bool) error {
-	b, err := os.ReadFile(path)
+	b, err := readLimited(path, maxConfigBytes)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("config file %s does not exist (an argument without \"=\" names a nanoGPT config file; flags are written --name=value)", path)
 		}
-		return fmt.Errorf("config file %s: %v", path, errors.Unwrap(err))
+		return fmt.Errorf("config file %s: %v", path, err)
 	}
 	imported := map[string]bool{}
 	for i, line := range strings.Split(string(b), "\n") {
@@ -47,6 +47,9 @@ func applyConfigFile(fs *flag.FlagSet, path string, ignore func(string) bool) er
 	}
 	return nil
 }
+
+// maxConfigBytes bounds a config file: nanoGPT's are a few hundred bytes.
+const maxConfigBytes = 1 << 20
 
 // applyConfigLine applies one line of a config file.
 func applyConfigLine(fs *flag.FlagSet, line string, imported map[string]bool, ignore func(string) bool) error {

@@ -5,12 +5,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/wickml/wick/internal/data"
+	"github.com/wickml/wick/internal/sampling"
 	"github.com/wickml/wick/tensor"
 )
 
@@ -104,7 +106,7 @@ func newFlagSet(o *options, sample bool) (*flag.FlagSet, []flagGroup) {
 	var groups []flagGroup
 	group := func(title string, names ...string) { groups = append(groups, flagGroup{title, names}) }
 
-	fs.StringVar(&o.OutDir, "out_dir", o.OutDir, "directory for the checkpoint (ckpt.safetensors), log.jsonl, loss.svg/loss.png and sample.txt")
+	fs.StringVar(&o.OutDir, "out_dir", o.OutDir, "directory for the checkpoint (ckpt.safetensors), log.jsonl, loss.svg/loss.png and sample.txt; one run at a time (it holds out_dir/train.lock), and a fresh run moves an earlier run's log.jsonl to log.prev.jsonl")
 	fs.StringVar(&o.OutDir, "out", o.OutDir, "alias of --out_dir")
 	fs.StringVar(&o.Device, "device", o.Device, "auto, cpu, cuda or cuda:N (auto: the GPU when the binary is built with -tags cuda and one is present, else cpu)")
 	fs.Uint64Var(&o.Seed, "seed", o.Seed, "random seed of the model initialisation, dropout, batch sampling and text generation")
@@ -113,7 +115,7 @@ func newFlagSet(o *options, sample bool) (*flag.FlagSet, []flagGroup) {
 	fs.IntVar(&o.NumTokens, "max_new_tokens", o.NumTokens, "alias of --num_tokens (nanoGPT's sample.py name)")
 	fs.StringVar(&o.Prompt, "prompt", o.Prompt, `text the generated text continues (alias --start); FILE:path reads it from a file; empty: a newline, like nanoGPT's sample.py`)
 	fs.StringVar(&o.Prompt, "start", o.Prompt, "alias of --prompt (nanoGPT's sample.py name)")
-	fs.Float64Var(&o.Temperature, "temperature", o.Temperature, "sampling temperature: < 1 is more conservative, > 1 more random; 0 is greedy decoding (the most likely token each time, the tokens of --top_k=1)")
+	fs.Float64Var(&o.Temperature, "temperature", o.Temperature, "sampling temperature: < 1 is more conservative, > 1 more random; 0 is greedy (the most likely token); else from 0.001 to 100")
 	fs.IntVar(&o.TopK, "top_k", o.TopK, "sample only among the top_k most likely tokens (0: all)")
 	fs.StringVar(&o.Dtype, "dtype", o.Dtype, "float32 (the only dtype so far; nanoGPT's bfloat16/float16 are refused)")
 	initUsage := "scratch, resume (nanoGPT's name for --resume), or a pretrained model to fine-tune (config.json's model_type gpt2, llama, mistral, qwen2 or qwen3): a Hugging Face model directory (config.json, model.safetensors) or a hub name (gpt2, gpt2-medium, gpt2-large, gpt2-xl, or owner/name) found in the Hugging Face cache"
@@ -354,15 +356,54 @@ func (o *options) readPrompt() error {
 		return nil
 	}
 	path := strings.TrimPrefix(o.Prompt, "FILE:")
-	b, err := os.ReadFile(path)
+	b, err := readLimited(path, maxPromptBytes)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("--start=FILE:%s: the file does not exist", path)
 		}
-		return fmt.Errorf("--start=FILE:%s: %v", path, errors.Unwrap(err))
+		return fmt.Errorf("--start=FILE:%s: %v", path, err)
 	}
 	o.Prompt, o.promptRead = string(b), true
 	return nil
+}
+
+// maxPromptBytes bounds a --start=FILE:path prompt: 4 MiB of text, far
+// more tokens than any model's context.
+const maxPromptBytes = 4 << 20
+
+// readLimited reads the file at path, which may be a pipe, a FIFO or a
+// device, and fails once it is longer than limit bytes, having read only
+// limit+1 of them (so /dev/zero or a huge file costs no more memory).
+func readLimited(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		return nil, pathless(err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, errors.New("is a directory, not a text file")
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading: %v", pathless(err))
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("the file is longer than %d MiB, the most this reads", limit>>20)
+	}
+	return b, nil
+}
+
+// pathless returns the cause of a *fs.PathError (the caller names the
+// file), or err itself.
+func pathless(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // notes writes one line for each flag that is accepted but has no effect
@@ -424,8 +465,8 @@ func (o *options) validateSample() error {
 		return fmt.Errorf("--num_tokens must be ≥ 0, got %d", o.NumTokens)
 	case o.NumSamples < 0:
 		return fmt.Errorf("--num_samples must be ≥ 0, got %d", o.NumSamples)
-	case !(o.Temperature >= 0) || math.IsInf(o.Temperature, 0):
-		return fmt.Errorf("--temperature must be ≥ 0 and finite (0: greedy decoding), got %v", o.Temperature)
+	case sampling.CheckTemperature(o.Temperature) != nil:
+		return fmt.Errorf("--temperature%v", sampling.CheckTemperature(o.Temperature))
 	case o.TopK < 0:
 		return fmt.Errorf("--top_k must be ≥ 0, got %d", o.TopK)
 	case o.Dtype != "float32":

@@ -315,5 +315,8 @@ func parseByteSize(s string) (int64, error) {
 	if err != nil || !(v > 0) || v*float64(mult) >= math.MaxInt64 {
 		return 0, errors.New(`want a positive size such as 8GiB, 512MiB, 2GB or 1048576 (bytes), or auto`)
 	}
+	if b := v * float64(mult); b < 1 || (mult == 1 && b != math.Trunc(b)) {
+		return 0, fmt.Errorf("%s is not a whole number of bytes: give a unit, such as %sGiB or %sMiB", s, num, num)
+	}
 	return int64(v * float64(mult)), nil
 }

@@ -192,7 +192,7 @@ func TestParseByteSize(t *testing.T) {
 			t.Errorf("parseByteSize(%q) = %d, %v; want %d", s, got, err, want)
 		}
 	}
-	for _, s := range []string{"", "0", "-1GiB", "GiB", "12x", "NaN", "1e30", "9223372036854775807"} {
+	for _, s := range []string{"", "0", "-1GiB", "GiB", "12x", "NaN", "1e30", "9223372036854775807", "0.5", "1.5", "0.1B"} {
 		if got, err := parseByteSize(s); err == nil {
 			t.Errorf("parseByteSize(%q) = %d, want an error", s, got)
 		}

@@ -35,8 +35,9 @@ type trainer struct {
 	lastSaved int      // iteration of the checkpoint in out_dir, -1 if none of this run
 	evalDone  int      // iteration whose evaluation a resumed run's log already holds, or -1
 
-	log *runLog
-	rep *reporter
+	log  *runLog
+	lock *dirLock // out_dir's, held while the run writes there
+	rep  *reporter
 
 	dp            *dist.DataParallel // nil when training alone
 	samplerStates [][]byte           // every slot's sampler state at the last evaluation
@@ -180,8 +181,7 @@ func (t *trainer) afterEval(it int, trainLoss, valLoss float64) error {
 			return t.diverged(fmt.Sprintf("evaluation loss is %v at iteration %d", v, it))
 		}
 	}
-	rec := logRecord{Kind: "eval", Iter: it, TrainLoss: &trainLoss, ValLoss: &valLoss,
-		TrainPPL: math.Exp(trainLoss), ValPPL: math.Exp(valLoss), Time: t.rep.elapsed()}
+	rec := evalRecord(it, trainLoss, valLoss, t.rep.elapsed())
 	improved := t.bestVal == nil || valLoss < *t.bestVal
 	msg := ""
 	if (improved || t.o.AlwaysSave) && it > 0 && !t.o.EvalOnly {
@@ -202,8 +202,35 @@ func (t *trainer) afterEval(it int, trainLoss, valLoss float64) error {
 			return err
 		}
 	}
-	t.rep.line("step %d: train loss %.4f (ppl %.2f), val loss %.4f (ppl %.2f)%s", it, trainLoss, rec.TrainPPL, valLoss, rec.ValPPL, msg)
+	t.rep.line("step %d: train loss %.4f (ppl %s), val loss %.4f (ppl %s)%s", it, trainLoss, pplText(trainLoss), valLoss, pplText(valLoss), msg)
 	return nil
+}
+
+// evalRecord returns the log record of an evaluation at iteration it. A
+// finite loss above ~709 has a perplexity past float64's range, which JSON
+// cannot write: the record then leaves the perplexity out (as the loss
+// alone says all there is to say).
+func evalRecord(it int, trainLoss, valLoss, elapsed float64) logRecord {
+	return logRecord{Kind: "eval", Iter: it, TrainLoss: &trainLoss, ValLoss: &valLoss,
+		TrainPPL: perplexity(trainLoss), ValPPL: perplexity(valLoss), Time: elapsed}
+}
+
+// perplexity returns exp(loss), or 0 (omitted from the log) when that is
+// not a finite float64.
+func perplexity(loss float64) float64 {
+	p := math.Exp(loss)
+	if math.IsInf(p, 0) || math.IsNaN(p) {
+		return 0
+	}
+	return p
+}
+
+// pplText formats exp(loss) for the progress line: "inf" past float64.
+func pplText(loss float64) string {
+	if p := perplexity(loss); p != 0 || loss < 0 {
+		return fmt.Sprintf("%.2f", p)
+	}
+	return "inf"
 }
 
 // save writes the checkpoint of the current state.

@@ -419,7 +419,11 @@ func TestBadInput(t *testing.T) {
 		{"bad checkpoint header", []string{"--resume", "--out_dir=" + badHeader}, "is corrupt"},
 		{"sample corrupt checkpoint", []string{"sample", "--out_dir=" + truncated}, "is corrupt"},
 		{"sample no checkpoint", []string{"sample", "--out_dir=" + filepath.Join(tmp, "none")}, "no checkpoint at"},
-		{"sample negative temperature", []string{"sample", "--out_dir=" + good, "--temperature=-0.5"}, "--temperature must be ≥ 0"},
+		{"sample tiny temperature", []string{"sample", "--out_dir=" + good, "--temperature=1e-300"}, "--temperature=1e-300 is below the smallest temperature"},
+		{"sample denormal temperature", []string{"sample", "--out_dir=" + good, "--temperature=1e-45"}, "--temperature=1e-45 is below"},
+		{"sample negative temperature", []string{"sample", "--out_dir=" + good, "--temperature=-1"}, "--temperature=-1: want 0 (greedy)"},
+		{"train tiny temperature", tinyArgs(good, "--temperature=1e-300"), "--temperature=1e-300 is below"},
+		{"max_memory without unit", tinyArgs(good, "--max_memory=0.5"), "--max_memory"},
 		{"sample infinite temperature", []string{"sample", "--out_dir=" + good, "--temperature=+Inf"}, "--temperature"},
 		{"sample prompt outside vocabulary", []string{"sample", "--out_dir=" + good, "--prompt=☃"}, "--prompt: character '☃'"},
 	}

@@ -142,6 +142,12 @@ func (t *trainer) openOutputs(stdout io.Writer) error {
 	if err := os.MkdirAll(t.o.OutDir, 0o755); err != nil {
 		return fmt.Errorf("--out_dir: %w", err)
 	}
+	// before anything in out_dir is removed or written
+	lock, err := lockOutDir(t.o.OutDir)
+	if err != nil {
+		return err
+	}
+	t.lock = lock
 	removed, size, err := atomicfile.RemoveTempFiles(t.o.OutDir, outputFiles)
 	if err != nil {
 		return fmt.Errorf("--out_dir: %w", err)
@@ -152,6 +158,15 @@ func (t *trainer) openOutputs(stdout io.Writer) error {
 	from := -1
 	if t.o.Resume {
 		from = t.iter
+	}
+	if from < 0 {
+		kept, err := keepEarlierLog(t.o.OutDir)
+		if err != nil {
+			return err
+		}
+		if kept != "" {
+			fmt.Fprintf(stdout, "%s holds the log of an earlier run: moved it to %s (this fresh run starts a new log; --resume continues a run)\n", filepath.Join(t.o.OutDir, "log.jsonl"), kept)
+		}
 	}
 	l, err := openRunLog(t.o.OutDir, from)
 	if err != nil {
@@ -171,6 +186,27 @@ func (t *trainer) closeOutputs() {
 	if t.log != nil {
 		t.log.close()
 	}
+	t.lock.release()
+}
+
+// prevLogName is where a fresh run moves the log.jsonl of an earlier run
+// in its out_dir (replacing an older one there).
+const prevLogName = "log.prev.jsonl"
+
+// keepEarlierLog moves a non-empty dir/log.jsonl, written by an earlier
+// run, to dir/log.prev.jsonl and returns that path, or "" when there was
+// none.
+func keepEarlierLog(dir string) (string, error) {
+	path := filepath.Join(dir, "log.jsonl")
+	st, err := os.Stat(path)
+	if err != nil || st.Size() == 0 {
+		return "", nil
+	}
+	prev := filepath.Join(dir, prevLogName)
+	if err := os.Rename(path, prev); err != nil {
+		return "", fmt.Errorf("log: keeping the earlier run's log: %w", err)
+	}
+	return prev, nil
 }
 
 // reporter shows progress: a bar redrawn in place when stdout is a

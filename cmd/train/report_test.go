@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"math"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/wickml/wick/internal/approx"
@@ -115,5 +117,28 @@ func TestUseBar(t *testing.T) {
 	}
 	if _, ok := launcherRank(func(string) string { return "x" }); ok {
 		t.Error("a rank variable that is not a number counts as a launcher's")
+	}
+}
+
+// TestEvalRecordHugeLoss: a finite loss whose perplexity is past float64
+// (above ~709) is logged without the perplexity, not a JSON error.
+func TestEvalRecordHugeLoss(t *testing.T) {
+	for _, loss := range []float64{709.8, 800, 1e300} {
+		rec := evalRecord(10, loss, loss+1, 1.5)
+		b, err := json.Marshal(rec)
+		if err != nil {
+			t.Fatalf("loss %v: json.Marshal: %v", loss, err)
+		}
+		if strings.Contains(string(b), "ppl") || !strings.Contains(string(b), `"val_loss"`) {
+			t.Errorf("loss %v: record %s; want the losses without perplexities", loss, b)
+		}
+		if got := pplText(loss); got != "inf" {
+			t.Errorf("pplText(%v) = %q, want inf", loss, got)
+		}
+	}
+	rec := evalRecord(10, 2, 3, 1.5)
+	approx.EqualScalar(t, "train_ppl", rec.TrainPPL, math.Exp(2), 1e-12, 0)
+	if got := pplText(2); got != "7.39" {
+		t.Errorf("pplText(2) = %q, want 7.39", got)
 	}
 }

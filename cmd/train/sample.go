@@ -20,13 +20,14 @@ import (
 func runSample(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o := defaultOptions()
 	fs, groups := newFlagSet(o, true)
-	if err := parseFlags(fs, o, args); err != nil {
+	if err := stoppableErr(ctx, "reading the config file stopped", func() error { return parseFlags(fs, o, args) }); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			usage(stdout, fs, groups, true)
 		}
 		return err
 	}
-	if err := o.validateSample(); err != nil {
+	// validateSample reads a --start=FILE:path prompt
+	if err := stoppableErr(ctx, "reading --start=FILE: stopped", o.validateSample); err != nil {
 		return err
 	}
 	if _, err := useDevice(o.Device); err != nil {
@@ -36,7 +37,7 @@ func runSample(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return samplePretrained(ctx, o, stdout)
 	}
 	path := ckptPath(o.OutDir)
-	sd, meta, err := readCheckpoint(path)
+	sd, meta, err := readCheckpointStoppable(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -65,16 +66,16 @@ func runSample(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // model's directory, and the model is sampled at its full context,
 // stopping at its config's EOS tokens.
 func samplePretrained(ctx context.Context, o *options, stdout io.Writer) error {
-	pre, err := findPretrained(o)
+	pre, err := stoppable(ctx, "reading --init_from stopped", func() (*pretrainedModel, error) { return findPretrained(o) })
 	if err != nil {
 		return err
 	}
-	var tok tokenizer.Tokenizer
-	if pre.llama != nil {
-		tok, err = loadPretrainedTokenizer(o, pre.dir)
-	} else {
-		tok, err = loadGPT2Tokenizer(o, pre.dir)
-	}
+	tok, err := stoppable(ctx, "reading the tokenizer stopped", func() (tokenizer.Tokenizer, error) {
+		if pre.llama != nil {
+			return loadPretrainedTokenizer(o, pre.dir)
+		}
+		return loadGPT2Tokenizer(o, pre.dir)
+	})
 	if err != nil {
 		return err
 	}
@@ -84,7 +85,7 @@ func samplePretrained(ctx context.Context, o *options, stdout io.Writer) error {
 	if err := checkSampleMemory(o, sampleShape(pre.cfg, pre.llama)); err != nil {
 		return err
 	}
-	model, err := loadPretrainedModel(pre)
+	model, err := stoppable(ctx, "reading --init_from stopped", func() (nn.CausalLM, error) { return loadPretrainedModel(pre) })
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ const (
 func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o := defaultOptions()
 	fs, groups := newFlagSet(o, false)
-	if err := parseFlags(fs, o, args); err != nil {
+	if err := stoppableErr(ctx, "reading the config file stopped", func() error { return parseFlags(fs, o, args) }); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			usage(stdout, fs, groups, false)
 		}
@@ -45,15 +45,16 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := o.validate(); err != nil {
 			return err
 		}
-		sd, meta, err = readCheckpoint(ckptPath(o.OutDir))
+		sd, meta, err = readCheckpointStoppable(ctx, ckptPath(o.OutDir))
 		if err != nil {
 			return err
 		}
-		if o, err = resumeOptions(meta, o, args); err != nil {
+		if o, err = stoppable(ctx, "reading the config file stopped", func() (*options, error) { return resumeOptions(meta, o, args) }); err != nil {
 			return err
 		}
 	}
-	if err := o.validate(); err != nil {
+	// validate reads a --start=FILE:path prompt
+	if err := stoppableErr(ctx, "reading --start=FILE: stopped", o.validate); err != nil {
 		return err
 	}
 	// A pretrained model's config.json and GPT-2's tokenizer are read
@@ -64,7 +65,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		tok = meta.tok
 	} else if o.pretrained() {
 		var err error
-		if pre, err = findPretrained(o); err != nil {
+		if pre, err = stoppable(ctx, "reading --init_from stopped", func() (*pretrainedModel, error) { return findPretrained(o) }); err != nil {
 			return err
 		}
 		if err := applyPretrained(o, pre); err != nil {
@@ -89,13 +90,13 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if tok == nil && pre != nil && pre.llama != nil {
 		var err error
-		if tok, err = loadPretrainedTokenizer(o, pre.dir); err != nil {
+		if tok, err = stoppable(ctx, "reading the tokenizer stopped", func() (tokenizer.Tokenizer, error) { return loadPretrainedTokenizer(o, pre.dir) }); err != nil {
 			return err
 		}
 	}
 	if tok == nil && o.Tokenizer == "gpt2" {
 		var err error
-		if tok, err = loadGPT2Tokenizer(o, preDir(pre)); err != nil {
+		if tok, err = stoppable(ctx, "reading the GPT-2 tokenizer stopped", func() (tokenizer.Tokenizer, error) { return loadGPT2Tokenizer(o, preDir(pre)) }); err != nil {
 			return err
 		}
 	}
@@ -183,7 +184,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var model nn.CausalLM
 	switch {
 	case pre != nil:
-		if model, err = loadPretrainedModel(pre); err != nil {
+		if model, err = stoppable(ctx, "reading --init_from stopped", func() (nn.CausalLM, error) { return loadPretrainedModel(pre) }); err != nil {
 			return err
 		}
 	case llama != nil:
@@ -232,7 +233,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // default corpus), trains the tokenizer when tok is nil, encodes the text
 // and splits it 90/10 into training and validation ids.
 func readText(ctx context.Context, o *options, tok tokenizer.Tokenizer, meta *ckptMeta) (_ tokenizer.Tokenizer, trainIDs, valIDs *data.Tokens, info corpusInfo, name string, err error) {
-	corpus, err := openCorpus(o)
+	corpus, err := stoppable(ctx, "reading the corpus stopped", func() (*data.Corpus, error) { return openCorpus(o) })
 	if err != nil {
 		return nil, nil, nil, info, "", err
 	}

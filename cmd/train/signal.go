@@ -65,3 +65,48 @@ func caughtSignal(ctx context.Context) *signalError {
 func interrupted(ctx context.Context, what string) error {
 	return fmt.Errorf("%s: %w", what, context.Cause(ctx))
 }
+
+// stoppable returns what read returns, or, as soon as ctx is cancelled
+// (the first SIGINT or SIGTERM), the error of interrupted(ctx, what). read
+// runs on a goroutine of its own because it may block in a system call
+// that no signal interrupts: opening a FIFO that has no writer, reading a
+// pipe such as bash's <(command), a slow file. A read cut short is left
+// to end in the background while the process exits. A panic in read is
+// raised again on the caller's goroutine, where run recovers it.
+func stoppable[T any](ctx context.Context, what string, read func() (T, error)) (T, error) {
+	var zero T
+	if ctx.Err() != nil {
+		return zero, interrupted(ctx, what)
+	}
+	type result struct {
+		v     T
+		err   error
+		panic any
+	}
+	ch := make(chan result, 1)
+	go func() {
+		var r result
+		defer func() {
+			if p := recover(); p != nil {
+				r.panic = p
+			}
+			ch <- r
+		}()
+		r.v, r.err = read()
+	}()
+	select {
+	case r := <-ch:
+		if r.panic != nil {
+			panic(r.panic)
+		}
+		return r.v, r.err
+	case <-ctx.Done():
+		return zero, interrupted(ctx, what)
+	}
+}
+
+// stoppableErr is stoppable for a read that returns only an error.
+func stoppableErr(ctx context.Context, what string, read func() error) error {
+	_, err := stoppable(ctx, what, func() (struct{}, error) { return struct{}{}, read() })
+	return err
+}

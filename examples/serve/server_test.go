@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/url"
@@ -13,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/wickml/wick/internal/httplimit"
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/tensor"
 	"github.com/wickml/wick/tokenizer"
@@ -40,29 +43,56 @@ func writeCheckpoint(t *testing.T) string {
 	return path
 }
 
-// start serves the checkpoint on 127.0.0.1 through serve, as main does, and
-// returns the base URL; the server stops at the end of the test.
+// start serves the checkpoint on 127.0.0.1 through serve, as main does,
+// with the default limits, and returns the base URL; the server stops at
+// the end of the test.
 func start(t *testing.T) string {
 	t.Helper()
 	ck, err := nn.LoadCheckpoint(writeCheckpoint(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	model, tok := ck.Model, ck.Tokenizer
+	base, _ := startWith(t, newServer(ck.Model, ck.Tokenizer, 200), httplimit.Default())
+	return base
+}
+
+// startWith serves s within lim on 127.0.0.1 and returns the base URL and
+// the server's log; the server stops at the end of the test.
+func startWith(t *testing.T, s *server, lim httplimit.Limits) (string, *syncBuffer) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	logs := &syncBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
-	go func() { done <- serve(ctx, ln, newServer(model, tok, 200)) }()
+	go func() { done <- serve(ctx, ln, s, lim, log.New(logs, "serve: ", 0)) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("serve after shutdown: %v", err)
 		}
 	})
-	return "http://" + ln.Addr().String()
+	return "http://" + ln.Addr().String(), logs
+}
+
+// syncBuffer is a bytes.Buffer that many goroutines may write.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 func get(base string, q url.Values) (int, string, error) {
@@ -139,8 +169,11 @@ func TestBadRequests(t *testing.T) {
 	}{
 		{url.Values{"max_new_tokens": {"100000"}}, "max_new_tokens"},
 		{url.Values{"max_new_tokens": {"x"}}, "max_new_tokens"},
-		{url.Values{"temperature": {"-0.5"}}, "temperature"},
+		{url.Values{"temperature": {"1e-300"}}, "temperature"},
+		{url.Values{"temperature": {"1e-45"}}, "temperature"},
+		{url.Values{"temperature": {"-1"}}, "temperature"},
 		{url.Values{"temperature": {"NaN"}}, "temperature"},
+		{url.Values{"prompt": {strings.Repeat("a", 17)}}, "context of 16"},
 		{url.Values{"top_k": {"-1"}}, "top_k"},
 		{url.Values{"seed": {"-3"}}, "seed"},
 		{url.Values{"prompt": {"UPPER"}}, "prompt"},

@@ -1,0 +1,9 @@
+//go:build !unix
+
+package main
+
+import "os"
+
+// lockFile does nothing where there is no flock: runs sharing an out_dir
+// are not detected there.
+func lockFile(*os.File) error { return nil }
