@@ -168,12 +168,7 @@ func Eye(n int) *Tensor {
 // Clone returns a contiguous copy of t with its own storage. The copy is
 // recorded, so gradients flow back to t.
 func (t *Tensor) Clone() *Tensor {
-	var out *Tensor
-	if t.DType() == Float32 {
-		out = emptyOut("Clone", t.backend, t.layout.Shape) // Copy writes every element
-	} else {
-		out = empty("Clone", t.backend, t.DType(), t.layout.Shape)
-	}
+	out := emptyOut("Clone", t.backend, t.DType(), t.layout.Shape) // Copy writes every element
 	t.backend.Copy(out.storage, out.layout, t.storage, t.layout)
 	record("Clone", out, []*Tensor{t}, func(g *Tensor) { t.accumulate(g) })
 	return out

@@ -16,15 +16,37 @@ const (
 	Int64
 )
 
-// String returns "float32" or "int64", as PyTorch spells them.
+// dtypes is the one table of the dtypes: every property of a DType that
+// the code needs is a field of its row, so that a new dtype is one row and
+// nothing answers for it by default.
+var dtypes = [...]struct {
+	name string // as PyTorch spells it, without "torch."
+	size int    // bytes per element
+}{
+	Float32: {"float32", 4},
+	Int64:   {"int64", 8},
+}
+
+// valid reports whether d is one of the dtypes of the table.
+func (d DType) valid() bool { return d >= 0 && int(d) < len(dtypes) }
+
+// String returns the dtype's name as PyTorch spells it ("float32",
+// "int64"), or DType(n) for a value that is not a dtype.
 func (d DType) String() string {
-	switch d {
-	case Float32:
-		return "float32"
-	case Int64:
-		return "int64"
+	if !d.valid() {
+		return fmt.Sprintf("DType(%d)", int(d))
 	}
-	return fmt.Sprintf("DType(%d)", int(d))
+	return dtypes[d].name
+}
+
+// ItemSize returns the size of one element of d in bytes, as PyTorch's
+// dtype.itemsize does: 4 for Float32, 8 for Int64. It panics with an
+// *Error for a value that is not a dtype.
+func (d DType) ItemSize() int {
+	if !d.valid() {
+		panic(&Error{Op: "DType.ItemSize", Msg: fmt.Sprintf("%s is not a dtype", d)})
+	}
+	return dtypes[d].size
 }
 
 // ToInt64 converts a float to int64 as every backend converts Float32 to

@@ -3,12 +3,12 @@ package tensor
 // unary applies a primitive elementwise op and records its derivative.
 func (t *Tensor) unary(op UnaryOp, p UnaryParams) *Tensor {
 	mustFloat(op.String(), t)
-	out := emptyOut(op.String(), t.backend, t.layout.Shape)
+	out := emptyOut(op.String(), t.backend, Float32, t.layout.Shape)
 	t.backend.Unary(op, p, out.storage, t.storage, t.layout)
 	record(op.String(), out, []*Tensor{t}, func(g *Tensor) {
 		x := t.Detach().dense()
 		g = g.dense()
-		dx := emptyOut(op.String(), t.backend, t.layout.Shape)
+		dx := emptyOut(op.String(), t.backend, Float32, t.layout.Shape)
 		t.backend.UnaryGrad(op, p, dx.storage, g.storage, x.storage, out.storage, t.Numel())
 		t.accumulate(dx)
 	})
@@ -110,7 +110,7 @@ func binary(op BinaryOp, a, b *Tensor, grads func(g *Tensor) (*Tensor, *Tensor))
 		panicf(name, "expected float32 tensors (or two int64 tensors for a comparison), got %s%v and %s%v", a.DType(), a.layout.Shape, b.DType(), b.layout.Shape)
 	}
 	shape, al, bl := broadcastPair(name, a, b)
-	out := emptyOut(name, a.backend, shape)
+	out := emptyOut(name, a.backend, Float32, shape)
 	a.backend.Binary(op, out.storage, a.storage, al, b.storage, bl)
 	if grads != nil {
 		record(name, out, []*Tensor{a, b}, func(g *Tensor) {
@@ -254,7 +254,7 @@ func Where(cond, a, b *Tensor) *Tensor {
 	cl, _ := c.layout.broadcastTo(shape)
 	al, _ := a.layout.broadcastTo(shape)
 	bl, _ := b.layout.broadcastTo(shape)
-	out := emptyOut("Where", a.backend, shape)
+	out := emptyOut("Where", a.backend, Float32, shape)
 	a.backend.Where(out.storage, c.storage, cl, a.storage, al, b.storage, bl)
 	record("Where", out, []*Tensor{a, b}, func(g *Tensor) {
 		zero := scalarLike(g, 0)
