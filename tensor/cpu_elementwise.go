@@ -1,7 +1,5 @@
 package tensor
 
-import "math"
-
 // Unary runs the op's row of the unary table (unary_ops.go): its dense
 // fast path over runs of stride 1, its strided loop otherwise.
 func (cpuBackend) Unary(op UnaryOp, p UnaryParams, dst, src Storage, sl Layout) {
@@ -25,88 +23,16 @@ func (cpuBackend) UnaryGrad(op UnaryOp, p UnaryParams, dst, g, x, y Storage, n i
 	parallelFor(n, grain, func(lo, hi int) { u.denseGrad(d[lo:hi], gs[lo:hi], xs[lo:hi], ys[lo:hi], p) })
 }
 
-func binaryFunc(op BinaryOp) func(a, b float32) float32 {
-	b2f := func(c bool) float32 {
-		if c {
-			return 1
-		}
-		return 0
-	}
-	switch op {
-	case OpAdd:
-		return func(a, b float32) float32 { return a + b }
-	case OpSub:
-		return func(a, b float32) float32 { return a - b }
-	case OpMul:
-		return func(a, b float32) float32 { return a * b }
-	case OpDiv:
-		return func(a, b float32) float32 { return a / b }
-	case OpPow:
-		return func(a, b float32) float32 { return float32(math.Pow(float64(a), float64(b))) }
-	case OpMaximum:
-		return func(a, b float32) float32 {
-			if a != a || b != b {
-				return float32(math.NaN())
-			}
-			return max(a, b)
-		}
-	case OpMinimum:
-		return func(a, b float32) float32 {
-			if a != a || b != b {
-				return float32(math.NaN())
-			}
-			return min(a, b)
-		}
-	case OpEq:
-		return func(a, b float32) float32 { return b2f(a == b) }
-	case OpNe:
-		return func(a, b float32) float32 { return b2f(a != b) }
-	case OpLt:
-		return func(a, b float32) float32 { return b2f(a < b) }
-	case OpLe:
-		return func(a, b float32) float32 { return b2f(a <= b) }
-	case OpGt:
-		return func(a, b float32) float32 { return b2f(a > b) }
-	case OpGe:
-		return func(a, b float32) float32 { return b2f(a >= b) }
-	}
-	panic("tensor: unknown binary op")
-}
-
-func intCompare(op BinaryOp) func(a, b int64) float32 {
-	b2f := func(c bool) float32 {
-		if c {
-			return 1
-		}
-		return 0
-	}
-	switch op {
-	case OpEq:
-		return func(a, b int64) float32 { return b2f(a == b) }
-	case OpNe:
-		return func(a, b int64) float32 { return b2f(a != b) }
-	case OpLt:
-		return func(a, b int64) float32 { return b2f(a < b) }
-	case OpLe:
-		return func(a, b int64) float32 { return b2f(a <= b) }
-	case OpGt:
-		return func(a, b int64) float32 { return b2f(a > b) }
-	case OpGe:
-		return func(a, b int64) float32 { return b2f(a >= b) }
-	}
-	panic("tensor: integer tensors support only comparisons")
-}
-
 func (cpuBackend) Binary(op BinaryOp, dst, a Storage, al Layout, b Storage, bl Layout) {
 	d := fs(dst)
 	pl := newPlan(al.Shape, []int{0, al.Offset, bl.Offset}, ContiguousStrides(al.Shape), al.Strides, bl.Strides)
+	def := &binaryOps[op]
 	if a.DType() == Int64 {
 		ai, bi := is(a), is(b)
-		f := intCompare(op)
 		pl.run(func(o []int, n int) {
 			sa, sb := pl.inner[1], pl.inner[2]
 			for k := range n {
-				d[o[0]+k] = f(ai[o[1]+k*sa], bi[o[2]+k*sb])
+				d[o[0]+k] = b2f(def.cmp(compare3(ai[o[1]+k*sa], bi[o[2]+k*sb])))
 			}
 		})
 		return
@@ -120,7 +46,10 @@ func (cpuBackend) Binary(op BinaryOp, dst, a Storage, al Layout, b Storage, bl L
 		})
 		return
 	}
-	f := binaryFunc(op)
+	f := def.fwd
+	if def.compare {
+		f = func(a, b float32) float32 { return b2f(def.cmp(compare3(a, b))) }
+	}
 	pl.run(func(o []int, n int) {
 		dd, as, bs, sa, sb := d[o[0]:o[0]+n], af[o[1]:], bf[o[2]:], pl.inner[1], pl.inner[2]
 		for k := range dd {

@@ -106,7 +106,7 @@ func broadcastPair(op string, a, b *Tensor) ([]int, Layout, Layout) {
 func binary(op BinaryOp, a, b *Tensor, grads func(g *Tensor) (*Tensor, *Tensor)) *Tensor {
 	name := op.String()
 	sameDevice(name, a, b)
-	if a.DType() != b.DType() || (a.DType() == Int64 && !op.isComparison()) {
+	if a.DType() != b.DType() || (a.DType() == Int64 && !op.IsComparison()) {
 		panicf(name, "expected float32 tensors (or two int64 tensors for a comparison), got %s%v and %s%v", a.DType(), a.layout.Shape, b.DType(), b.layout.Shape)
 	}
 	shape, al, bl := broadcastPair(name, a, b)
