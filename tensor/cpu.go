@@ -11,12 +11,14 @@ import (
 )
 
 // cpuStorage is host memory of one dtype, dt: the slice of that dtype (f
-// for Float32, i for Int64) holds the elements, until Release drops it and
-// remembers how many there were in gone.
+// for Float32, i for Int64, h's bit patterns for BFloat16 and Float16)
+// holds the elements, until Release drops it and remembers how many there
+// were in gone.
 type cpuStorage struct {
 	dt   DType
 	f    []float32
 	i    []int64
+	h    []uint16
 	gone *releasedStorage
 
 	// pooled storages (pool.go) may return f to the free list, unless
@@ -48,6 +50,8 @@ func (s *cpuStorage) Len() int {
 		return s.gone.n
 	case s.dt == Int64:
 		return len(s.i)
+	case is16(s.dt):
+		return len(s.h)
 	}
 	return len(s.f)
 }
@@ -106,6 +110,8 @@ func (cpuBackend) Alloc(dt DType, n int) Storage {
 		return pooledF32(n, true)
 	case Int64:
 		return &cpuStorage{dt: Int64, i: make([]int64, n)}
+	case BFloat16, Float16:
+		return &cpuStorage{dt: dt, h: make([]uint16, n)}
 	}
 	panic(&Error{Op: callerOp(), Msg: fmt.Sprintf("the cpu backend cannot allocate %s", dt)})
 }
@@ -120,8 +126,51 @@ func (cpuBackend) FromInt64s(data []int64) Storage {
 	return &cpuStorage{dt: Int64, i: append(make([]int64, 0, len(data)), data...)}
 }
 
-func fs(s Storage) []float32 { return s.(*cpuStorage).live().f }
-func is(s Storage) []int64   { return s.(*cpuStorage).live().i }
+// fs and is return the elements of a Float32 and an Int64 storage; they
+// panic with an *Error naming the caller's op for a storage of another
+// dtype (a BFloat16 or Float16 tensor given to an op that has no kernel
+// for it yet).
+func fs(s Storage) []float32 {
+	c := s.(*cpuStorage).live()
+	if c.dt != Float32 {
+		panic(&Error{Op: callerOp(), Msg: fmt.Sprintf("not implemented for %s tensors on cpu (want float32)", c.dt)})
+	}
+	return c.f
+}
+
+func is(s Storage) []int64 {
+	c := s.(*cpuStorage).live()
+	if c.dt != Int64 {
+		panic(&Error{Op: callerOp(), Msg: fmt.Sprintf("not implemented for %s tensors on cpu (want int64)", c.dt)})
+	}
+	return c.i
+}
+
+// get returns a reader of the storage's elements as float32 (Int64
+// converted as float32(v)).
+func (s *cpuStorage) get() func(i int) float32 {
+	switch s.dt {
+	case Float32:
+		return func(i int) float32 { return s.f[i] }
+	case Int64:
+		return func(i int) float32 { return float32(s.i[i]) }
+	}
+	to := halfOf(s.dt).to
+	return func(i int) float32 { return to(s.h[i]) }
+}
+
+// set returns a writer of the storage's elements from float32 (rounded to
+// nearest even for the 16-bit dtypes, as ToInt64 for Int64).
+func (s *cpuStorage) set() func(i int, v float32) {
+	switch s.dt {
+	case Float32:
+		return func(i int, v float32) { s.f[i] = v }
+	case Int64:
+		return func(i int, v float32) { s.i[i] = ToInt64(float64(v)) }
+	}
+	from := halfOf(s.dt).from
+	return func(i int, v float32) { s.h[i] = from(v) }
+}
 
 func (b cpuBackend) Float32s(s Storage, l Layout) []float32 {
 	out := make([]float32, l.Numel())
@@ -171,16 +220,29 @@ func (b cpuBackend) Copy(dst Storage, dl Layout, src Storage, sl Layout) {
 				d.i[o[0]+k*p.inner[0]] = s.i[o[1]+k*p.inner[1]]
 			}
 		})
-	case d.dt == Float32:
+	case d.dt == s.dt: // BFloat16 or Float16: the bit patterns, NaN payloads kept
+		p.run(func(o []int, n int) {
+			for k := range n {
+				d.h[o[0]+k*p.inner[0]] = s.h[o[1]+k*p.inner[1]]
+			}
+		})
+	case d.dt == Float32 && s.dt == Int64:
 		p.run(func(o []int, n int) {
 			for k := range n {
 				d.f[o[0]+k*p.inner[0]] = float32(s.i[o[1]+k*p.inner[1]])
 			}
 		})
-	default:
+	case d.dt == Int64 && s.dt == Float32:
 		p.run(func(o []int, n int) {
 			for k := range n {
 				d.i[o[0]+k*p.inner[0]] = ToInt64(float64(s.f[o[1]+k*p.inner[1]]))
+			}
+		})
+	default: // to or from a 16-bit dtype, through float32
+		get, set := s.get(), d.set()
+		p.run(func(o []int, n int) {
+			for k := range n {
+				set(o[0]+k*p.inner[0], get(o[1]+k*p.inner[1]))
 			}
 		})
 	}
@@ -195,6 +257,13 @@ func (cpuBackend) Fill(dst Storage, dl Layout, v float64) {
 			f := float32(v)
 			for k := range n {
 				d.f[o[0]+k*st] = f
+			}
+			return
+		}
+		if is16(d.dt) {
+			h := halfOf(d.dt).from(float32(v))
+			for k := range n {
+				d.h[o[0]+k*st] = h
 			}
 			return
 		}

@@ -193,10 +193,15 @@ func (t *Tensor) dense() *Tensor {
 	return t.Clone()
 }
 
-// Float returns t converted to Float32 (t itself if it already is).
+// Float returns t converted to Float32 (t itself if it already is), as
+// PyTorch's t.float(). From BFloat16 or Float16 it is ToDType(Float32),
+// differentiable.
 func (t *Tensor) Float() *Tensor {
 	if t.DType() == Float32 {
 		return t
+	}
+	if t.DType().IsFloatingPoint() {
+		return t.ToDType(Float32)
 	}
 	out := empty("Float", t.backend, Float32, t.layout.Shape)
 	t.backend.Copy(out.storage, out.layout, t.storage, t.layout)

@@ -12,7 +12,7 @@ func TestDTypeTable(t *testing.T) {
 		dt   DType
 		name string
 		size int
-	}{{Float32, "float32", 4}, {Int64, "int64", 8}} {
+	}{{Float32, "float32", 4}, {Int64, "int64", 8}, {BFloat16, "bfloat16", 2}, {Float16, "float16", 2}} {
 		if got := c.dt.String(); got != c.name {
 			t.Errorf("%d.String() = %q, want %q", int(c.dt), got, c.name)
 		}

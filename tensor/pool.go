@@ -217,7 +217,7 @@ func (s *cpuStorage) release() {
 	}
 	f := s.f
 	s.gone = &releasedStorage{n: s.Len()}
-	s.f, s.i = nil, nil
+	s.f, s.i, s.h = nil, nil, nil
 	// handed over once even if Release races with itself (a misuse)
 	if s.pooled && !s.pinned.Load() && !s.handed.Swap(true) {
 		putF32(f)

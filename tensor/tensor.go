@@ -156,6 +156,9 @@ func (t *Tensor) To(dev Device) *Tensor {
 		return t
 	}
 	b := mustBackend("To", dev)
+	if is16(t.DType()) {
+		panicf("To", "%s tensors are supported on the cpu only for now, got shape %v to move to %s", t.DType(), t.layout.Shape, dev)
+	}
 	checkAlloc("To", t.DType(), t.layout.Shape)
 	var s Storage
 	if t.DType() == Int64 {
