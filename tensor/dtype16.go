@@ -143,3 +143,36 @@ func (t *Tensor) BFloat16() *Tensor { return t.ToDType(BFloat16) }
 // Half returns t converted to Float16, as PyTorch's t.half():
 // ToDType(Float16).
 func (t *Tensor) Half() *Tensor { return t.ToDType(Float16) }
+
+// FromBits16 returns a tensor of dt (BFloat16 or Float16) on the CPU whose
+// elements are the bit patterns in data (copied), in the given shape
+// (data's length if none): the way in for 16-bit values read from a file
+// without a float32 copy, as torch.frombuffer(buf, dtype=torch.bfloat16)
+// is. It panics with an *Error if dt is not a 16-bit float dtype or the
+// shape does not fit data.
+func FromBits16(dt DType, data []uint16, shape ...int) *Tensor {
+	const op = "FromBits16"
+	if !is16(dt) {
+		panicf(op, "want BFloat16 or Float16, got %s", dt)
+	}
+	if len(shape) == 0 {
+		shape = []int{len(data)}
+	}
+	if n := checkAlloc(op, dt, shape); n != len(data) {
+		panicf(op, "shape %v needs %d elements, got %d", shape, n, len(data))
+	}
+	s := &cpuStorage{dt: dt, h: append(make([]uint16, 0, len(data)), data...)}
+	return newTensor(cpu, s, contiguousLayout(cloneInts(shape)))
+}
+
+// Bits16 returns a host copy of the bit patterns of a BFloat16 or Float16
+// tensor in row-major order (the way out to a file, with NaN payloads as
+// they are). It panics with an *Error for a tensor of another dtype.
+func (t *Tensor) Bits16() []uint16 {
+	if !is16(t.DType()) {
+		panicf("Bits16", "want a bfloat16 or float16 tensor, got %s of shape %v", t.DType(), t.layout.Shape)
+	}
+	c := t.Contiguous()
+	n := c.Numel()
+	return append([]uint16(nil), c.storage.(*cpuStorage).live().h[c.layout.Offset:c.layout.Offset+n]...)
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -248,5 +249,37 @@ func TestDType16Unsupported(t *testing.T) {
 	var e *Error
 	if err := Catch(func() { x.ToDType(DType(42)) }); !errors.As(err, &e) {
 		t.Errorf("ToDType(DType(42)): error %v, want a *tensor.Error", err)
+	}
+}
+
+// TestBits16 checks FromBits16 and Bits16: bit patterns in and out
+// unchanged (a NaN payload included), through a transposed view, and the
+// misuse that panics.
+func TestBits16(t *testing.T) {
+	bits := []uint16{0x3F80, 0x7FA1, 0xC000, 0x0001, 0x8000, 0x7F80}
+	for _, dt := range []DType{BFloat16, Float16} {
+		x := FromBits16(dt, bits, 2, 3)
+		if x.DType() != dt || x.Device() != CPU {
+			t.Fatalf("FromBits16(%s) is %s on %s", dt, x.DType(), x.Device())
+		}
+		if got := x.Bits16(); !slices.Equal(got, bits) {
+			t.Fatalf("%s: Bits16 = %#04x, want %#04x", dt, got, bits)
+		}
+		if got, want := x.T().Bits16(), []uint16{0x3F80, 0x0001, 0x7FA1, 0x8000, 0xC000, 0x7F80}; !slices.Equal(got, want) {
+			t.Fatalf("%s: Bits16 of the transpose = %#04x, want %#04x", dt, got, want)
+		}
+		if got := x.Float32s()[0]; got != halfOf(dt).to(0x3F80) {
+			t.Fatalf("%s: Float32s()[0] = %v", dt, got)
+		}
+	}
+	var e *Error
+	for name, f := range map[string]func(){
+		"dtype": func() { FromBits16(Float32, bits) },
+		"shape": func() { FromBits16(BFloat16, bits, 4) },
+		"out":   func() { New([]float32{1}, 1).Bits16() },
+	} {
+		if err := Catch(f); !errors.As(err, &e) {
+			t.Errorf("%s: error %v, want a *tensor.Error", name, err)
+		}
 	}
 }
