@@ -1,8 +1,25 @@
 package tensor
 
+// widen returns a contiguous Float32 copy of the view (s, l) and its
+// layout: the 16-bit dtypes' elementwise ops compute in float32 and round
+// the result once, as PyTorch's CPU kernels for bfloat16 and float16 do.
+func (b cpuBackend) widen(s Storage, l Layout) (Storage, Layout) {
+	wl := contiguousLayout(l.Shape)
+	w := b.AllocUninit(Float32, wl.Numel())
+	b.Copy(w, wl, s, l)
+	return w, wl
+}
+
 // Unary runs the op's row of the unary table (unary_ops.go): its dense
 // fast path over runs of stride 1, its strided loop otherwise.
-func (cpuBackend) Unary(op UnaryOp, p UnaryParams, dst, src Storage, sl Layout) {
+func (b cpuBackend) Unary(op UnaryOp, p UnaryParams, dst, src Storage, sl Layout) {
+	if is16(src.DType()) {
+		w, wl := b.widen(src, sl)
+		tmp := b.AllocUninit(Float32, wl.Numel())
+		b.Unary(op, p, tmp, w, wl)
+		b.Copy(dst, wl, tmp, wl) // rounded once
+		return
+	}
 	d, s := fs(dst), fs(src)
 	u := &unaryOps[op]
 	pl := newPlan(sl.Shape, []int{0, sl.Offset}, ContiguousStrides(sl.Shape), sl.Strides)
@@ -17,13 +34,35 @@ func (cpuBackend) Unary(op UnaryOp, p UnaryParams, dst, src Storage, sl Layout) 
 }
 
 // UnaryGrad runs the derivative of the op's row of the unary table.
-func (cpuBackend) UnaryGrad(op UnaryOp, p UnaryParams, dst, g, x, y Storage, n int) {
+func (b cpuBackend) UnaryGrad(op UnaryOp, p UnaryParams, dst, g, x, y Storage, n int) {
+	if is16(x.DType()) {
+		l := contiguousLayout([]int{n})
+		gw, _ := b.widen(g, l)
+		xw, _ := b.widen(x, l)
+		yw, _ := b.widen(y, l)
+		tmp := b.AllocUninit(Float32, n)
+		b.UnaryGrad(op, p, tmp, gw, xw, yw, n)
+		b.Copy(dst, l, tmp, l)
+		return
+	}
 	d, gs, xs, ys := fs(dst), fs(g), fs(x), fs(y)
 	u := &unaryOps[op]
 	parallelFor(n, grain, func(lo, hi int) { u.denseGrad(d[lo:hi], gs[lo:hi], xs[lo:hi], ys[lo:hi], p) })
 }
 
-func (cpuBackend) Binary(op BinaryOp, dst, a Storage, al Layout, b Storage, bl Layout) {
+func (c cpuBackend) Binary(op BinaryOp, dst, a Storage, al Layout, b Storage, bl Layout) {
+	if is16(a.DType()) {
+		aw, awl := c.widen(a, al)
+		bw, bwl := c.widen(b, bl)
+		if is16(dst.DType()) {
+			tmp := c.AllocUninit(Float32, awl.Numel())
+			c.Binary(op, tmp, aw, awl, bw, bwl)
+			c.Copy(dst, awl, tmp, awl) // rounded once
+			return
+		}
+		c.Binary(op, dst, aw, awl, bw, bwl) // a comparison: float32 1 or 0
+		return
+	}
 	d := fs(dst)
 	pl := newPlan(al.Shape, []int{0, al.Offset, bl.Offset}, ContiguousStrides(al.Shape), al.Strides, bl.Strides)
 	def := &binaryOps[op]

@@ -232,8 +232,8 @@ func TestDType16Unsupported(t *testing.T) {
 	for _, dt := range []DType{BFloat16, Float16} {
 		y := x.ToDType(dt)
 		for name, f := range map[string]func(){
-			"Add":     func() { y.Add(y) },
-			"Exp":     func() { y.Exp() },
+			"Where":   func() { Where(x.Gt(x), y, y) },
+			"Mixed":   func() { y.Add(x) },
 			"Sum":     func() { y.Sum() },
 			"MatMul":  func() { y.MatMul(y) },
 			"Softmax": func() { y.Softmax(-1) },
@@ -280,6 +280,76 @@ func TestBits16(t *testing.T) {
 	} {
 		if err := Catch(f); !errors.As(err, &e) {
 			t.Errorf("%s: error %v, want a *tensor.Error", name, err)
+		}
+	}
+}
+
+// TestDType16Elementwise checks the elementwise ops on BFloat16 and
+// Float16 tensors against PyTorch's rule for them on the CPU: compute in
+// float32, round the result once. Inputs are strided and broadcast views;
+// comparisons give float32 1 or 0; a derivative through Mul and a unary op
+// comes back in the input's dtype.
+func TestDType16Elementwise(t *testing.T) {
+	r := NewGenerator(7)
+	a32 := r.Randn(3, 4, 5)
+	b32 := r.Randn(5, 4).Abs().AddScalar(0.5) // positive: Pow and Log stay real
+	for _, dt := range []DType{BFloat16, Float16} {
+		h := halfOf(dt)
+		a := a32.ToDType(dt).Permute(0, 2, 1) // [3 5 4], strided
+		b := b32.ToDType(dt)                  // [5 4], broadcast
+		av, bv := a.Float32s(), b.Float32s()
+		for _, op := range BinaryOps() {
+			out := binary(op, a, b, nil)
+			wantDT := dt
+			if op.IsComparison() {
+				wantDT = Float32
+			}
+			if out.DType() != wantDT {
+				t.Fatalf("%s on %s gives %s, want %s", op, dt, out.DType(), wantDT)
+			}
+			got := out.Float32s()
+			for i := range got {
+				x, y := av[i], bv[i%20]
+				var w float32
+				if op.IsComparison() {
+					w = b2f(binaryOps[op].cmp(compare3(x, y)))
+				} else {
+					w = h.to(h.from(binaryOps[op].fwd(x, y)))
+				}
+				if math.Float32bits(got[i]) != math.Float32bits(w) {
+					t.Fatalf("%s %s(%v, %v) = %v, want %v", dt, op, x, y, got[i], w)
+				}
+			}
+		}
+		for op := range UnaryOp(len(unaryOps)) {
+			p := UnaryParams{A: 0.5, B: 1.5}
+			got := a.unary(op, p)
+			if got.DType() != dt {
+				t.Fatalf("%s on %s gives %s", op, dt, got.DType())
+			}
+			for i, v := range got.Float32s() {
+				w := h.to(h.from(unaryOps[op].fwd(av[i], p)))
+				if math.Float32bits(v) != math.Float32bits(w) && !(v != v && w != w) {
+					t.Fatalf("%s %s(%v) = %v, want %v", dt, op, av[i], v, w)
+				}
+			}
+		}
+		// a derivative in the 16-bit dtype, cast back to the float32 leaf
+		x := New([]float32{0.3, -1.2, 2}, 3).RequiresGrad()
+		xh := x.ToDType(dt)
+		xh.Mul(xh).Tanh().Float().Sum().Backward()
+		xs := xh.Float32s()
+		for i, g := range x.Grad().Float32s() {
+			// y = tanh(x²) in dt; dy/d(x²) = (1 − y²) rounded to dt, then
+			// Mul's gradient g·x twice (fan-out), each rounded to dt
+			sq := h.to(h.from(xs[i] * xs[i]))
+			y := h.to(h.from(float32(math.Tanh(float64(sq)))))
+			d := h.to(h.from(unaryOps[OpTanh].grad(1, sq, y, UnaryParams{})))
+			gx := h.to(h.from(d * xs[i]))
+			w := h.to(h.from(gx + gx))
+			if g != w {
+				t.Errorf("%s: grad[%d] = %v, want %v", dt, i, g, w)
+			}
 		}
 	}
 }

@@ -192,6 +192,16 @@ func mustFloat(op string, ts ...*Tensor) {
 	}
 }
 
+// mustFloating panics unless every tensor has a floating-point dtype
+// (Float32, BFloat16, Float16) and the 16-bit ones are on the CPU.
+func mustFloating(op string, ts ...*Tensor) {
+	for _, u := range ts {
+		if !u.DType().IsFloatingPoint() || is16(u.DType()) && u.Device() != CPU {
+			panicf(op, "expected a float32 tensor (or bfloat16, float16 on the cpu), got %s tensor of shape %v on %s", u.DType(), u.layout.Shape, u.Device())
+		}
+	}
+}
+
 func (t *Tensor) describe() string {
 	return fmt.Sprintf("%s%v", t.DType(), t.layout.Shape)
 }
