@@ -83,7 +83,11 @@ func (t *Tensor) IsContiguous() bool { return t.layout.IsContiguous() }
 // tensors are converted). It panics if the copy would exceed MaxAllocBytes
 // (possible for a view such as Expand's, which needs little storage).
 func (t *Tensor) Float32s() []float32 {
-	checkAlloc("Float32s", t.DType(), t.layout.Shape)
+	dt := t.DType()
+	if is16(dt) {
+		dt = Float32 // the host copy is float32
+	}
+	checkAlloc("Float32s", dt, t.layout.Shape)
 	if t.DType() == Int64 {
 		ints := t.backend.Int64s(t.storage, t.layout)
 		out := make([]float32, len(ints))
