@@ -35,11 +35,8 @@ typedef long long i64;
 #define WICK_ROWTHREADS 256
 #endif
 
-// The binary ops, in the order of tensor.BinaryOp.
-enum {
-    WICK_ADD, WICK_SUB, WICK_MUL, WICK_DIV, WICK_POW, WICK_MAXIMUM,
-    WICK_MINIMUM, WICK_EQ, WICK_NE, WICK_LT, WICK_LE, WICK_GT, WICK_GE
-};
+// The binary ops' enum is in binary_ops.cuh, generated from
+// tensor/binary_ops.go.
 
 // The reductions, in the order of tensor.ReduceOp.
 enum {

@@ -23,34 +23,10 @@
 // tensor/unary_ops.go.
 #include "unary_ops.cuh"
 
-// wick_compare returns the comparison op of x and y (float32 or int64) as
-// 1 or 0 (NaN for an op that is not a comparison).
-template <typename T>
-__device__ __forceinline__ float wick_compare(int op, T x, T y) {
-    switch (op) {
-    case WICK_EQ: return x == y ? 1.0f : 0.0f;
-    case WICK_NE: return x != y ? 1.0f : 0.0f;
-    case WICK_LT: return x < y ? 1.0f : 0.0f;
-    case WICK_LE: return x <= y ? 1.0f : 0.0f;
-    case WICK_GT: return x > y ? 1.0f : 0.0f;
-    case WICK_GE: return x >= y ? 1.0f : 0.0f;
-    }
-    return wick_nan();
-}
-
-// wick_binary returns op(x, y); comparisons give 1 or 0.
-__device__ __forceinline__ float wick_binary(int op, float x, float y) {
-    switch (op) {
-    case WICK_ADD: return x + y;
-    case WICK_SUB: return x - y;
-    case WICK_MUL: return x * y;
-    case WICK_DIV: return x / y;
-    case WICK_POW: return (float)pow((double)x, (double)y);
-    case WICK_MAXIMUM: return (x != x || y != y) ? wick_nan() : fmaxf(x, y);
-    case WICK_MINIMUM: return (x != x || y != y) ? wick_nan() : fminf(x, y);
-    }
-    return wick_compare(op, x, y);
-}
+// The enum of the binary ops, wick_compare(op, x, y) and
+// wick_binary(op, x, y), generated from the op table in
+// tensor/binary_ops.go.
+#include "binary_ops.cuh"
 
 // wick_unary_contig_f32: dst[i] = op(src[i]) for i < n.
 // dst, src: (n,) contiguous. Launch: 1-D grid-stride.

@@ -26,12 +26,9 @@ func (m driverMem) free(ptr uintptr) error { return cu.MemFree(cu.DevicePtr(ptr)
 
 func (m driverMem) sync() error { return m.d.stream.Synchronize() }
 
-func elemSize(dt tensor.DType) int64 {
-	if dt == tensor.Int64 {
-		return 8
-	}
-	return 4
-}
+// elemSize is the size of one element of dt in bytes (tensor's dtype
+// table; it panics for a value that is not a dtype).
+func elemSize(dt tensor.DType) int64 { return int64(dt.ItemSize()) }
 
 // storage is device memory holding n elements of one dtype. It implements
 // tensor.Storage.

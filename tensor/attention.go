@@ -30,12 +30,12 @@ func AttentionQKV(qkv *Tensor, nHead int, causal bool) *Tensor {
 	}
 	x := qkv.dense()
 	hs := c / nHead
-	y := emptyOut("AttentionQKV", qkv.backend, []int{b, t, c})
-	probs := emptyOut("AttentionQKV", qkv.backend, []int{b, nHead, t, t})
+	y := emptyOut("AttentionQKV", qkv.backend, Float32, []int{b, t, c})
+	probs := emptyOut("AttentionQKV", qkv.backend, Float32, []int{b, nHead, t, t})
 	fb.Attention(y.storage, probs.storage, x.storage, b, t, nHead, hs, causal)
 	record("AttentionQKV", y, []*Tensor{x}, func(g *Tensor) {
 		g = g.dense()
-		dx := emptyOut("AttentionQKV", qkv.backend, x.layout.Shape)
+		dx := emptyOut("AttentionQKV", qkv.backend, Float32, x.layout.Shape)
 		fb.AttentionGrad(dx.storage, g.storage, probs.storage, x.storage, b, t, nHead, hs, causal)
 		x.accumulate(dx)
 	})

@@ -14,33 +14,6 @@ type Storage interface {
 	Len() int
 }
 
-// BinaryOp names an elementwise function of two tensors.
-type BinaryOp int
-
-// The elementwise functions of two arguments. Comparisons produce 1 or 0.
-const (
-	OpAdd BinaryOp = iota
-	OpSub
-	OpMul
-	OpDiv
-	OpPow
-	OpMaximum
-	OpMinimum
-	OpEq
-	OpNe
-	OpLt
-	OpLe
-	OpGt
-	OpGe
-)
-
-var binaryNames = [...]string{"Add", "Sub", "Mul", "Div", "Pow", "Maximum", "Minimum", "Eq", "Ne", "Lt", "Le", "Gt", "Ge"}
-
-// String returns the op's name, such as "Add".
-func (op BinaryOp) String() string { return binaryNames[op] }
-
-func (op BinaryOp) isComparison() bool { return op >= OpEq }
-
 // ReduceOp names a reduction along one dimension.
 type ReduceOp int
 

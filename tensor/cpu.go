@@ -10,11 +10,15 @@ import (
 	"github.com/wickml/wick/internal/parallel"
 )
 
-// cpuStorage is host memory: exactly one of f and i is set, until Release
-// drops both and remembers what they were in gone.
+// cpuStorage is host memory of one dtype, dt: the slice of that dtype (f
+// for Float32, i for Int64, h's bit patterns for BFloat16 and Float16)
+// holds the elements, until Release drops it and remembers how many there
+// were in gone.
 type cpuStorage struct {
+	dt   DType
 	f    []float32
 	i    []int64
+	h    []uint16
 	gone *releasedStorage
 
 	// pooled storages (pool.go) may return f to the free list, unless
@@ -35,26 +39,19 @@ type cpuStorage struct {
 
 // releasedStorage is what a released cpuStorage held.
 type releasedStorage struct {
-	dt DType
-	n  int
+	n int
 }
 
 func (s *cpuStorage) Device() Device { return CPU }
-func (s *cpuStorage) DType() DType {
-	switch {
-	case s.gone != nil:
-		return s.gone.dt
-	case s.i != nil:
-		return Int64
-	}
-	return Float32
-}
+func (s *cpuStorage) DType() DType   { return s.dt }
 func (s *cpuStorage) Len() int {
 	switch {
 	case s.gone != nil:
 		return s.gone.n
-	case s.i != nil:
+	case s.dt == Int64:
 		return len(s.i)
+	case is16(s.dt):
+		return len(s.h)
 	}
 	return len(s.f)
 }
@@ -67,10 +64,10 @@ func (s *cpuStorage) Release() { s.release() }
 // live panics with an *Error naming the operation when s was released.
 func (s *cpuStorage) live() *cpuStorage {
 	if s.gone != nil && s.recycled {
-		panic(&Error{Op: callerOp(), Msg: fmt.Sprintf("use of a %s storage of %d elements on cpu whose memory was reused: a temporary of a backward pass or of a Scope was kept beyond it", s.gone.dt, s.gone.n)})
+		panic(&Error{Op: callerOp(), Msg: fmt.Sprintf("use of a %s storage of %d elements on cpu whose memory was reused: a temporary of a backward pass or of a Scope was kept beyond it", s.dt, s.gone.n)})
 	}
 	if s.gone != nil {
-		panic(&Error{Op: callerOp(), Msg: fmt.Sprintf("use of a released %s storage of %d elements on cpu (Tensor.Release was called on a tensor viewing it)", s.gone.dt, s.gone.n)})
+		panic(&Error{Op: callerOp(), Msg: fmt.Sprintf("use of a released %s storage of %d elements on cpu (Tensor.Release was called on a tensor viewing it)", s.dt, s.gone.n)})
 	}
 	return s
 }
@@ -108,10 +105,15 @@ var cpu Backend = cpuBackend{}
 func (cpuBackend) Device() Device { return CPU }
 
 func (cpuBackend) Alloc(dt DType, n int) Storage {
-	if dt == Int64 {
-		return &cpuStorage{i: make([]int64, n)}
+	switch dt {
+	case Float32:
+		return pooledF32(n, true)
+	case Int64:
+		return &cpuStorage{dt: Int64, i: make([]int64, n)}
+	case BFloat16, Float16:
+		return &cpuStorage{dt: dt, h: make([]uint16, n)}
 	}
-	return pooledF32(n, true)
+	panic(&Error{Op: callerOp(), Msg: fmt.Sprintf("the cpu backend cannot allocate %s", dt)})
 }
 
 func (cpuBackend) FromFloat32s(data []float32) Storage {
@@ -121,15 +123,58 @@ func (cpuBackend) FromFloat32s(data []float32) Storage {
 }
 
 func (cpuBackend) FromInt64s(data []int64) Storage {
-	return &cpuStorage{i: append(make([]int64, 0, len(data)), data...)}
+	return &cpuStorage{dt: Int64, i: append(make([]int64, 0, len(data)), data...)}
 }
 
-func fs(s Storage) []float32 { return s.(*cpuStorage).live().f }
-func is(s Storage) []int64   { return s.(*cpuStorage).live().i }
+// fs and is return the elements of a Float32 and an Int64 storage; they
+// panic with an *Error naming the caller's op for a storage of another
+// dtype (a BFloat16 or Float16 tensor given to an op that has no kernel
+// for it yet).
+func fs(s Storage) []float32 {
+	c := s.(*cpuStorage).live()
+	if c.dt != Float32 {
+		panic(&Error{Op: callerOp(), Msg: fmt.Sprintf("not implemented for %s tensors on cpu (want float32)", c.dt)})
+	}
+	return c.f
+}
+
+func is(s Storage) []int64 {
+	c := s.(*cpuStorage).live()
+	if c.dt != Int64 {
+		panic(&Error{Op: callerOp(), Msg: fmt.Sprintf("not implemented for %s tensors on cpu (want int64)", c.dt)})
+	}
+	return c.i
+}
+
+// get returns a reader of the storage's elements as float32 (Int64
+// converted as float32(v)).
+func (s *cpuStorage) get() func(i int) float32 {
+	switch s.dt {
+	case Float32:
+		return func(i int) float32 { return s.f[i] }
+	case Int64:
+		return func(i int) float32 { return float32(s.i[i]) }
+	}
+	to := halfOf(s.dt).to
+	return func(i int) float32 { return to(s.h[i]) }
+}
+
+// set returns a writer of the storage's elements from float32 (rounded to
+// nearest even for the 16-bit dtypes, as ToInt64 for Int64).
+func (s *cpuStorage) set() func(i int, v float32) {
+	switch s.dt {
+	case Float32:
+		return func(i int, v float32) { s.f[i] = v }
+	case Int64:
+		return func(i int, v float32) { s.i[i] = ToInt64(float64(v)) }
+	}
+	from := halfOf(s.dt).from
+	return func(i int, v float32) { s.h[i] = from(v) }
+}
 
 func (b cpuBackend) Float32s(s Storage, l Layout) []float32 {
 	out := make([]float32, l.Numel())
-	b.Copy(&cpuStorage{f: out}, contiguousLayout(l.Shape), s, l)
+	b.Copy(&cpuStorage{dt: Float32, f: out}, contiguousLayout(l.Shape), s, l)
 	return out
 }
 
@@ -138,7 +183,7 @@ func (b cpuBackend) Int64s(s Storage, l Layout) []int64 {
 	if len(out) == 0 {
 		return out
 	}
-	b.Copy(&cpuStorage{i: out}, contiguousLayout(l.Shape), s, l)
+	b.Copy(&cpuStorage{dt: Int64, i: out}, contiguousLayout(l.Shape), s, l)
 	return out
 }
 
@@ -157,7 +202,7 @@ func (b cpuBackend) Copy(dst Storage, dl Layout, src Storage, sl Layout) {
 	}
 	p := newPlan(dl.Shape, []int{dl.Offset, sl.Offset}, dl.Strides, sl.Strides)
 	switch {
-	case d.f != nil && s.f != nil:
+	case d.dt == Float32 && s.dt == Float32:
 		p.run(func(o []int, n int) {
 			dd, ds, ss := d.f[o[0]:], p.inner[0], p.inner[1]
 			sv := s.f[o[1]:]
@@ -169,22 +214,35 @@ func (b cpuBackend) Copy(dst Storage, dl Layout, src Storage, sl Layout) {
 				dd[k*ds] = sv[k*ss]
 			}
 		})
-	case d.i != nil && s.i != nil:
+	case d.dt == Int64 && s.dt == Int64:
 		p.run(func(o []int, n int) {
 			for k := range n {
 				d.i[o[0]+k*p.inner[0]] = s.i[o[1]+k*p.inner[1]]
 			}
 		})
-	case d.f != nil:
+	case d.dt == s.dt: // BFloat16 or Float16: the bit patterns, NaN payloads kept
+		p.run(func(o []int, n int) {
+			for k := range n {
+				d.h[o[0]+k*p.inner[0]] = s.h[o[1]+k*p.inner[1]]
+			}
+		})
+	case d.dt == Float32 && s.dt == Int64:
 		p.run(func(o []int, n int) {
 			for k := range n {
 				d.f[o[0]+k*p.inner[0]] = float32(s.i[o[1]+k*p.inner[1]])
 			}
 		})
-	default:
+	case d.dt == Int64 && s.dt == Float32:
 		p.run(func(o []int, n int) {
 			for k := range n {
 				d.i[o[0]+k*p.inner[0]] = ToInt64(float64(s.f[o[1]+k*p.inner[1]]))
+			}
+		})
+	default: // to or from a 16-bit dtype, through float32
+		get, set := s.get(), d.set()
+		p.run(func(o []int, n int) {
+			for k := range n {
+				set(o[0]+k*p.inner[0], get(o[1]+k*p.inner[1]))
 			}
 		})
 	}
@@ -195,10 +253,17 @@ func (cpuBackend) Fill(dst Storage, dl Layout, v float64) {
 	p := newPlan(dl.Shape, []int{dl.Offset}, dl.Strides)
 	p.run(func(o []int, n int) {
 		st := p.inner[0]
-		if d.f != nil {
+		if d.dt == Float32 {
 			f := float32(v)
 			for k := range n {
 				d.f[o[0]+k*st] = f
+			}
+			return
+		}
+		if is16(d.dt) {
+			h := halfOf(d.dt).from(float32(v))
+			for k := range n {
+				d.h[o[0]+k*st] = h
 			}
 			return
 		}

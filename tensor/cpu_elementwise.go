@@ -1,10 +1,25 @@
 package tensor
 
-import "math"
+// widen returns a contiguous Float32 copy of the view (s, l) and its
+// layout: the 16-bit dtypes' elementwise ops compute in float32 and round
+// the result once, as PyTorch's CPU kernels for bfloat16 and float16 do.
+func (b cpuBackend) widen(s Storage, l Layout) (Storage, Layout) {
+	wl := contiguousLayout(l.Shape)
+	w := b.AllocUninit(Float32, wl.Numel())
+	b.Copy(w, wl, s, l)
+	return w, wl
+}
 
 // Unary runs the op's row of the unary table (unary_ops.go): its dense
 // fast path over runs of stride 1, its strided loop otherwise.
-func (cpuBackend) Unary(op UnaryOp, p UnaryParams, dst, src Storage, sl Layout) {
+func (b cpuBackend) Unary(op UnaryOp, p UnaryParams, dst, src Storage, sl Layout) {
+	if is16(src.DType()) {
+		w, wl := b.widen(src, sl)
+		tmp := b.AllocUninit(Float32, wl.Numel())
+		b.Unary(op, p, tmp, w, wl)
+		b.Copy(dst, wl, tmp, wl) // rounded once
+		return
+	}
 	d, s := fs(dst), fs(src)
 	u := &unaryOps[op]
 	pl := newPlan(sl.Shape, []int{0, sl.Offset}, ContiguousStrides(sl.Shape), sl.Strides)
@@ -19,94 +34,44 @@ func (cpuBackend) Unary(op UnaryOp, p UnaryParams, dst, src Storage, sl Layout) 
 }
 
 // UnaryGrad runs the derivative of the op's row of the unary table.
-func (cpuBackend) UnaryGrad(op UnaryOp, p UnaryParams, dst, g, x, y Storage, n int) {
+func (b cpuBackend) UnaryGrad(op UnaryOp, p UnaryParams, dst, g, x, y Storage, n int) {
+	if is16(x.DType()) {
+		l := contiguousLayout([]int{n})
+		gw, _ := b.widen(g, l)
+		xw, _ := b.widen(x, l)
+		yw, _ := b.widen(y, l)
+		tmp := b.AllocUninit(Float32, n)
+		b.UnaryGrad(op, p, tmp, gw, xw, yw, n)
+		b.Copy(dst, l, tmp, l)
+		return
+	}
 	d, gs, xs, ys := fs(dst), fs(g), fs(x), fs(y)
 	u := &unaryOps[op]
 	parallelFor(n, grain, func(lo, hi int) { u.denseGrad(d[lo:hi], gs[lo:hi], xs[lo:hi], ys[lo:hi], p) })
 }
 
-func binaryFunc(op BinaryOp) func(a, b float32) float32 {
-	b2f := func(c bool) float32 {
-		if c {
-			return 1
+func (c cpuBackend) Binary(op BinaryOp, dst, a Storage, al Layout, b Storage, bl Layout) {
+	if is16(a.DType()) {
+		aw, awl := c.widen(a, al)
+		bw, bwl := c.widen(b, bl)
+		if is16(dst.DType()) {
+			tmp := c.AllocUninit(Float32, awl.Numel())
+			c.Binary(op, tmp, aw, awl, bw, bwl)
+			c.Copy(dst, awl, tmp, awl) // rounded once
+			return
 		}
-		return 0
+		c.Binary(op, dst, aw, awl, bw, bwl) // a comparison: float32 1 or 0
+		return
 	}
-	switch op {
-	case OpAdd:
-		return func(a, b float32) float32 { return a + b }
-	case OpSub:
-		return func(a, b float32) float32 { return a - b }
-	case OpMul:
-		return func(a, b float32) float32 { return a * b }
-	case OpDiv:
-		return func(a, b float32) float32 { return a / b }
-	case OpPow:
-		return func(a, b float32) float32 { return float32(math.Pow(float64(a), float64(b))) }
-	case OpMaximum:
-		return func(a, b float32) float32 {
-			if a != a || b != b {
-				return float32(math.NaN())
-			}
-			return max(a, b)
-		}
-	case OpMinimum:
-		return func(a, b float32) float32 {
-			if a != a || b != b {
-				return float32(math.NaN())
-			}
-			return min(a, b)
-		}
-	case OpEq:
-		return func(a, b float32) float32 { return b2f(a == b) }
-	case OpNe:
-		return func(a, b float32) float32 { return b2f(a != b) }
-	case OpLt:
-		return func(a, b float32) float32 { return b2f(a < b) }
-	case OpLe:
-		return func(a, b float32) float32 { return b2f(a <= b) }
-	case OpGt:
-		return func(a, b float32) float32 { return b2f(a > b) }
-	case OpGe:
-		return func(a, b float32) float32 { return b2f(a >= b) }
-	}
-	panic("tensor: unknown binary op")
-}
-
-func intCompare(op BinaryOp) func(a, b int64) float32 {
-	b2f := func(c bool) float32 {
-		if c {
-			return 1
-		}
-		return 0
-	}
-	switch op {
-	case OpEq:
-		return func(a, b int64) float32 { return b2f(a == b) }
-	case OpNe:
-		return func(a, b int64) float32 { return b2f(a != b) }
-	case OpLt:
-		return func(a, b int64) float32 { return b2f(a < b) }
-	case OpLe:
-		return func(a, b int64) float32 { return b2f(a <= b) }
-	case OpGt:
-		return func(a, b int64) float32 { return b2f(a > b) }
-	case OpGe:
-		return func(a, b int64) float32 { return b2f(a >= b) }
-	}
-	panic("tensor: integer tensors support only comparisons")
-}
-
-func (cpuBackend) Binary(op BinaryOp, dst, a Storage, al Layout, b Storage, bl Layout) {
 	d := fs(dst)
 	pl := newPlan(al.Shape, []int{0, al.Offset, bl.Offset}, ContiguousStrides(al.Shape), al.Strides, bl.Strides)
+	def := &binaryOps[op]
 	if a.DType() == Int64 {
 		ai, bi := is(a), is(b)
-		f := intCompare(op)
 		pl.run(func(o []int, n int) {
 			sa, sb := pl.inner[1], pl.inner[2]
 			for k := range n {
-				d[o[0]+k] = f(ai[o[1]+k*sa], bi[o[2]+k*sb])
+				d[o[0]+k] = b2f(def.cmp(compare3(ai[o[1]+k*sa], bi[o[2]+k*sb])))
 			}
 		})
 		return
@@ -120,7 +85,10 @@ func (cpuBackend) Binary(op BinaryOp, dst, a Storage, al Layout, b Storage, bl L
 		})
 		return
 	}
-	f := binaryFunc(op)
+	f := def.fwd
+	if def.compare {
+		f = func(a, b float32) float32 { return b2f(def.cmp(compare3(a, b))) }
+	}
 	pl.run(func(o []int, n int) {
 		dd, as, bs, sa, sb := d[o[0]:o[0]+n], af[o[1]:], bf[o[2]:], pl.inner[1], pl.inner[2]
 		for k := range dd {

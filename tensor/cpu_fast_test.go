@@ -446,8 +446,8 @@ func TestCrossEntropyFast(t *testing.T) {
 		x[5*cols] = float32(math.Inf(1))
 		x[6*cols+cols-1] = float32(math.NaN())
 		loss, grad := make([]float32, rows), make([]float32, rows*cols)
-		cpu.CrossEntropy(&cpuStorage{f: loss}, &cpuStorage{f: x}, &cpuStorage{i: tg}, rows, cols, -1)
-		cpu.CrossEntropyGrad(&cpuStorage{f: grad}, &cpuStorage{f: x}, &cpuStorage{i: tg}, rows, cols, -1, 0.5)
+		cpu.CrossEntropy(&cpuStorage{f: loss}, &cpuStorage{f: x}, &cpuStorage{dt: Int64, i: tg}, rows, cols, -1)
+		cpu.CrossEntropyGrad(&cpuStorage{f: grad}, &cpuStorage{f: x}, &cpuStorage{dt: Int64, i: tg}, rows, cols, -1, 0.5)
 		// rows with +Inf or NaN logits take the reference path: an
 		// infinite loss (as in PyTorch) and NaN
 		if !math.IsInf(float64(loss[5]), 1) || loss[6] == loss[6] {

@@ -46,7 +46,7 @@ func (b cpuBackend) MatMul(dst, a Storage, al Layout, bs Storage, bl Layout) {
 
 func (b cpuBackend) contiguousCopy(s Storage, l Layout) Storage {
 	CheckAlloc("MatMul", Float32, l.Numel())
-	out := b.AllocUninit(l.Numel()) // Copy writes every element
+	out := b.AllocUninit(Float32, l.Numel()) // Copy writes every element
 	b.Copy(out, contiguousLayout(l.Shape), s, l)
 	return out
 }

@@ -168,12 +168,7 @@ func Eye(n int) *Tensor {
 // Clone returns a contiguous copy of t with its own storage. The copy is
 // recorded, so gradients flow back to t.
 func (t *Tensor) Clone() *Tensor {
-	var out *Tensor
-	if t.DType() == Float32 {
-		out = emptyOut("Clone", t.backend, t.layout.Shape) // Copy writes every element
-	} else {
-		out = empty("Clone", t.backend, t.DType(), t.layout.Shape)
-	}
+	out := emptyOut("Clone", t.backend, t.DType(), t.layout.Shape) // Copy writes every element
 	t.backend.Copy(out.storage, out.layout, t.storage, t.layout)
 	record("Clone", out, []*Tensor{t}, func(g *Tensor) { t.accumulate(g) })
 	return out
@@ -198,10 +193,15 @@ func (t *Tensor) dense() *Tensor {
 	return t.Clone()
 }
 
-// Float returns t converted to Float32 (t itself if it already is).
+// Float returns t converted to Float32 (t itself if it already is), as
+// PyTorch's t.float(). From BFloat16 or Float16 it is ToDType(Float32),
+// differentiable.
 func (t *Tensor) Float() *Tensor {
 	if t.DType() == Float32 {
 		return t
+	}
+	if t.DType().IsFloatingPoint() {
+		return t.ToDType(Float32)
 	}
 	out := empty("Float", t.backend, Float32, t.layout.Shape)
 	t.backend.Copy(out.storage, out.layout, t.storage, t.layout)

@@ -14,18 +14,59 @@ const (
 	Float32 DType = iota
 	// Int64 holds indices: embedding lookups, targets and ArgMax results.
 	Int64
+	// BFloat16 is the brain floating-point format (torch.bfloat16):
+	// float32's sign and 8-bit exponent with a 7-bit mantissa, in 2
+	// bytes. Tensors of it can be created by casting (ToDType,
+	// BFloat16), viewed, copied, printed and read back as float32; other
+	// operations panic with an *Error naming the dtype for now.
+	BFloat16
+	// Float16 is IEEE 754 half precision (torch.float16, "half"): a 5-bit
+	// exponent and a 10-bit mantissa, largest finite value 65504. It is
+	// supported as far as BFloat16 is.
+	Float16
 )
 
-// String returns "float32" or "int64", as PyTorch spells them.
-func (d DType) String() string {
-	switch d {
-	case Float32:
-		return "float32"
-	case Int64:
-		return "int64"
-	}
-	return fmt.Sprintf("DType(%d)", int(d))
+// dtypes is the one table of the dtypes: every property of a DType that
+// the code needs is a field of its row, so that a new dtype is one row and
+// nothing answers for it by default.
+var dtypes = [...]struct {
+	name  string // as PyTorch spells it, without "torch."
+	size  int    // bytes per element
+	float bool   // a floating-point type (casts between them are differentiable)
+}{
+	Float32:  {"float32", 4, true},
+	Int64:    {"int64", 8, false},
+	BFloat16: {"bfloat16", 2, true},
+	Float16:  {"float16", 2, true},
 }
+
+// valid reports whether d is one of the dtypes of the table.
+func (d DType) valid() bool { return d >= 0 && int(d) < len(dtypes) }
+
+// String returns the dtype's name as PyTorch spells it ("float32",
+// "int64", "bfloat16", "float16"), or DType(n) for a value that is not a
+// dtype.
+func (d DType) String() string {
+	if !d.valid() {
+		return fmt.Sprintf("DType(%d)", int(d))
+	}
+	return dtypes[d].name
+}
+
+// ItemSize returns the size of one element of d in bytes, as PyTorch's
+// dtype.itemsize does: 4 for Float32, 8 for Int64, 2 for BFloat16 and
+// Float16. It panics with an
+// *Error for a value that is not a dtype.
+func (d DType) ItemSize() int {
+	if !d.valid() {
+		panic(&Error{Op: "DType.ItemSize", Msg: fmt.Sprintf("%s is not a dtype", d)})
+	}
+	return dtypes[d].size
+}
+
+// IsFloatingPoint reports whether d is a floating-point dtype (Float32,
+// BFloat16, Float16), as torch.dtype.is_floating_point does.
+func (d DType) IsFloatingPoint() bool { return d.valid() && dtypes[d].float }
 
 // ToInt64 converts a float to int64 as every backend converts Float32 to
 // Int64 (Long, Ints, copies between dtypes): truncating toward zero, with

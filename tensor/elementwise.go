@@ -2,13 +2,13 @@ package tensor
 
 // unary applies a primitive elementwise op and records its derivative.
 func (t *Tensor) unary(op UnaryOp, p UnaryParams) *Tensor {
-	mustFloat(op.String(), t)
-	out := emptyOut(op.String(), t.backend, t.layout.Shape)
+	mustFloating(op.String(), t)
+	out := emptyOut(op.String(), t.backend, t.DType(), t.layout.Shape)
 	t.backend.Unary(op, p, out.storage, t.storage, t.layout)
 	record(op.String(), out, []*Tensor{t}, func(g *Tensor) {
 		x := t.Detach().dense()
 		g = g.dense()
-		dx := emptyOut(op.String(), t.backend, t.layout.Shape)
+		dx := emptyOut(op.String(), t.backend, t.DType(), t.layout.Shape)
 		t.backend.UnaryGrad(op, p, dx.storage, g.storage, x.storage, out.storage, t.Numel())
 		t.accumulate(dx)
 	})
@@ -106,11 +106,15 @@ func broadcastPair(op string, a, b *Tensor) ([]int, Layout, Layout) {
 func binary(op BinaryOp, a, b *Tensor, grads func(g *Tensor) (*Tensor, *Tensor)) *Tensor {
 	name := op.String()
 	sameDevice(name, a, b)
-	if a.DType() != b.DType() || (a.DType() == Int64 && !op.isComparison()) {
-		panicf(name, "expected float32 tensors (or two int64 tensors for a comparison), got %s%v and %s%v", a.DType(), a.layout.Shape, b.DType(), b.layout.Shape)
+	if a.DType() != b.DType() || (!a.DType().IsFloatingPoint() && !(a.DType() == Int64 && op.IsComparison())) {
+		panicf(name, "expected two float32 tensors (or two bfloat16, float16 tensors; or two int64 tensors for a comparison), got %s%v and %s%v", a.DType(), a.layout.Shape, b.DType(), b.layout.Shape)
 	}
 	shape, al, bl := broadcastPair(name, a, b)
-	out := emptyOut(name, a.backend, shape)
+	dt := a.DType()
+	if op.IsComparison() {
+		dt = Float32
+	}
+	out := emptyOut(name, a.backend, dt, shape)
 	a.backend.Binary(op, out.storage, a.storage, al, b.storage, bl)
 	if grads != nil {
 		record(name, out, []*Tensor{a, b}, func(g *Tensor) {
@@ -254,7 +258,7 @@ func Where(cond, a, b *Tensor) *Tensor {
 	cl, _ := c.layout.broadcastTo(shape)
 	al, _ := a.layout.broadcastTo(shape)
 	bl, _ := b.layout.broadcastTo(shape)
-	out := emptyOut("Where", a.backend, shape)
+	out := emptyOut("Where", a.backend, Float32, shape)
 	a.backend.Where(out.storage, c.storage, cl, a.storage, al, b.storage, bl)
 	record("Where", out, []*Tensor{a, b}, func(g *Tensor) {
 		zero := scalarLike(g, 0)

@@ -27,7 +27,7 @@ func FromHostFloat32s(data []float32, shape ...int) *Tensor {
 	if err != nil {
 		panic(err)
 	}
-	return newTensor(b, &cpuStorage{f: data[:len(data):len(data)]}, contiguousLayout(slices.Clone(shape)))
+	return newTensor(b, &cpuStorage{dt: Float32, f: data[:len(data):len(data)]}, contiguousLayout(slices.Clone(shape)))
 }
 
 // SetGradBuffer makes buf the place where Backward accumulates t's

@@ -16,7 +16,7 @@ func (t *Tensor) HostFloat32s() []float32 {
 	if ok {
 		s = s.live()
 	}
-	if !ok || s.f == nil || !t.IsContiguous() {
+	if !ok || s.dt != Float32 || !t.IsContiguous() {
 		panicf("HostFloat32s", "want a contiguous Float32 tensor on the CPU, got %s %s of shape %v (contiguous %v)",
 			t.DType(), t.Device(), t.layout.Shape, t.IsContiguous())
 	}

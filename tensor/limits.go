@@ -108,7 +108,7 @@ const addressSpace = 1<<32 + (1<<48-1<<32)*(bits.UintSize/64)
 // they can).
 func allocProblem(dt DType, n int) string {
 	limit := MaxAllocBytes()
-	size := int64(elemSize(dt))
+	size := int64(dt.ItemSize())
 	if int64(n) <= limit/size && int64(n) <= addressSpace/size {
 		return ""
 	}
@@ -126,14 +126,6 @@ func allocProblem(dt DType, n int) string {
 	return "would need " + bytes + ", above the allocation limit of " +
 		strconv.FormatInt(limit, 10) + " bytes (" + formatBytes(float64(limit)) + "); " +
 		"tensor.SetMaxAllocBytes changes the limit"
-}
-
-// elemSize is the size of one element of dt in bytes.
-func elemSize(dt DType) int {
-	if dt == Int64 {
-		return 8
-	}
-	return 4
 }
 
 // formatBytes writes b with a binary unit: "4 TiB", "1.5 GiB", "512 B".

@@ -64,7 +64,7 @@ func matmul(a, b *Tensor, origA, origB []int) *Tensor {
 	}
 	al, _ := a.layout.broadcastTo(append(cloneInts(batch), m, k))
 	bl, _ := b.layout.broadcastTo(append(cloneInts(batch), k, n))
-	out := emptyOut("MatMul", a.backend, append(cloneInts(batch), m, n))
+	out := emptyOut("MatMul", a.backend, Float32, append(cloneInts(batch), m, n))
 	a.backend.MatMul(out.storage, a.storage, al, b.storage, bl)
 	record("MatMul", out, []*Tensor{a, b}, func(g *Tensor) {
 		// an operand stored transposed (Linear's Wᵀ) gets its gradient

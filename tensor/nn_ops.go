@@ -33,13 +33,13 @@ func (t *Tensor) softmax(dim int, log bool) *Tensor {
 		cols = x.layout.Shape[x.Dim()-1]
 	}
 	rows := x.Numel() / max(cols, 1)
-	y := emptyOut(name, t.backend, x.layout.Shape)
+	y := emptyOut(name, t.backend, Float32, x.layout.Shape)
 	if x.Numel() > 0 {
 		t.backend.Softmax(y.storage, x.storage, rows, cols, log)
 	}
 	record(name, y, []*Tensor{x}, func(g *Tensor) {
 		g = g.dense()
-		dx := emptyOut(name, t.backend, x.layout.Shape)
+		dx := emptyOut(name, t.backend, Float32, x.layout.Shape)
 		t.backend.SoftmaxGrad(dx.storage, g.storage, y.storage, rows, cols, log)
 		x.accumulate(dx)
 	})
@@ -78,7 +78,7 @@ func (t *Tensor) LayerNorm(weight, bias *Tensor, eps float32) *Tensor {
 	checkAlloc("LayerNorm", Float32, t.layout.Shape) // before dense's copy
 	x := t.dense()
 	w, b := contiguousOrNil(weight), contiguousOrNil(bias)
-	y := emptyOut("LayerNorm", t.backend, t.layout.Shape)
+	y := emptyOut("LayerNorm", t.backend, Float32, t.layout.Shape)
 	mean := empty("LayerNorm", t.backend, Float32, []int{rows})
 	rstd := empty("LayerNorm", t.backend, Float32, []int{rows})
 	t.backend.LayerNorm(y.storage, mean.storage, rstd.storage, x.storage, storageOrNil(w), storageOrNil(b), rows, cols, eps)
@@ -86,7 +86,7 @@ func (t *Tensor) LayerNorm(weight, bias *Tensor, eps float32) *Tensor {
 		g = g.dense()
 		var dx, dw, db *Tensor
 		if x.requiresGrad {
-			dx = emptyOut("LayerNorm", t.backend, x.layout.Shape)
+			dx = emptyOut("LayerNorm", t.backend, Float32, x.layout.Shape)
 		}
 		if weight != nil && weight.requiresGrad {
 			dw = empty("LayerNorm", t.backend, Float32, []int{cols})
@@ -205,7 +205,7 @@ func Embedding(weight, idx *Tensor) *Tensor {
 	}
 	w := weight.dense()
 	n := ix.Numel()
-	out := emptyOut("Embedding", weight.backend, outShape)
+	out := emptyOut("Embedding", weight.backend, Float32, outShape)
 	if n > 0 && rowLen > 0 {
 		weight.backend.Gather(out.storage, w.storage, ix.storage, n, rowLen)
 	}
@@ -265,7 +265,7 @@ func CrossEntropyIgnore(logits, targets *Tensor, ignoreIndex int) *Tensor {
 	loss := perRow.Sum().DivScalar(float32(count)) // perRow is fresh: not recorded
 	record("CrossEntropy", loss, []*Tensor{x}, func(g *Tensor) {
 		scale := g.Item() / float32(count)
-		dx := emptyOut("CrossEntropy", logits.backend, x.layout.Shape)
+		dx := emptyOut("CrossEntropy", logits.backend, Float32, x.layout.Shape)
 		logits.backend.CrossEntropyGrad(dx.storage, x.storage, tg.storage, rows, cols, ign, scale)
 		x.accumulate(dx)
 	})

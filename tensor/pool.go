@@ -184,9 +184,9 @@ func drainPool() {
 func pooledF32(n int, zero bool) *cpuStorage {
 	if n < poolMinElems {
 		if zero {
-			return &cpuStorage{f: make([]float32, n)}
+			return &cpuStorage{dt: Float32, f: make([]float32, n)}
 		}
-		return &cpuStorage{f: makeUninitF32(n)}
+		return &cpuStorage{dt: Float32, f: makeUninitF32(n)}
 	}
 	b := getF32(n)
 	switch {
@@ -201,7 +201,7 @@ func pooledF32(n int, zero bool) *cpuStorage {
 			b[i] = poison
 		}
 	}
-	s := &cpuStorage{f: b, pooled: true}
+	s := &cpuStorage{dt: Float32, f: b, pooled: true}
 	if t, ok := autograd.CurrentScope().(*tracker); ok {
 		t.stores = append(t.stores, s)
 		s.owner = t
@@ -216,8 +216,8 @@ func (s *cpuStorage) release() {
 		return
 	}
 	f := s.f
-	s.gone = &releasedStorage{dt: s.DType(), n: s.Len()}
-	s.f, s.i = nil, nil
+	s.gone = &releasedStorage{n: s.Len()}
+	s.f, s.i, s.h = nil, nil, nil
 	// handed over once even if Release races with itself (a misuse)
 	if s.pooled && !s.pinned.Load() && !s.handed.Swap(true) {
 		putF32(f)

@@ -244,7 +244,7 @@ func TestFreeListZeroesAndPins(t *testing.T) {
 		}
 	}
 	z.Release()
-	u := emptyOut("test", cpu, []int{4096})
+	u := emptyOut("test", cpu, Float32, []int{4096})
 	for i, v := range fs(u.storage) {
 		if math.Float32bits(v) != math.Float32bits(poison) {
 			t.Fatalf("uninitialised buffer from the free list: element %d is %v, want the poison", i, v)

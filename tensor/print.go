@@ -157,6 +157,9 @@ func (t *Tensor) String() string {
 	if t.Device() != CPU {
 		suffix = append(suffix, fmt.Sprintf("device='%s'", t.Device()))
 	}
+	if is16(t.DType()) {
+		suffix = append(suffix, "dtype=torch."+t.DType().String())
+	}
 	switch {
 	case t.GradFn() != nil:
 		suffix = append(suffix, "grad_fn=<"+t.name+"Backward0>")

@@ -10,7 +10,7 @@ func (t *Tensor) scan(op ScanOp, d int, reverse bool) (y, x *Tensor, back func(*
 		cols = x.layout.Shape[x.Dim()-1]
 	}
 	rows := x.Numel() / max(cols, 1)
-	y = emptyOut(op.String(), t.backend, x.layout.Shape)
+	y = emptyOut(op.String(), t.backend, Float32, x.layout.Shape)
 	if x.Numel() > 0 {
 		t.backend.Scan(op, y.storage, x.storage, rows, cols, reverse)
 	}

@@ -20,7 +20,7 @@ func (t *Tensor) Sort(dim int, descending bool) (values, indices *Tensor) {
 	x, back := t.moveToLast(d)
 	cols := x.layout.Shape[x.Dim()-1]
 	rows := x.Numel() / max(cols, 1)
-	vals := emptyOut(op, t.backend, x.layout.Shape)
+	vals := emptyOut(op, t.backend, Float32, x.layout.Shape)
 	idx := empty(op, t.backend, Int64, x.layout.Shape)
 	if x.Numel() > 0 {
 		t.backend.Sort(vals.storage, idx.storage, x.storage, rows, cols, descending)

@@ -83,7 +83,11 @@ func (t *Tensor) IsContiguous() bool { return t.layout.IsContiguous() }
 // tensors are converted). It panics if the copy would exceed MaxAllocBytes
 // (possible for a view such as Expand's, which needs little storage).
 func (t *Tensor) Float32s() []float32 {
-	checkAlloc("Float32s", t.DType(), t.layout.Shape)
+	dt := t.DType()
+	if is16(dt) {
+		dt = Float32 // the host copy is float32
+	}
+	checkAlloc("Float32s", dt, t.layout.Shape)
 	if t.DType() == Int64 {
 		ints := t.backend.Int64s(t.storage, t.layout)
 		out := make([]float32, len(ints))
@@ -156,6 +160,9 @@ func (t *Tensor) To(dev Device) *Tensor {
 		return t
 	}
 	b := mustBackend("To", dev)
+	if is16(t.DType()) {
+		panicf("To", "%s tensors are supported on the cpu only for now, got shape %v to move to %s", t.DType(), t.layout.Shape, dev)
+	}
 	checkAlloc("To", t.DType(), t.layout.Shape)
 	var s Storage
 	if t.DType() == Int64 {
@@ -185,6 +192,16 @@ func mustFloat(op string, ts ...*Tensor) {
 	for _, u := range ts {
 		if u.DType() != Float32 {
 			panicf(op, "expected a float32 tensor, got %s tensor of shape %v", u.DType(), u.layout.Shape)
+		}
+	}
+}
+
+// mustFloating panics unless every tensor has a floating-point dtype
+// (Float32, BFloat16, Float16) and the 16-bit ones are on the CPU.
+func mustFloating(op string, ts ...*Tensor) {
+	for _, u := range ts {
+		if !u.DType().IsFloatingPoint() || is16(u.DType()) && u.Device() != CPU {
+			panicf(op, "expected a float32 tensor (or bfloat16, float16 on the cpu), got %s tensor of shape %v on %s", u.DType(), u.layout.Shape, u.Device())
 		}
 	}
 }

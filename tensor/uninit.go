@@ -45,24 +45,29 @@ var poison = math.Float32frombits(0x7fa5a5a5)
 // uninitAllocator is implemented by backends that can allocate a storage
 // without clearing it.
 type uninitAllocator interface {
-	// AllocUninit returns a Float32 storage of n elements with unspecified
+	// AllocUninit returns a storage of n elements of dt with unspecified
 	// contents.
-	AllocUninit(n int) Storage
+	AllocUninit(dt DType, n int) Storage
 }
 
-// AllocUninit returns a Float32 storage of n elements whose contents are
-// unspecified.
-func (cpuBackend) AllocUninit(n int) Storage { return pooledF32(n, false) }
+// AllocUninit returns a storage of n elements of dt whose contents are
+// unspecified (zeros for dtypes other than Float32).
+func (b cpuBackend) AllocUninit(dt DType, n int) Storage {
+	if dt == Float32 {
+		return pooledF32(n, false)
+	}
+	return b.Alloc(dt, n)
+}
 
-// emptyOut allocates a contiguous Float32 tensor for an output that the
+// emptyOut allocates a contiguous tensor of dt for an output that the
 // kernel computing it writes in full (every element, whatever the inputs):
 // on backends that can, its memory is not cleared first. Anything else must
 // use empty. Like empty, it panics with an *Error for op if shape is
 // invalid or the storage would exceed MaxAllocBytes.
-func emptyOut(op string, b Backend, shape []int) *Tensor {
+func emptyOut(op string, b Backend, dt DType, shape []int) *Tensor {
 	if u, ok := b.(uninitAllocator); ok {
-		n := checkAlloc(op, Float32, shape)
-		return newTensor(b, u.AllocUninit(n), contiguousLayout(shape))
+		n := checkAlloc(op, dt, shape)
+		return newTensor(b, u.AllocUninit(dt, n), contiguousLayout(shape))
 	}
-	return empty(op, b, Float32, shape)
+	return empty(op, b, dt, shape)
 }

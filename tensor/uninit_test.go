@@ -23,7 +23,7 @@ func NoPoison(tb testing.TB) {
 
 func TestEmptyOutPoisoned(t *testing.T) {
 	for _, n := range []int{0, 1, 7, 5000} {
-		out := emptyOut("test", cpu, []int{n})
+		out := emptyOut("test", cpu, Float32, []int{n})
 		for i, v := range fs(out.storage) {
 			if math.Float32bits(v) != math.Float32bits(poison) {
 				t.Fatalf("emptyOut(%d)[%d] = %v, want the poison NaN", n, i, v)

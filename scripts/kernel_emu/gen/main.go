@@ -176,7 +176,7 @@ func writeCases() {
 		}
 	}
 	// binary over broadcast/strided views
-	for op := tensor.OpAdd; op <= tensor.OpGe; op++ {
+	for _, op := range tensor.BinaryOps() {
 		for range 3 {
 			sh := shape()
 			la, na := view(sh, true)
