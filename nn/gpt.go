@@ -239,6 +239,7 @@ func (g *GPT) Train() {
 	for _, b := range g.H {
 		b.Train()
 	}
+	g.LmHead.Train()
 }
 
 // Eval switches dropout off.
@@ -247,6 +248,7 @@ func (g *GPT) Eval() {
 	for _, b := range g.H {
 		b.Eval()
 	}
+	g.LmHead.Eval()
 }
 
 // tiedParameters implements tiedModule: lm_head.weight is wte's weight.

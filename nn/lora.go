@@ -204,8 +204,10 @@ func (m *MLP) NamedChildren() []NamedModule {
 // ±1/√in_features), B zeros, so the model's outputs are unchanged until
 // training moves B. Every parameter of m stops requiring a gradient (PEFT
 // freezes the whole base model); the adapters' parameters require one.
-// The adapters start in training mode (dropout on); Train and Eval on m,
-// or on the LoRA, switch them.
+// The adapters start in training mode (dropout on); Train and Eval on the
+// LoRA switch them, and so do Train and Eval of each Linear layer (which
+// GPT's Train and Eval call; a model whose Train skips its Linear layers
+// leaves the adapters as they are).
 //
 // ApplyLoRA returns an error, and leaves m unchanged, if cfg is invalid,
 // if no module matches, if a matching module is not a Linear layer, or if

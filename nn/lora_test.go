@@ -256,3 +256,22 @@ func TestLoadAdapterErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestLoRAFollowsTrainEval(t *testing.T) {
+	g := loraGPT(t, 0)
+	l, err := ApplyLoRA(g, LoRAConfig{R: 2, Alpha: 4, Dropout: 0.5, TargetModules: []string{"c_attn", "c_fc"}, Gen: tensor.NewGenerator(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	randomizeB(l, 3)
+	idx := loraTokens()
+	g.Eval()
+	a, b := g.Forward(idx).Float32s(), g.Forward(idx).Float32s()
+	if !slices.Equal(a, b) {
+		t.Error("in eval mode the adapters' dropout must be off")
+	}
+	g.Train()
+	if c := g.Forward(idx).Float32s(); slices.Equal(a, c) {
+		t.Error("in training mode the adapters' dropout must be on")
+	}
+}
