@@ -382,3 +382,4 @@ func (l *LoRA) sortedNames() []string {
 	sort.Strings(s)
 	return s
 }
+var _ Module = (*LoRA)(nil)
