@@ -382,4 +382,5 @@ func (l *LoRA) sortedNames() []string {
 	sort.Strings(s)
 	return s
 }
+
 var _ Module = (*LoRA)(nil)
