@@ -6,7 +6,6 @@ import (
 	"math"
 	"reflect"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/wickml/wick/autograd"
@@ -374,13 +373,6 @@ func (l *LoRA) MergeAndUnload() {
 		l.layers[n].lora = nil
 	}
 	l.removed = true
-}
-
-// sortedNames returns the adapted module names sorted.
-func (l *LoRA) sortedNames() []string {
-	s := append([]string(nil), l.names...)
-	sort.Strings(s)
-	return s
 }
 
 var _ Module = (*LoRA)(nil)
