@@ -74,3 +74,68 @@ func CurrentScope() any {
 	s.mu.Unlock()
 	return v
 }
+
+// Goroutine-local values under a key, for package tensor's state that must
+// live beside the scope value (the random-number replay of
+// tensor.Checkpoint): the same table design, one entry per goroutine and
+// key while WithLocal runs.
+
+type localKey struct {
+	g uintptr
+	k any
+}
+
+type localShard struct {
+	mu sync.Mutex
+	v  map[localKey]any
+	_  [64 - 16]byte
+}
+
+var (
+	localTable [modeShards]localShard
+	localCount atomic.Int64
+)
+
+// WithLocal runs f with v stored under key for the calling goroutine, which
+// Local(key) returns on this goroutine (and no other) until f returns or
+// panics; then the previous value comes back. key must be comparable.
+// Calls nest.
+func WithLocal(key, v any, f func()) {
+	lk := localKey{goroutineKey(), key}
+	s := &localTable[(lk.g>>9^lk.g>>15)%modeShards]
+	s.mu.Lock()
+	was, had := s.v[lk]
+	if s.v == nil {
+		s.v = map[localKey]any{}
+	}
+	s.v[lk] = v
+	if !had {
+		localCount.Add(1)
+	}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		if had {
+			s.v[lk] = was
+		} else {
+			delete(s.v, lk)
+			localCount.Add(-1)
+		}
+		s.mu.Unlock()
+	}()
+	f()
+}
+
+// Local returns the value of the innermost WithLocal for key on the
+// calling goroutine, or nil.
+func Local(key any) any {
+	if localCount.Load() == 0 {
+		return nil
+	}
+	g := goroutineKey()
+	s := &localTable[(g>>9^g>>15)%modeShards]
+	s.mu.Lock()
+	v := s.v[localKey{g, key}]
+	s.mu.Unlock()
+	return v
+}

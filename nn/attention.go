@@ -81,11 +81,21 @@ func (a *CausalSelfAttention) NamedParameters() []NamedParam {
 // Parameters returns c_attn's and c_proj's parameters.
 func (a *CausalSelfAttention) Parameters() []*tensor.Tensor { return params(a.NamedParameters()) }
 
-// Train turns dropout on.
-func (a *CausalSelfAttention) Train() { a.AttnDropout.Train(); a.ResidDrop.Train() }
+// Train turns dropout on (LoRA adapters' too).
+func (a *CausalSelfAttention) Train() {
+	a.CAttn.Train()
+	a.CProj.Train()
+	a.AttnDropout.Train()
+	a.ResidDrop.Train()
+}
 
 // Eval turns dropout off.
-func (a *CausalSelfAttention) Eval() { a.AttnDropout.Eval(); a.ResidDrop.Eval() }
+func (a *CausalSelfAttention) Eval() {
+	a.CAttn.Eval()
+	a.CProj.Eval()
+	a.AttnDropout.Eval()
+	a.ResidDrop.Eval()
+}
 
 // String prints the module tree.
 func (a *CausalSelfAttention) String() string {
@@ -136,10 +146,18 @@ func (m *MLP) NamedParameters() []NamedParam {
 func (m *MLP) Parameters() []*tensor.Tensor { return params(m.NamedParameters()) }
 
 // Train turns dropout on.
-func (m *MLP) Train() { m.Drop.Train() }
+func (m *MLP) Train() {
+	m.CFc.Train()
+	m.CProj.Train()
+	m.Drop.Train()
+}
 
 // Eval turns dropout off.
-func (m *MLP) Eval() { m.Drop.Eval() }
+func (m *MLP) Eval() {
+	m.CFc.Eval()
+	m.CProj.Eval()
+	m.Drop.Eval()
+}
 
 // String prints the module tree.
 func (m *MLP) String() string {

@@ -88,6 +88,11 @@ type GPT struct {
 	H      []*Block   // transformer.h
 	LnF    *LayerNorm // transformer.ln_f
 	LmHead *Linear    // lm_head; its Weight is Wte.Weight
+
+	// ActivationCheckpointing recomputes each block's activations in the
+	// backward pass instead of keeping them (see Checkpointed): the
+	// gradients are bit for bit the same, dropout included.
+	ActivationCheckpointing bool
 }
 
 var _ Module = (*GPT)(nil)
@@ -170,7 +175,11 @@ func (g *GPT) hidden(idx *tensor.Tensor) *tensor.Tensor {
 		pos := tensor.ArangeInt(t).To(idx.Device())
 		x := g.Drop.Forward(g.Wte.Forward(idx).Add(g.Wpe.Forward(pos)))
 		for _, b := range g.H {
-			x = b.Forward(x)
+			if g.ActivationCheckpointing {
+				x = Checkpointed{b}.Forward(x)
+			} else {
+				x = b.Forward(x)
+			}
 		}
 		return g.LnF.Forward(x)
 	})
@@ -229,6 +238,7 @@ func (g *GPT) Train() {
 	for _, b := range g.H {
 		b.Train()
 	}
+	g.LmHead.Train()
 }
 
 // Eval switches dropout off.
@@ -237,6 +247,7 @@ func (g *GPT) Eval() {
 	for _, b := range g.H {
 		b.Eval()
 	}
+	g.LmHead.Eval()
 }
 
 // tiedParameters implements tiedModule: lm_head.weight is wte's weight.

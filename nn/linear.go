@@ -14,6 +14,8 @@ type Linear struct {
 	Bias   *tensor.Tensor
 	In     int
 	Out    int
+
+	lora *loraAdapter // set by ApplyLoRA; nil for a plain layer
 }
 
 var _ Module = (*Linear)(nil)
@@ -49,6 +51,9 @@ func (l *Linear) Forward(x *tensor.Tensor) *tensor.Tensor {
 	if l.Bias != nil {
 		y = y.Add(l.Bias)
 	}
+	if a := l.lora; a != nil && !a.merged {
+		y = y.Add(a.delta(x))
+	}
 	return y
 }
 
@@ -64,11 +69,20 @@ func (l *Linear) NamedParameters() []NamedParam {
 // Parameters returns weight and (if present) bias.
 func (l *Linear) Parameters() []*tensor.Tensor { return params(l.NamedParameters()) }
 
-// Train does nothing: Linear behaves the same in both modes.
-func (l *Linear) Train() {}
+// Train turns on the dropout of a LoRA adapter on the layer, if any;
+// a plain Linear behaves the same in both modes.
+func (l *Linear) Train() {
+	if l.lora != nil {
+		l.lora.drop.Train()
+	}
+}
 
-// Eval does nothing: Linear behaves the same in both modes.
-func (l *Linear) Eval() {}
+// Eval turns off the dropout of a LoRA adapter on the layer, if any.
+func (l *Linear) Eval() {
+	if l.lora != nil {
+		l.lora.drop.Eval()
+	}
+}
 
 // String prints the layer like PyTorch.
 func (l *Linear) String() string {

@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"github.com/wickml/wick/autograd"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -94,7 +95,20 @@ func (g *Generator) state() *genState {
 
 // lock takes g's lock (the global generator's if g is nil), seeds a zero
 // Generator, and returns the state to draw from; the caller unlocks it.
+// Inside a Checkpoint on the calling goroutine, the draws are logged or
+// replayed (rngLog).
 func (g *Generator) lock() *genState {
+	s := g.state()
+	if log, _ := autograd.Local(rngKey{}).(*rngLog); log != nil {
+		return log.lock(g.orGlobal(), s)
+	}
+	s.mu.Lock()
+	return s
+}
+
+// lockReal is lock without the Checkpoint log: for Seed, State and
+// SetState, which act on the generator itself.
+func (g *Generator) lockReal() *genState {
 	s := g.state()
 	s.mu.Lock()
 	return s
@@ -102,14 +116,14 @@ func (g *Generator) lock() *genState {
 
 // Seed resets the generator to the state given by seed.
 func (g *Generator) Seed(seed uint64) {
-	s := g.lock()
+	s := g.lockReal()
 	defer s.mu.Unlock()
 	s.pcg.Seed(seed, pcgStream)
 }
 
 // State returns the generator's state as bytes, for checkpoints.
 func (g *Generator) State() []byte {
-	s := g.lock()
+	s := g.lockReal()
 	defer s.mu.Unlock()
 	b, _ := s.pcg.MarshalBinary() // never fails
 	return b
@@ -118,7 +132,7 @@ func (g *Generator) State() []byte {
 // SetState restores a state returned by State. It returns an error, and
 // leaves the generator as it was, if b is not such a state.
 func (g *Generator) SetState(b []byte) error {
-	s := g.lock()
+	s := g.lockReal()
 	defer s.mu.Unlock()
 	var p rand.PCG
 	if err := p.UnmarshalBinary(b); err != nil {
