@@ -74,11 +74,12 @@ func (m *GatedMLP) NamedParameters() []NamedParam {
 // Parameters returns the parameters in the order of NamedParameters.
 func (m *GatedMLP) Parameters() []*tensor.Tensor { return params(m.NamedParameters()) }
 
-// Train does nothing: the layer has no dropout.
-func (m *GatedMLP) Train() {}
+// Train puts the layer's Linear layers in training mode (the dropout of
+// LoRA adapters on them; the layer itself has none).
+func (m *GatedMLP) Train() { eachChild(m.NamedChildren(), Module.Train) }
 
-// Eval does nothing: the layer has no dropout.
-func (m *GatedMLP) Eval() {}
+// Eval puts the layer's Linear layers in evaluation mode.
+func (m *GatedMLP) Eval() { eachChild(m.NamedChildren(), Module.Eval) }
 
 // String prints the module tree.
 func (m *GatedMLP) String() string {

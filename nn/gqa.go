@@ -127,11 +127,12 @@ func (a *Attention) NamedParameters() []NamedParam {
 // Parameters returns the parameters in the order of NamedParameters.
 func (a *Attention) Parameters() []*tensor.Tensor { return params(a.NamedParameters()) }
 
-// Train does nothing: the layer has no dropout.
-func (a *Attention) Train() {}
+// Train puts the layer's children in training mode (the dropout of
+// LoRA adapters on its Linear layers; the layer itself has none).
+func (a *Attention) Train() { eachChild(a.NamedChildren(), Module.Train) }
 
-// Eval does nothing: the layer has no dropout.
-func (a *Attention) Eval() {}
+// Eval puts the layer's children in evaluation mode.
+func (a *Attention) Eval() { eachChild(a.NamedChildren(), Module.Eval) }
 
 // String prints the module tree.
 func (a *Attention) String() string {

@@ -118,11 +118,12 @@ func (l *LlamaDecoderLayer) NamedParameters() []NamedParam {
 // Parameters returns the parameters in the order of NamedParameters.
 func (l *LlamaDecoderLayer) Parameters() []*tensor.Tensor { return params(l.NamedParameters()) }
 
-// Train does nothing: the layer has no dropout.
-func (l *LlamaDecoderLayer) Train() {}
+// Train puts the layer's children in training mode (the dropout of
+// LoRA adapters on its Linear layers; the layer itself has none).
+func (l *LlamaDecoderLayer) Train() { eachChild(l.NamedChildren(), Module.Train) }
 
-// Eval does nothing: the layer has no dropout.
-func (l *LlamaDecoderLayer) Eval() {}
+// Eval puts the layer's children in evaluation mode.
+func (l *LlamaDecoderLayer) Eval() { eachChild(l.NamedChildren(), Module.Eval) }
 
 // String prints the module tree.
 func (l *LlamaDecoderLayer) String() string {
@@ -324,11 +325,12 @@ func (m *Llama) NamedParameters() []NamedParam {
 // Parameters returns the parameters in the order of NamedParameters.
 func (m *Llama) Parameters() []*tensor.Tensor { return params(m.NamedParameters()) }
 
-// Train does nothing: the family has no dropout.
-func (m *Llama) Train() {}
+// Train puts the model's layers in training mode (the dropout of LoRA
+// adapters; the family itself has none).
+func (m *Llama) Train() { eachChild(m.NamedChildren(), Module.Train) }
 
-// Eval does nothing: the family has no dropout.
-func (m *Llama) Eval() {}
+// Eval puts the model's layers in evaluation mode.
+func (m *Llama) Eval() { eachChild(m.NamedChildren(), Module.Eval) }
 
 // tiedParameters implements tiedModule when the head is tied.
 func (m *Llama) tiedParameters() []NamedParam {

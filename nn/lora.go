@@ -376,3 +376,35 @@ func (l *LoRA) MergeAndUnload() {
 }
 
 var _ Module = (*LoRA)(nil)
+
+// NamedChildren returns model.embed_tokens, model.layers.N, model.norm and
+// lm_head (Hugging Face's names).
+func (m *Llama) NamedChildren() []NamedModule {
+	out := []NamedModule{{"model.embed_tokens", m.EmbedTokens}}
+	for i, l := range m.Layers {
+		out = append(out, NamedModule{fmt.Sprintf("model.layers.%d", i), l})
+	}
+	return append(out, NamedModule{"model.norm", m.Norm}, NamedModule{"lm_head", m.LMHead})
+}
+
+// NamedChildren returns self_attn, mlp, input_layernorm and
+// post_attention_layernorm.
+func (l *LlamaDecoderLayer) NamedChildren() []NamedModule {
+	return []NamedModule{{"self_attn", l.SelfAttn}, {"mlp", l.MLP}, {"input_layernorm", l.InputLayernorm},
+		{"post_attention_layernorm", l.PostAttentionLayernorm}}
+}
+
+// NamedChildren returns q_proj, k_proj, v_proj, o_proj and, with per-head
+// q/k normalisation, q_norm and k_norm.
+func (a *Attention) NamedChildren() []NamedModule {
+	out := []NamedModule{{"q_proj", a.QProj}, {"k_proj", a.KProj}, {"v_proj", a.VProj}, {"o_proj", a.OProj}}
+	if a.QNorm != nil {
+		out = append(out, NamedModule{"q_norm", a.QNorm}, NamedModule{"k_norm", a.KNorm})
+	}
+	return out
+}
+
+// NamedChildren returns gate_proj, up_proj and down_proj.
+func (m *GatedMLP) NamedChildren() []NamedModule {
+	return []NamedModule{{"gate_proj", m.GateProj}, {"up_proj", m.UpProj}, {"down_proj", m.DownProj}}
+}
