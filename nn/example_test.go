@@ -194,7 +194,7 @@ func ExampleContainer_moduleList() {
 		Layers       nn.ModuleList
 	}
 	m := &Net{Embed: nn.NewLinear(3, 8, true), Layers: nn.ModuleList{nn.NewLinear(8, 8, true), nn.NewLinear(8, 8, false)}}
-	m.Container = nn.Container{nn.Named("embed", m.Embed), nn.Named("layers", m.Layers)}
+	m.Container = nn.NewContainer(m, nn.Named("embed", m.Embed), nn.Named("layers", m.Layers)) // a field left out panics here
 	for _, p := range m.NamedParameters() {
 		fmt.Println(p.Name, p.Param.Shape())
 	}
