@@ -23,7 +23,7 @@ var _ Module = (*Dropout)(nil)
 // NewDropout returns a Dropout layer in training mode. It panics unless
 // 0 ≤ p ≤ 1.
 func NewDropout(p float32) *Dropout {
-	if p < 0 || p > 1 {
+	if !(p >= 0 && p <= 1) { // NaN too
 		panic(&tensor.Error{Pkg: "nn", Op: "NewDropout", Msg: fmt.Sprintf("probability has to be between 0 and 1, got %v", p)})
 	}
 	return &Dropout{P: p, Training: true}

@@ -1,9 +1,11 @@
 package nn
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/wickml/wick/autograd"
@@ -75,6 +77,63 @@ func (c GPTConfig) Validate() error {
 	return nil
 }
 
+// NumParams returns the number of parameters of a GPT of c (lm_head's
+// weight, tied to the token embedding, counted once), computed from the
+// sizes alone, without building anything; math.MaxInt64 when the count
+// does not fit in an int64. c's sizes must not be negative.
+func (c GPTConfig) NumParams() int64 {
+	n := c.numParams()
+	if n >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(n)
+}
+
+// numParams is NumParams in float64, exact below 2^53.
+func (c GPTConfig) numParams() float64 {
+	v, t, l, e := float64(c.VocabSize), float64(c.BlockSize), float64(c.NLayer), float64(c.NEmbd)
+	perLayer := 12*e*e + 2*e // the four Linear weights and the two LayerNorm weights
+	lnF := e
+	if c.Bias {
+		perLayer += 11 * e // Linear biases 3C+C+4C+C, LayerNorm biases 2C
+		lnF += e
+	}
+	return v*e + t*e + l*perLayer + lnF
+}
+
+// checkSize returns an error when the float32 parameters of a GPT of c
+// would exceed tensor.MaxAllocBytes (the machine's memory by default,
+// train's --max_memory when given): the budget that the loaders and
+// NewGPT check before they allocate the model. The message names c's
+// sizes and the bytes.
+func (c GPTConfig) checkSize() error {
+	bytes := 4 * c.numParams()
+	limit := tensor.MaxAllocBytes()
+	if bytes <= float64(limit) {
+		return nil
+	}
+	return fmt.Errorf("%w: a GPT of vocab_size %d, block_size %d, n_layer %d, n_head %d, n_embd %d has %.4g parameters, %s as float32, above the allocation limit of %s (tensor.MaxAllocBytes: the machine's memory unless set lower, as train's --max_memory does)",
+		ErrTooLarge, c.VocabSize, c.BlockSize, c.NLayer, c.NHead, c.NEmbd, c.numParams(), formatBytes(bytes), formatBytes(float64(limit)))
+}
+
+// ErrTooLarge is wrapped by the errors of loaders about a model or a
+// tensor that would need more memory than tensor.MaxAllocBytes allows.
+var ErrTooLarge = errors.New("too large for the memory budget")
+
+// formatBytes writes b with a binary unit: "4 TiB", "1.5 GiB".
+func formatBytes(b float64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	v, u := b, 0
+	for v >= 1024 && u < len(units)-1 {
+		v /= 1024
+		u++
+	}
+	if v >= 1024 {
+		return strconv.FormatFloat(b, 'g', 4, 64) + " bytes"
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64) + " " + units[u]
+}
+
 // GPT is nanoGPT's decoder-only transformer: token and position embeddings,
 // NLayer pre-LayerNorm blocks, a final LayerNorm and a language-model head
 // whose weight is the token embedding (weight tying). Parameter names,
@@ -101,7 +160,9 @@ var _ Module = (*GPT)(nil)
 // weights normal with std 0.02, the residual projections (c_proj.weight)
 // with std 0.02/√(2·NLayer), biases zero, LayerNorm weights one. Random
 // numbers come from the global generator (tensor.ManualSeed). The model
-// starts in training mode. NewGPT panics if cfg is invalid (see Validate).
+// starts in training mode. NewGPT panics if cfg is invalid (see Validate),
+// or if the model's float32 parameters (cfg.NumParams()·4 bytes) would
+// exceed tensor.MaxAllocBytes, before allocating anything.
 func NewGPT(cfg GPTConfig) *GPT { return NewGPTWith(cfg, nil) }
 
 // NewGPTWith is NewGPT with every random number of the model drawn from gen
@@ -110,11 +171,14 @@ func NewGPT(cfg GPTConfig) *GPT { return NewGPTWith(cfg, nil) }
 // SetDropoutGenerator). NewGPTWith(cfg, tensor.NewGenerator(s)) builds the
 // same weights as tensor.ManualSeed(s) followed by NewGPT(cfg), without
 // touching the global generator, so goroutines can build models at once
-// and each get the weights it would get alone. NewGPTWith panics if cfg is
-// invalid (see Validate).
+// and each get the weights it would get alone. NewGPTWith panics like
+// NewGPT.
 func NewGPTWith(cfg GPTConfig, gen *tensor.Generator) *GPT {
 	if err := cfg.Validate(); err != nil {
 		panic(&tensor.Error{Pkg: "nn", Op: "NewGPT", Msg: strings.TrimPrefix(err.Error(), "nn: ")})
+	}
+	if err := cfg.checkSize(); err != nil {
+		panic(&tensor.Error{Pkg: "nn", Op: "NewGPT", Msg: err.Error()})
 	}
 	g := &GPT{
 		Config: cfg,
@@ -166,6 +230,9 @@ func (g *GPT) hidden(idx *tensor.Tensor) *tensor.Tensor {
 		panic(&tensor.Error{Pkg: "nn", Op: "GPT.Forward", Msg: fmt.Sprintf("expected int64 token indices [B, T], got %s tensor of shape %v", idx.DType(), idx.Shape())})
 	}
 	t := idx.Size(1)
+	if t == 0 {
+		panic(&tensor.Error{Pkg: "nn", Op: "GPT.Forward", Msg: fmt.Sprintf("expected int64 token indices [B, T] with T ≥ 1, got an empty sequence, shape %v", idx.Shape())})
+	}
 	if t > g.Config.BlockSize {
 		panic(&tensor.Error{Pkg: "nn", Op: "GPT.Forward", Msg: fmt.Sprintf("cannot forward sequence of length %d, block size is only %d", t, g.Config.BlockSize)})
 	}
@@ -188,7 +255,7 @@ func (g *GPT) hidden(idx *tensor.Tensor) *tensor.Tensor {
 // Forward returns the logits [B, T, VocabSize] for the Int64 tokens idx
 // [B, T] (T ≤ BlockSize). Unlike nanoGPT's forward without targets, it
 // returns the logits of every position. Forward panics if idx is not an
-// Int64 tensor [B, T] with T ≤ BlockSize, or holds a token outside
+// Int64 tensor [B, T] with 1 ≤ T ≤ BlockSize, or holds a token outside
 // [0, VocabSize).
 func (g *GPT) Forward(idx *tensor.Tensor) *tensor.Tensor {
 	return g.LmHead.Forward(g.hidden(idx))

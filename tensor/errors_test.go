@@ -2,6 +2,8 @@ package tensor_test
 
 import (
 	"errors"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -33,6 +35,10 @@ func TestBadInput(t *testing.T) {
 			func() { tensor.Zeros(2, 2, 3).MatMul(tensor.Zeros(3, 3, 5)) }},
 		{"MatMul 0-d", "MatMul", []string{"[]", "[3]"},
 			func() { tensor.Scalar(1).MatMul(tensor.Zeros(3)) }},
+		{"BackwardWith nil", "BackwardWith", []string{"gradient is nil", "[2 3]"},
+			func() { tensor.Zeros(2, 3).RequiresGrad().MulScalar(2).BackwardWith(nil) }},
+		{"Dropout NaN", "Dropout", []string{"between 0 and 1", "NaN"},
+			func() { tensor.Zeros(2, 3).Dropout(float32(math.NaN()), true) }},
 		{"Reshape size", "Reshape", []string{"[4 2]", "size 6", "[2 3]"},
 			func() { tensor.Zeros(2, 3).Reshape(4, 2) }},
 		{"Reshape -1 size", "Reshape", []string{"[4 -1]", "size 6"},
@@ -240,5 +246,24 @@ func TestNoGradRecordsNothing(t *testing.T) {
 	err := tensor.Catch(func() { y.Backward() })
 	if err == nil || !strings.Contains(err.Error(), "does not require grad") {
 		t.Fatalf("Backward on a NoGrad result: %v", err)
+	}
+}
+
+// TestMatMulEmpty: products with an empty dimension give PyTorch's
+// results (an empty tensor, or zeros when the inner dimension is empty)
+// and gradients, instead of indexing past the empty operands.
+func TestMatMulEmpty(t *testing.T) {
+	a, b := tensor.Zeros(1, 2, 0, 4).RequiresGrad(), tensor.Zeros(1, 2, 4, 0)
+	if got := a.MatMul(b).Shape(); !slices.Equal(got, []int{1, 2, 0, 0}) {
+		t.Errorf("[1 2 0 4]·[1 2 4 0] has shape %v", got)
+	}
+	x, y := tensor.Ones(3, 0).RequiresGrad(), tensor.Ones(0, 2).RequiresGrad()
+	z := x.MatMul(y)
+	if !slices.Equal(z.Shape(), []int{3, 2}) || !slices.Equal(z.Float32s(), make([]float32, 6)) {
+		t.Errorf("[3 0]·[0 2] = %v, want zeros [3 2]", z)
+	}
+	z.Sum().Backward()
+	if !slices.Equal(x.Grad().Shape(), []int{3, 0}) || !slices.Equal(y.Grad().Shape(), []int{0, 2}) {
+		t.Errorf("gradients of shapes %v and %v", x.Grad().Shape(), y.Grad().Shape())
 	}
 }

@@ -92,6 +92,9 @@ func (t *Tensor) Backward() {
 // BackwardWith runs the backward pass seeded with grad, which must have t's
 // shape.
 func (t *Tensor) BackwardWith(grad *Tensor) {
+	if grad == nil {
+		panicf("BackwardWith", "the gradient is nil; pass a tensor of the output's shape %v (or call Backward on a scalar)", t.layout.Shape)
+	}
 	if !t.requiresGrad {
 		panicf("Backward", "tensor of shape %v does not require grad and has no grad_fn", t.layout.Shape)
 	}

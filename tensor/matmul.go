@@ -65,7 +65,13 @@ func matmul(a, b *Tensor, origA, origB []int) *Tensor {
 	al, _ := a.layout.broadcastTo(append(cloneInts(batch), m, k))
 	bl, _ := b.layout.broadcastTo(append(cloneInts(batch), k, n))
 	out := emptyOut("MatMul", a.backend, Float32, append(cloneInts(batch), m, n))
-	a.backend.MatMul(out.storage, a.storage, al, b.storage, bl)
+	switch {
+	case out.Numel() == 0: // nothing to compute (a [1, 0] sequence's attention)
+	case k == 0: // sums of no products, as in PyTorch
+		a.backend.Fill(out.storage, out.layout, 0)
+	default:
+		a.backend.MatMul(out.storage, a.storage, al, b.storage, bl)
+	}
 	record("MatMul", out, []*Tensor{a, b}, func(g *Tensor) {
 		// an operand stored transposed (Linear's Wᵀ) gets its gradient
 		// computed transposed, (Bᵀ·Gᵀ)ᵀ for a and (Gᵀ·A)ᵀ for b: the

@@ -123,7 +123,7 @@ func storageOrNil(t *Tensor) Storage {
 // Dropout zeroes each element with probability p and scales the rest by
 // 1/(1−p) when training is set; otherwise it returns t. The mask comes from
 // the global generator (see DropoutWith). It panics if t is not Float32 or
-// p is outside [0, 1].
+// p is outside [0, 1] (or NaN).
 func (t *Tensor) Dropout(p float32, training bool) *Tensor { return t.DropoutWith(p, training, nil) }
 
 // DropoutWith is Dropout with the mask drawn from gen (the global generator
@@ -132,7 +132,7 @@ func (t *Tensor) Dropout(p float32, training bool) *Tensor { return t.DropoutWit
 // number per element, all under one lock.
 func (t *Tensor) DropoutWith(p float32, training bool, gen *Generator) *Tensor {
 	mustFloat("Dropout", t)
-	if p < 0 || p > 1 {
+	if !(p >= 0 && p <= 1) { // NaN too
 		panicf("Dropout", "probability has to be between 0 and 1, but got %v", p)
 	}
 	if !training || p == 0 {

@@ -302,24 +302,58 @@ func sampleWindows(text []byte, total, n int) [][]byte {
 	return out
 }
 
+// Bounds on a BPE that newBPE checks before it builds anything, so that a
+// few merges that double a token's length at every step (a 1 KB
+// definition standing for gigabytes) are refused: no token TrainBPE makes
+// is longer than the text it learns from (BPETrainBytes), and the bytes of
+// all tokens together stay far below what a vocabulary of 65536 ids
+// trained on that text holds.
+const (
+	// MaxBPETokenBytes bounds the bytes one BPE token stands for.
+	MaxBPETokenBytes = BPETrainBytes
+	// MaxBPETotalBytes bounds the bytes of all tokens of a BPE together.
+	MaxBPETotalBytes = 64 << 20
+)
+
+// newBPE checks merges and builds the BPE. Every merge must join two ids
+// defined before it, appear once, and make a token of at most
+// MaxBPETokenBytes; the tokens together may stand for at most
+// MaxBPETotalBytes. The lengths are checked from the merges alone, before
+// any token's bytes are built.
 func newBPE(merges [][2]int) (*BPE, error) {
-	b := &BPE{merges: merges, rank: make(map[[2]int]int, len(merges)), bytes: make([][]byte, 256, 256+len(merges))}
-	for i := range 256 {
-		b.bytes[i] = []byte{byte(i)}
+	if n := 256 + len(merges); n > 1<<16 {
+		return nil, fmt.Errorf("tokenizer: bpe vocabulary of %d ids is too large (at most 65536)", n)
 	}
+	lens := make([]int64, 256, 256+len(merges))
+	for i := range lens {
+		lens[i] = 1
+	}
+	total := int64(256)
 	for i, m := range merges {
 		id := 256 + i
 		if m[0] < 0 || m[1] < 0 || m[0] >= id || m[1] >= id {
 			return nil, fmt.Errorf("tokenizer: bpe merge %d (%d, %d) refers to an undefined id", i, m[0], m[1])
 		}
+		n := lens[m[0]] + lens[m[1]]
+		if n > MaxBPETokenBytes {
+			return nil, fmt.Errorf("tokenizer: bpe merge %d (%d, %d) makes a token of %d bytes, more than the %d a token may have (a corrupt or hostile tokenizer definition)", i, m[0], m[1], n, MaxBPETokenBytes)
+		}
+		total += n
+		if total > MaxBPETotalBytes {
+			return nil, fmt.Errorf("tokenizer: bpe merges 0 to %d make tokens of %d bytes in all, more than the %d a vocabulary may have (a corrupt or hostile tokenizer definition)", i, total, MaxBPETotalBytes)
+		}
+		lens = append(lens, n)
+	}
+	b := &BPE{merges: merges, rank: make(map[[2]int]int, len(merges)), bytes: make([][]byte, 256, 256+len(merges))}
+	for i := range 256 {
+		b.bytes[i] = []byte{byte(i)}
+	}
+	for i, m := range merges {
 		if _, dup := b.rank[m]; dup {
 			return nil, fmt.Errorf("tokenizer: bpe merge %d (%d, %d) is repeated", i, m[0], m[1])
 		}
 		b.rank[m] = i
 		b.bytes = append(b.bytes, append(slices.Clip(b.bytes[m[0]]), b.bytes[m[1]]...))
-	}
-	if len(b.bytes) > 1<<16 {
-		return nil, fmt.Errorf("tokenizer: bpe vocabulary of %d ids is too large", len(b.bytes))
 	}
 	return b, nil
 }

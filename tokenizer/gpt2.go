@@ -11,6 +11,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/wickml/wick/internal/boundedread"
 	"github.com/wickml/wick/tokenizer/internal/gpt2vocab"
 )
 
@@ -31,8 +32,12 @@ type GPT2 struct {
 	// byteID is the id of each single-byte token.
 	byteID [256]int32
 	// pairs maps two tokens x, y whose concatenation xy is a merged token
-	// to xy's rank and id.
+	// of at most pairSplitMax bytes to xy's rank and id; pair looks longer
+	// ones up in encoder and rankOf.
 	pairs map[uint64]merged
+	// rankOf is the rank of each id that a merge makes (noRank for the
+	// others).
+	rankOf []int32
 	// specials are the tokens that are neither bytes nor merges
 	// (<|endoftext|>): found in the text as they are, never merged.
 	specials []special
@@ -46,19 +51,35 @@ type special struct {
 
 var _ Tokenizer = (*GPT2)(nil)
 
+// MaxGPT2FileBytes bounds each file LoadGPT2 reads (GPT-2's are 1 MB and
+// 456 KB, a vocabulary of 150,000 tokens 3 MB): a larger file is refused
+// before it is read.
+const MaxGPT2FileBytes = 32 << 20
+
+// MaxSpecialTokens bounds the tokens of a GPT-2 vocabulary that no merge
+// makes (GPT-2 has one, <|endoftext|>).
+const MaxSpecialTokens = 1024
+
 // LoadGPT2 reads GPT-2's tokenizer from dir, which holds either Hugging
 // Face's vocab.json and merges.txt or OpenAI's encoder.json and vocab.bpe
-// (the same content under other names). Errors name the file at fault.
+// (the same content under other names). Errors name the file at fault,
+// and the line for a merges file: each file is at most MaxGPT2FileBytes;
+// every merge joins two tokens of the vocabulary made before it into a
+// token of the vocabulary; and every token of the vocabulary is a byte,
+// made by a merge, or a special token written like one (<|endoftext|>,
+// <s>, [CLS]), at most MaxSpecialTokens of those, so that a truncated or
+// empty merges file is an error naming its last line. Loading takes time
+// and memory linear in the files' size.
 func LoadGPT2(dir string) (*GPT2, error) {
 	vocabPath, mergesPath, err := findGPT2Files(dir)
 	if err != nil {
 		return nil, err
 	}
-	vb, err := os.ReadFile(vocabPath)
+	vb, err := boundedread.ReadFile(vocabPath, MaxGPT2FileBytes, "a tokenizer's vocabulary")
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
-	mb, err := os.ReadFile(mergesPath)
+	mb, err := boundedread.ReadFile(mergesPath, MaxGPT2FileBytes, "a tokenizer's merges")
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
@@ -113,11 +134,20 @@ func parseGPT2(vocabFile, mergesFile []byte, vocabName, mergesName string) (*GPT
 	if err := json.Unmarshal(vocabFile, &vocab); err != nil {
 		return nil, fmt.Errorf("tokenizer: %s: not a JSON object of token ids: %w", vocabName, err)
 	}
-	merges, err := parseMerges(string(mergesFile), mergesName)
+	merges, lines, err := parseMerges(string(mergesFile), mergesName)
 	if err != nil {
 		return nil, err
 	}
-	return newGPT2(vocab, merges, vocabName, mergesName)
+	where := func(i int) string {
+		if i < 0 { // the end of the file
+			if len(lines) == 0 {
+				return mergesName + " (which holds no merges)"
+			}
+			return fmt.Sprintf("%s (whose last merge is line %d)", mergesName, lines[len(lines)-1])
+		}
+		return fmt.Sprintf("%s line %d", mergesName, lines[i])
+	}
+	return newGPT2(vocab, merges, vocabName, where)
 }
 
 // findGPT2Files returns the paths of the vocabulary and merges files in dir.
@@ -146,32 +176,53 @@ func findGPT2Files(dir string) (vocab, merges string, err error) {
 }
 
 // parseMerges returns the merges of a merges file ("#version" line, then
-// one "left right" pair per line, in rank order).
-func parseMerges(text, name string) ([]string, error) {
+// one "left right" pair per line, in rank order) and the line number of
+// each.
+func parseMerges(text, name string) ([]string, []int, error) {
 	var merges []string
+	var lines []int
 	for i, line := range strings.Split(text, "\n") {
 		line = strings.TrimSuffix(line, "\r")
 		if line == "" || i == 0 && strings.HasPrefix(line, "#version") {
 			continue
 		}
 		if strings.Count(line, " ") != 1 || line[0] == ' ' || line[len(line)-1] == ' ' {
-			return nil, fmt.Errorf("tokenizer: %s line %d: %q is not two tokens separated by a space", name, i+1, line)
+			return nil, nil, fmt.Errorf("tokenizer: %s line %d: %q is not two tokens separated by a space", name, i+1, line)
 		}
 		merges = append(merges, line)
+		lines = append(lines, i+1)
 	}
-	return merges, nil
+	return merges, lines, nil
+}
+
+// pairSplitMax is the length up to which newGPT2 lists every split of a
+// merged token in pairs; pair finds the splits of longer ones through
+// encoder. Listing them all costs the square of a token's length, which a
+// vocabulary of long merge chains (a, aa, aaa, …) makes quadratic in the
+// file's size.
+const pairSplitMax = 64
+
+// looksSpecial reports whether tok, a token no merge makes, is written
+// like a special token: <…> or […], as GPT-2's <|endoftext|>, RoBERTa's
+// <s> or BERT's [CLS].
+func looksSpecial(tok string) bool {
+	return len(tok) >= 3 && (tok[0] == '<' && tok[len(tok)-1] == '>' || tok[0] == '[' && tok[len(tok)-1] == ']')
 }
 
 // newGPT2 builds the tokenizer from the contents of the vocabulary file
-// (token → id) and of the merges file; the names are for error messages.
-func newGPT2(vocab map[string]int, merges []string, vocabName, mergesName string) (*GPT2, error) {
+// (token → id) and of the merges file; vocabName and where (merge i's
+// place in its file, or the file's end for i < 0) are for error messages.
+func newGPT2(vocab map[string]int, merges []string, vocabName string, where func(i int) string) (*GPT2, error) {
 	n := len(vocab)
 	g := &GPT2{
 		merges:  merges,
 		encoder: make(map[string]int32, n),
 		decoder: make([][]byte, n),
-		pairs:   make(map[uint64]merged, 6*len(merges)),
+		rankOf:  make([]int32, n),
 		cache:   newWordCache(),
+	}
+	for i := range g.rankOf {
+		g.rankOf[i] = noRank
 	}
 	for tok, id := range vocab {
 		if id < 0 || id >= n {
@@ -194,50 +245,61 @@ func newGPT2(vocab map[string]int, merges []string, vocabName, mergesName string
 		g.byteID[c] = int32(id)
 		g.encoder[string([]byte{byte(c)})] = int32(id)
 	}
-	rank := map[string]int32{}
+	var short []string // the merged tokens of at most pairSplitMax bytes
 	for i, m := range merges {
 		left, right, ok := strings.Cut(m, " ")
 		if !ok || left == "" || right == "" || strings.Contains(right, " ") {
-			return nil, fmt.Errorf("tokenizer: %s: merge %d (%q) is not two tokens separated by a space", mergesName, i, m)
+			return nil, fmt.Errorf("tokenizer: %s: %q is not two tokens separated by a space", where(i), m)
 		}
 		l, okl := unmapBytes(left)
 		r, okr := unmapBytes(right)
 		if !okl || !okr {
-			return nil, fmt.Errorf("tokenizer: %s: merge %d (%q) is not in GPT-2's byte-level form", mergesName, i, m)
+			return nil, fmt.Errorf("tokenizer: %s: merge %q is not in GPT-2's byte-level form", where(i), m)
 		}
 		if _, ok := g.encoder[string(l)]; !ok {
-			return nil, fmt.Errorf("tokenizer: %s: merge %d (%q) uses %q before any merge makes it", mergesName, i, m, left)
+			return nil, fmt.Errorf("tokenizer: %s: merge %q uses %q before any merge makes it", where(i), m, left)
 		}
 		if _, ok := g.encoder[string(r)]; !ok {
-			return nil, fmt.Errorf("tokenizer: %s: merge %d (%q) uses %q before any merge makes it", mergesName, i, m, right)
+			return nil, fmt.Errorf("tokenizer: %s: merge %q uses %q before any merge makes it", where(i), m, right)
 		}
 		tok := left + right
 		id, ok := vocab[tok]
 		if !ok {
-			return nil, fmt.Errorf("tokenizer: %s: merge %d (%q) makes %q, which %s does not have", mergesName, i, m, tok, vocabName)
+			return nil, fmt.Errorf("tokenizer: %s: merge %q makes %q, which %s does not have", where(i), m, tok, vocabName)
 		}
 		b := string(l) + string(r)
 		if _, dup := g.encoder[b]; dup {
-			return nil, fmt.Errorf("tokenizer: %s: merge %d (%q) makes %q a second time", mergesName, i, m, tok)
+			return nil, fmt.Errorf("tokenizer: %s: merge %q makes %q a second time", where(i), m, tok)
 		}
 		g.encoder[b] = int32(id)
-		rank[b] = int32(256 + i)
+		g.rankOf[id] = int32(256 + i)
+		if len(b) <= pairSplitMax {
+			short = append(short, b)
+		}
+	}
+	for id, b := range g.decoder {
+		if _, ok := g.encoder[string(b)]; !ok {
+			tok := mapBytes(b)
+			if !looksSpecial(tok) {
+				return nil, fmt.Errorf("tokenizer: %s: token %q (id %d) of %s is made by no merge, and is not written like a special token (<…> or […]): the merges file is truncated or belongs to another vocabulary", where(-1), tok, id, vocabName)
+			}
+			if len(g.specials) == MaxSpecialTokens {
+				return nil, fmt.Errorf("tokenizer: %s: more than %d tokens of %s are made by no merge (special tokens)", where(-1), MaxSpecialTokens, vocabName)
+			}
+			g.specials = append(g.specials, special{text: string(b), id: id})
+		}
 	}
 	// Every split of a merged token into two tokens is a pair that merges
 	// into it (tiktoken ranks the concatenated bytes, not the merge line).
-	for b, r := range rank {
+	g.pairs = make(map[uint64]merged, 4*len(short))
+	for _, b := range short {
 		id := g.encoder[b]
 		for k := 1; k < len(b); k++ {
 			l, okl := g.encoder[b[:k]]
 			rr, okr := g.encoder[b[k:]]
 			if okl && okr {
-				g.pairs[pairKey(l, rr)] = merged{rank: r, id: id}
+				g.pairs[pairKey(l, rr)] = merged{rank: g.rankOf[id], id: id}
 			}
-		}
-	}
-	for id, b := range g.decoder {
-		if _, ok := g.encoder[string(b)]; !ok {
-			g.specials = append(g.specials, special{text: string(b), id: id})
 		}
 	}
 	return g, nil
@@ -367,5 +429,11 @@ func unmarshalGPT2(b []byte) (*GPT2, error) {
 	if len(j.Vocab) == 0 {
 		return nil, errors.New("tokenizer: gpt2: the saved vocabulary is empty")
 	}
-	return newGPT2(j.Vocab, j.Merges, "saved vocab", "saved merges")
+	where := func(i int) string {
+		if i < 0 {
+			return fmt.Sprintf("saved merges (%d of them)", len(j.Merges))
+		}
+		return fmt.Sprintf("saved merge %d", i)
+	}
+	return newGPT2(j.Vocab, j.Merges, "saved vocab", where)
 }

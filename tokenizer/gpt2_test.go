@@ -344,7 +344,7 @@ func TestLoadGPT2Errors(t *testing.T) {
 		{"bad json", map[string]string{"encoder.json": "[1,2", "vocab.bpe": "#version: 0.2\n"}, "encoder.json: not a JSON object"},
 		{"missing byte", map[string]string{"vocab.json": `{"a": 0}`, "merges.txt": ""}, "vocab.json: byte 0x00 ('Ā') has no token"},
 		{"bad merge line", map[string]string{"vocab.json": vocabJSON(nil), "merges.txt": "#version: 0.2\na b c\n"}, "merges.txt line 2"},
-		{"merge not in vocab", map[string]string{"vocab.json": vocabJSON(nil), "merges.txt": "#version: 0.2\na b\n"}, "merges.txt: merge 0 (\"a b\") makes \"ab\", which"},
+		{"merge not in vocab", map[string]string{"vocab.json": vocabJSON(nil), "merges.txt": "#version: 0.2\na b\n"}, "merges.txt line 2: merge \"a b\" makes \"ab\", which"},
 		{"merge of unknown", map[string]string{"vocab.json": vocabJSON(map[string]int{"ab": 256}), "merges.txt": "ab c\n"}, "uses \"ab\" before"},
 		{"id out of range", map[string]string{"vocab.json": vocabJSON(map[string]int{"ab": 999}), "merges.txt": "a b\n"}, "id 999 of \"ab\" is out of range"},
 		{"not byte level", map[string]string{"vocab.json": vocabJSON(map[string]int{"a\u4e00": 256}), "merges.txt": ""}, "is not in GPT-2's byte-level form"},
@@ -395,7 +395,7 @@ func TestMarshalUnmarshal(t *testing.T) {
 	if broken == string(b) {
 		t.Fatal("the saved form does not start its merges with \"Ġ t\"")
 	}
-	if _, err := tokenizer.Unmarshal([]byte(broken)); err == nil || !strings.Contains(err.Error(), `saved merges: merge 0 ("Ġt") is not two tokens`) {
+	if _, err := tokenizer.Unmarshal([]byte(broken)); err == nil || !strings.Contains(err.Error(), `saved merge 0: "Ġt" is not two tokens`) {
 		t.Errorf("Unmarshal with a broken merge: error %v", err)
 	}
 	for _, bad := range []string{`[`, `{}`, `{"kind":"rot13"}`, `{"kind":"gpt2"}`, `{"kind":"gpt2","vocab":{"a":0},"merges":[]}`, `{"kind":"gpt2","vocab":{"a":0},"merges":["ab"]}`} {

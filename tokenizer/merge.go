@@ -20,6 +20,21 @@ func (g *GPT2) pair(a, b int32) (int32, int32) {
 	if m, ok := g.pairs[pairKey(a, b)]; ok {
 		return m.rank, m.id
 	}
+	if da, db := g.decoder[a], g.decoder[b]; len(da)+len(db) > pairSplitMax {
+		return g.longPair(da, db)
+	}
+	return noRank, -1
+}
+
+// longPair is pair for two parts of more than pairSplitMax bytes together,
+// whose splits newGPT2 does not list: the token of their concatenation,
+// looked up by its bytes.
+func (g *GPT2) longPair(a, b []byte) (int32, int32) {
+	var buf [2 * pairSplitMax]byte
+	k := append(append(buf[:0], a...), b...)
+	if id, ok := g.encoder[string(k)]; ok && g.rankOf[id] != noRank {
+		return g.rankOf[id], id
+	}
 	return noRank, -1
 }
 
