@@ -178,6 +178,9 @@ func newLlamaZeros(cfg LlamaConfig) *Llama {
 	if err := cfg.Validate(); err != nil {
 		panic(&tensor.Error{Pkg: "nn", Op: "NewLlama", Msg: strings.TrimPrefix(err.Error(), "nn: ")})
 	}
+	if err := cfg.checkSize(); err != nil {
+		panic(&tensor.Error{Pkg: "nn", Op: "NewLlama", Msg: err.Error()})
+	}
 	z := func(shape ...int) *tensor.Tensor { return tensor.Zeros(shape...).RequiresGrad() }
 	linear := func(in, out int, bias bool) *Linear {
 		l := &Linear{Weight: z(out, in), In: in, Out: out}

@@ -112,10 +112,9 @@ func TestLoRAWickFixture(t *testing.T) {
 	if _, err := nn.LoadAdapter(dir, m2); err != nil {
 		t.Fatal(err)
 	}
-	if got := m2.Forward(get(t, want, "idx")).Float32s(); !slices.Equal(got, get(t, want, "logits").Float32s()) {
-		t.Error("the fixture's logits differ from Wick's")
-	}
-	if !slices.Equal(logits.Float32s(), get(t, want, "logits").Float32s()) {
-		t.Error("the adapter built afresh gives other logits than the fixture's")
-	}
+	// within the modules' tolerance, not bit for bit: the fixture's logits
+	// were computed on one CPU path, and the suite runs on every path
+	// (WICK_CPU=avx2, purego), whose sums round differently.
+	approx.EqualTensor(t, "the fixture adapter's logits", m2.Forward(get(t, want, "idx")), get(t, want, "logits"), 1e-4, 1e-5)
+	approx.EqualTensor(t, "the adapter built afresh's logits", logits, get(t, want, "logits"), 1e-4, 1e-5)
 }

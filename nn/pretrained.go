@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/wickml/wick/internal/boundedread"
 	"github.com/wickml/wick/safetensors"
 	"github.com/wickml/wick/tensor"
 )
@@ -111,7 +111,7 @@ type hfConfig struct {
 
 // readHFConfig reads and checks config.json at path.
 func readHFConfig(path string) (GPTConfig, error) {
-	b, err := os.ReadFile(path)
+	b, err := boundedread.ReadFile(path, maxConfigBytes, "a model's config.json")
 	if err != nil {
 		return GPTConfig{}, err // an *fs.PathError naming path
 	}
@@ -173,6 +173,9 @@ func readHFConfig(path string) (GPTConfig, error) {
 	}
 	if len(errs) > 0 {
 		return GPTConfig{}, problemList(errs)
+	}
+	if err := cfg.checkSize(); err != nil { // before anything is built or read
+		return GPTConfig{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return cfg, nil
 }

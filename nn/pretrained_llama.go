@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/wickml/wick/internal/atomicfile"
+	"github.com/wickml/wick/internal/boundedread"
 	"github.com/wickml/wick/safetensors"
 	"github.com/wickml/wick/tensor"
 )
@@ -78,7 +79,7 @@ func ReadModelType(dir string) (string, error) {
 
 // readModelType returns config.json's model_type ("" when absent).
 func readModelType(path string) (string, error) {
-	b, err := os.ReadFile(path)
+	b, err := boundedread.ReadFile(path, maxConfigBytes, "a model's config.json")
 	if err != nil {
 		return "", err
 	}
@@ -177,7 +178,7 @@ type hfLlamaConfig struct {
 // readLlamaConfig reads and checks the config.json of a Llama-family
 // model at path.
 func readLlamaConfig(path string) (LlamaConfig, error) {
-	b, err := os.ReadFile(path)
+	b, err := boundedread.ReadFile(path, maxConfigBytes, "a model's config.json")
 	if err != nil {
 		return LlamaConfig{}, err
 	}
@@ -349,6 +350,9 @@ func readLlamaConfig(path string) (LlamaConfig, error) {
 	}
 	if err := cfg.Validate(); err != nil { // what the checks above missed
 		return LlamaConfig{}, fmt.Errorf("%s: %w: %v", path, ErrBadConfig, strings.TrimPrefix(err.Error(), "nn: invalid LlamaConfig: "))
+	}
+	if err := cfg.checkSize(); err != nil { // before anything is built or read
+		return LlamaConfig{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return cfg, nil
 }

@@ -158,6 +158,9 @@ func readCheckpoint(path string, withOptimizer bool) (*Checkpoint, error) {
 		if err := llamaCheckpointShapes(h.Entries, lc); err != nil {
 			return nil, corrupt("%v", err)
 		}
+		if err := lc.checkSize(); err != nil { // the tensors the file declares, before they are read
+			return nil, fmt.Errorf("nn: checkpoint %s: %w", path, err)
+		}
 		sd, err := readEntries(path, h.Entries, h.DataStart, withOptimizer)
 		if err != nil {
 			return nil, fmt.Errorf("nn: checkpoint %s is corrupt or unreadable: %w", path, err)
@@ -181,6 +184,9 @@ func readCheckpoint(path string, withOptimizer bool) (*Checkpoint, error) {
 	}
 	if err := checkpointShapes(h.Entries, cfg); err != nil {
 		return nil, corrupt("%v", err)
+	}
+	if err := cfg.checkSize(); err != nil { // the tensors the file declares, before they are read
+		return nil, fmt.Errorf("nn: checkpoint %s: %w", path, err)
 	}
 	sd, err := readEntries(path, h.Entries, h.DataStart, withOptimizer)
 	if err != nil {

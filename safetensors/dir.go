@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/wickml/wick/internal/boundedread"
 )
 
 // The weight files of a Hugging Face model directory.
@@ -15,6 +17,10 @@ const (
 	WeightsFile = "model.safetensors"
 	IndexFile   = "model.safetensors.index.json"
 )
+
+// maxIndexBytes bounds model.safetensors.index.json (the largest models'
+// are a few MB: one line per tensor).
+const maxIndexBytes = 64 << 20
 
 // ModelFiles returns the safetensors files of the Hugging Face model in
 // dir: model.safetensors, or else the shards that
@@ -28,7 +34,7 @@ func ModelFiles(dir string) ([]string, map[string]string, error) {
 		return []string{single}, nil, nil
 	}
 	indexPath := filepath.Join(dir, IndexFile)
-	b, err := os.ReadFile(indexPath)
+	b, err := boundedread.ReadFile(indexPath, maxIndexBytes, "a safetensors index")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("%s: neither %s nor %s is there (Wick reads the safetensors format, not pytorch_model.bin): %w", dir, WeightsFile, IndexFile, fs.ErrNotExist)
 	}
