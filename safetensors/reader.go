@@ -42,10 +42,11 @@ type Reader struct {
 func NewReader() *Reader { return NewReaderSize(DefaultChunkBytes) }
 
 // NewReaderSize returns a Reader whose reads are of about chunkBytes
-// (at least one element or row). It panics if chunkBytes is not positive.
+// (at least one element or row). It panics with a *UsageError if
+// chunkBytes is not positive.
 func NewReaderSize(chunkBytes int) *Reader {
 	if chunkBytes <= 0 {
-		panic(fmt.Sprintf("safetensors: NewReaderSize: chunk size must be positive, got %d", chunkBytes))
+		panic(&UsageError{Op: "NewReaderSize", Msg: fmt.Sprintf("chunk size must be positive, got %d", chunkBytes)})
 	}
 	return &Reader{chunk: chunkBytes, files: map[string]*os.File{}, raw: make([]byte, chunkBytes), vals: make([]float32, max(chunkBytes/2, 1))}
 }
@@ -166,7 +167,8 @@ func (r *Reader) FirstDifference(a, b Ref) (int, float32, float32, error) {
 }
 
 // Decode converts the little-endian F32, F16 or BF16 values in raw to
-// dst (len(dst) elements). It panics for another dtype.
+// dst (len(dst) elements). It panics with a *UsageError for another
+// dtype.
 func Decode(dst []float32, raw []byte, dtype string) {
 	switch dtype {
 	case "F32":
@@ -182,7 +184,7 @@ func Decode(dst []float32, raw []byte, dtype string) {
 			dst[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(raw[2*i:])) << 16)
 		}
 	default:
-		panic("safetensors: Decode: dtype " + dtype + " is not F32, F16 or BF16")
+		panic(&UsageError{Op: "Decode", Msg: "dtype " + dtype + " is not F32, F16 or BF16 (the caller checks dtypes first)"})
 	}
 }
 

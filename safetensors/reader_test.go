@@ -58,3 +58,21 @@ func TestDecode(t *testing.T) {
 		t.Errorf("F32: %v", dst[0])
 	}
 }
+
+// TestUsagePanics: misuse panics with a *UsageError naming the function.
+func TestUsagePanics(t *testing.T) {
+	for name, f := range map[string]func(){
+		"NewReaderSize": func() { safetensors.NewReaderSize(0) },
+		"Decode":        func() { safetensors.Decode(make([]float32, 1), make([]byte, 8), "I64") },
+	} {
+		func() {
+			defer func() {
+				e, ok := recover().(*safetensors.UsageError)
+				if !ok || e.Op != name {
+					t.Errorf("%s: recovered %v, want a *UsageError of %s", name, e, name)
+				}
+			}()
+			f()
+		}()
+	}
+}
