@@ -158,55 +158,10 @@ func (m *hfBPE) appendMergedLinear(out []int, id []int32) []int {
 	return out
 }
 
-// appendMergedHeap merges a long word with a linked list of symbols and a
-// min-heap of candidate merges keyed by (rank, position), as tokenizers
-// does; entries that no longer describe two adjacent symbols are skipped.
+// appendMergedHeap merges a long word through mergeHeap, as tokenizers
+// does with its heap of candidate merges keyed by (rank, position).
 func (m *hfBPE) appendMergedHeap(out []int, id []int32) []int {
-	n := len(id)
-	next := make([]int32, n)
-	prev := make([]int32, n)
-	alive := make([]bool, n)
-	for i := range n {
-		next[i], prev[i], alive[i] = int32(i+1), int32(i-1), true
-	}
-	next[n-1] = -1
-	var h minHeap
-	push := func(i int32) {
-		if j := next[i]; j >= 0 {
-			if r, _ := m.pair(id[i], id[j]); r != noRank {
-				h.push(uint64(r)<<32 | uint64(i))
-			}
-		}
-	}
-	for i := range n - 1 {
-		push(int32(i))
-	}
-	for len(h) > 0 {
-		k := h.pop()
-		r, i := int32(k>>32), int32(uint32(k))
-		j := next[i]
-		if !alive[i] || j < 0 {
-			continue
-		}
-		cr, cid := m.pair(id[i], id[j])
-		if cr != r {
-			continue
-		}
-		id[i] = cid
-		alive[j] = false
-		next[i] = next[j]
-		if next[j] >= 0 {
-			prev[next[j]] = i
-		}
-		if p := prev[i]; p >= 0 {
-			push(p)
-		}
-		push(i)
-	}
-	for i := int32(0); i >= 0; i = next[i] {
-		out = append(out, int(id[i]))
-	}
-	return out
+	return mergeHeap(out, id, m.pair)
 }
 
 // bpeJSON is a tokenizer.json "BPE" model; Vocab and Merges are read by

@@ -90,25 +90,39 @@ func (g *GPT2) appendMerged(out []int, piece string) []int {
 	return out
 }
 
-// appendMergedHeap is appendMerged for long pieces: the parts form a linked
-// list and the candidate merges a min-heap ordered by (rank, position), so
-// each merge costs O(log n). Entries that no longer describe two adjacent
-// parts with that rank are skipped when they come up.
+// appendMergedHeap is appendMerged for long pieces (mergeHeap).
 func (g *GPT2) appendMergedHeap(out []int, piece string) []int {
-	n := len(piece)
-	id := make([]int32, n)
+	id := make([]int32, len(piece))
+	for i := range id {
+		id[i] = g.byteID[piece[i]]
+	}
+	return mergeHeap(out, id, g.pair)
+}
+
+// mergeHeap merges the parts id (rewritten in place) as a byte-pair merge
+// does, the adjacent pair of lowest rank first (the leftmost on ties),
+// where pair(a, b) returns the rank of merging parts a and b and the part
+// it makes (noRank when they do not merge), and appends the result to out.
+// The parts form a linked list and the candidate merges a min-heap ordered
+// by (rank, position), so each merge costs O(log n): the long pieces of
+// GPT-2's and tokenizer.json's BPE go through it. Entries that no longer
+// describe two adjacent parts with that rank are skipped when they come up.
+func mergeHeap(out []int, id []int32, pair func(a, b int32) (rank, merged int32)) []int {
+	n := len(id)
+	if n == 0 {
+		return out
+	}
 	next := make([]int32, n) // -1 after the last part
 	prev := make([]int32, n) // -1 before the first part
 	alive := make([]bool, n)
-	var h minHeap
 	for i := range n {
-		id[i] = g.byteID[piece[i]]
 		next[i], prev[i], alive[i] = int32(i+1), int32(i-1), true
 	}
 	next[n-1] = -1
+	var h minHeap
 	push := func(i int32) {
 		if j := next[i]; j >= 0 {
-			if r, _ := g.pair(id[i], id[j]); r != noRank {
+			if r, _ := pair(id[i], id[j]); r != noRank {
 				h.push(uint64(r)<<32 | uint64(i))
 			}
 		}
@@ -123,7 +137,7 @@ func (g *GPT2) appendMergedHeap(out []int, piece string) []int {
 		if !alive[i] || j < 0 {
 			continue
 		}
-		cr, cid := g.pair(id[i], id[j])
+		cr, cid := pair(id[i], id[j])
 		if cr != r {
 			continue
 		}
