@@ -32,21 +32,8 @@ var hfASCIIClass = func() (t [utf8.RuneSelf]uint8) {
 	return t
 }()
 
-func hfRuneClass(r rune) uint8 {
-	lo, hi := 0, len(hfClassRanges)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		switch {
-		case r < hfClassRanges[m].lo:
-			hi = m
-		case r > hfClassRanges[m].hi:
-			lo = m + 1
-		default:
-			return hfClassRanges[m].class
-		}
-	}
-	return clOther
-}
+// hfRuneClass returns the class of r as tokenizers sees it.
+func hfRuneClass(r rune) uint8 { return lookupClass(hfClassRanges[:], r) }
 
 // hfClassAt returns the class of the character that starts s (valid UTF-8,
 // len(s) > 0) and its length.

@@ -33,18 +33,22 @@ type classRange struct {
 	class  uint8
 }
 
-// runeClass returns the class of r by binary search in classRanges.
-func runeClass(r rune) uint8 {
-	lo, hi := 0, len(classRanges)
+// runeClass returns the class of r in classRanges.
+func runeClass(r rune) uint8 { return lookupClass(classRanges[:], r) }
+
+// lookupClass returns the class of r by binary search in ranges (sorted,
+// disjoint), clOther where no range holds it.
+func lookupClass(ranges []classRange, r rune) uint8 {
+	lo, hi := 0, len(ranges)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
 		switch {
-		case r < classRanges[m].lo:
+		case r < ranges[m].lo:
 			hi = m
-		case r > classRanges[m].hi:
+		case r > ranges[m].hi:
 			lo = m + 1
 		default:
-			return classRanges[m].class
+			return ranges[m].class
 		}
 	}
 	return clOther
