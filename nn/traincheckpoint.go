@@ -244,66 +244,32 @@ func (ck *Checkpoint) NewCausalLM() (CausalLM, error) {
 // llamaCheckpointBounds returns an error naming the first size of c above
 // the MaxCheckpoint bounds.
 func llamaCheckpointBounds(c LlamaConfig) error {
-	for _, f := range []struct {
-		name   string
-		v, max int
-	}{{"num_hidden_layers", c.NumHiddenLayers, MaxCheckpointLayers}, {"num_attention_heads", c.NumAttentionHeads, MaxCheckpointHeads},
-		{"num_key_value_heads", c.NumKeyValueHeads, MaxCheckpointHeads}, {"head_dim", c.HeadDim, MaxCheckpointEmbd},
-		{"hidden_size", c.HiddenSize, MaxCheckpointEmbd}, {"intermediate_size", c.IntermediateSize, 8 * MaxCheckpointEmbd},
-		{"vocab_size", c.VocabSize, MaxCheckpointVocab}} {
-		if f.v > f.max {
-			return fmt.Errorf("llama_args %s=%d is out of range (at most %d)", f.name, f.v, f.max)
-		}
-	}
-	return nil
+	return firstOutOfRange("llama_args", []sizeBound{{"num_hidden_layers", c.NumHiddenLayers, MaxCheckpointLayers},
+		{"num_attention_heads", c.NumAttentionHeads, MaxCheckpointHeads}, {"num_key_value_heads", c.NumKeyValueHeads, MaxCheckpointHeads},
+		{"head_dim", c.HeadDim, MaxCheckpointEmbd}, {"hidden_size", c.HiddenSize, MaxCheckpointEmbd},
+		{"intermediate_size", c.IntermediateSize, 8 * MaxCheckpointEmbd}, {"vocab_size", c.VocabSize, MaxCheckpointVocab}})
 }
 
 // llamaCheckpointShapes checks that the entries hold c's token embedding
 // and each layer's query projection as F32 at c's shapes, so that a
 // config the file's data do not back is refused before it is built.
 func llamaCheckpointShapes(entries []safetensors.Entry, c LlamaConfig) error {
-	byName := make(map[string]safetensors.Entry, len(entries))
-	for _, e := range entries {
-		byName[e.Name] = e
-	}
-	var problems []error
-	want := func(name string, shape ...int) {
-		e, ok := byName[name]
-		switch {
-		case !ok:
-			problems = append(problems, fmt.Errorf("tensor %q: %w (llama_args need shape %v)", name, ErrMissingTensor, shape))
-		case e.DType != "F32":
-			problems = append(problems, fmt.Errorf("tensor %q: %w: file has %s, model needs F32", name, ErrDTypeMismatch, e.DType))
-		case !slices.Equal(e.Shape, shape):
-			problems = append(problems, fmt.Errorf("tensor %q: %w: file has %v, llama_args need %v", name, ErrShapeMismatch, e.Shape, shape))
-		}
-	}
-	want("model.embed_tokens.weight", c.VocabSize, c.HiddenSize)
+	ec := newEntryCheck(entries, "llama_args")
+	ec.want("model.embed_tokens.weight", c.VocabSize, c.HiddenSize)
 	for l := range c.NumHiddenLayers {
-		want(fmt.Sprintf("model.layers.%d.self_attn.q_proj.weight", l), c.NumAttentionHeads*c.HeadDim, c.HiddenSize)
-		if len(problems) > maxProblems {
+		ec.want(fmt.Sprintf("model.layers.%d.self_attn.q_proj.weight", l), c.NumAttentionHeads*c.HeadDim, c.HiddenSize)
+		if ec.full() {
 			break
 		}
 	}
-	if len(problems) == 0 {
-		return nil
-	}
-	return problemList(problems)
+	return ec.err()
 }
 
 // checkpointBounds returns an error naming the first size of c above its
 // MaxCheckpoint bound.
 func checkpointBounds(c GPTConfig) error {
-	for _, f := range []struct {
-		name   string
-		v, max int
-	}{{"n_layer", c.NLayer, MaxCheckpointLayers}, {"n_head", c.NHead, MaxCheckpointHeads}, {"n_embd", c.NEmbd, MaxCheckpointEmbd},
-		{"block_size", c.BlockSize, MaxCheckpointBlockSize}, {"vocab_size", c.VocabSize, MaxCheckpointVocab}} {
-		if f.v > f.max {
-			return fmt.Errorf("model_args %s=%d is out of range (at most %d)", f.name, f.v, f.max)
-		}
-	}
-	return nil
+	return firstOutOfRange("model_args", []sizeBound{{"n_layer", c.NLayer, MaxCheckpointLayers}, {"n_head", c.NHead, MaxCheckpointHeads},
+		{"n_embd", c.NEmbd, MaxCheckpointEmbd}, {"block_size", c.BlockSize, MaxCheckpointBlockSize}, {"vocab_size", c.VocabSize, MaxCheckpointVocab}})
 }
 
 // checkpointShapes checks that the header entries hold GPT c's token and
@@ -311,34 +277,75 @@ func checkpointBounds(c GPTConfig) error {
 // shapes: then the model NewModel builds is at most a few times the size
 // of the file.
 func checkpointShapes(entries []safetensors.Entry, c GPTConfig) error {
-	byName := make(map[string]safetensors.Entry, len(entries))
-	for _, e := range entries {
-		byName[e.Name] = e
-	}
-	var problems []error
-	want := func(name string, shape ...int) {
-		e, ok := byName[name]
-		switch {
-		case !ok:
-			problems = append(problems, fmt.Errorf("tensor %q: %w (model_args need shape %v)", name, ErrMissingTensor, shape))
-		case e.DType != "F32":
-			problems = append(problems, fmt.Errorf("tensor %q: %w: file has %s, model needs F32", name, ErrDTypeMismatch, e.DType))
-		case !slices.Equal(e.Shape, shape):
-			problems = append(problems, fmt.Errorf("tensor %q: %w: file has %v, model_args need %v", name, ErrShapeMismatch, e.Shape, shape))
-		}
-	}
-	want("transformer.wte.weight", c.VocabSize, c.NEmbd)
-	want("transformer.wpe.weight", c.BlockSize, c.NEmbd)
+	ec := newEntryCheck(entries, "model_args")
+	ec.want("transformer.wte.weight", c.VocabSize, c.NEmbd)
+	ec.want("transformer.wpe.weight", c.BlockSize, c.NEmbd)
 	for l := range c.NLayer {
-		want(fmt.Sprintf("transformer.h.%d.attn.c_attn.weight", l), 3*c.NEmbd, c.NEmbd)
-		if len(problems) > maxProblems {
+		ec.want(fmt.Sprintf("transformer.h.%d.attn.c_attn.weight", l), 3*c.NEmbd, c.NEmbd)
+		if ec.full() {
 			break
 		}
 	}
-	if len(problems) > 0 {
-		return problemList(problems)
+	return ec.err()
+}
+
+// sizeBound is one size of a checkpoint's config and its MaxCheckpoint
+// bound.
+type sizeBound struct {
+	name   string
+	v, max int
+}
+
+// firstOutOfRange returns an error naming the first size above its bound,
+// as args (model_args, llama_args) spells it, or nil.
+func firstOutOfRange(args string, bounds []sizeBound) error {
+	for _, f := range bounds {
+		if f.v > f.max {
+			return fmt.Errorf("%s %s=%d is out of range (at most %d)", args, f.name, f.v, f.max)
+		}
 	}
 	return nil
+}
+
+// entryCheck collects the problems of a checkpoint's header entries
+// against the F32 shapes its config (args: model_args or llama_args)
+// needs.
+type entryCheck struct {
+	byName   map[string]safetensors.Entry
+	args     string
+	problems []error
+}
+
+func newEntryCheck(entries []safetensors.Entry, args string) *entryCheck {
+	ec := &entryCheck{byName: make(map[string]safetensors.Entry, len(entries)), args: args}
+	for _, e := range entries {
+		ec.byName[e.Name] = e
+	}
+	return ec
+}
+
+// want records a problem unless the entry name is F32 of shape.
+func (ec *entryCheck) want(name string, shape ...int) {
+	e, ok := ec.byName[name]
+	switch {
+	case !ok:
+		ec.problems = append(ec.problems, fmt.Errorf("tensor %q: %w (%s need shape %v)", name, ErrMissingTensor, ec.args, shape))
+	case e.DType != "F32":
+		ec.problems = append(ec.problems, fmt.Errorf("tensor %q: %w: file has %s, model needs F32", name, ErrDTypeMismatch, e.DType))
+	case !slices.Equal(e.Shape, shape):
+		ec.problems = append(ec.problems, fmt.Errorf("tensor %q: %w: file has %v, %s need %v", name, ErrShapeMismatch, e.Shape, ec.args, shape))
+	}
+}
+
+// full reports whether more problems than an error lists have been found.
+func (ec *entryCheck) full() bool { return len(ec.problems) > maxProblems }
+
+// err returns the problems as one error, or nil.
+func (ec *entryCheck) err() error {
+	if len(ec.problems) == 0 {
+		return nil
+	}
+	return problemList(ec.problems)
 }
 
 // readEntries reads the tensors of entries, whose data start at dataStart
