@@ -2,6 +2,7 @@ package nn
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,10 +32,10 @@ func TestMoveModule(t *testing.T) {
 	if g.LmHead.Weight != g.Wte.Weight {
 		t.Error("lm_head.weight is no longer tied to wte.weight")
 	}
-	if got := g.Parameters()[0].Grad().Float32s(); !equal(got, oldGrad) {
+	if got := g.Parameters()[0].Grad().Float32s(); !slices.Equal(got, oldGrad) {
 		t.Error("the moved gradient differs")
 	}
-	if got := g.Forward(x).Float32s(); !equal(got, before) {
+	if got := g.Forward(x).Float32s(); !slices.Equal(got, before) {
 		t.Error("the moved model computes something else")
 	}
 
@@ -78,15 +79,3 @@ func (o *opaque) NamedParameters() []NamedParam { return []NamedParam{{"w", o.w}
 func (o *opaque) Parameters() []*tensor.Tensor  { return []*tensor.Tensor{o.w} }
 func (o *opaque) Train()                        {}
 func (o *opaque) Eval()                         {}
-
-func equal(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}

@@ -81,12 +81,23 @@ func (c GPTConfig) Validate() error {
 // weight, tied to the token embedding, counted once), computed from the
 // sizes alone, without building anything; math.MaxInt64 when the count
 // does not fit in an int64. c's sizes must not be negative.
-func (c GPTConfig) NumParams() int64 {
-	n := c.numParams()
+func (c GPTConfig) NumParams() int64 { return clampInt64(c.numParams()) }
+
+// clampInt64 is n (a parameter count, exact below 2^53) as an int64,
+// math.MaxInt64 where it does not fit.
+func clampInt64(n float64) int64 {
 	if n >= math.MaxInt64 {
 		return math.MaxInt64
 	}
 	return int64(n)
+}
+
+// overBudget reports whether the float32 parameters of a model of n
+// parameters would exceed tensor.MaxAllocBytes, with their bytes and the
+// limit, for the size checks of every model config.
+func overBudget(n float64) (over bool, bytes float64, limit int64) {
+	bytes, limit = 4*n, tensor.MaxAllocBytes()
+	return bytes > float64(limit), bytes, limit
 }
 
 // numParams is NumParams in float64, exact below 2^53.
@@ -107,9 +118,8 @@ func (c GPTConfig) numParams() float64 {
 // NewGPT check before they allocate the model. The message names c's
 // sizes and the bytes.
 func (c GPTConfig) checkSize() error {
-	bytes := 4 * c.numParams()
-	limit := tensor.MaxAllocBytes()
-	if bytes <= float64(limit) {
+	over, bytes, limit := overBudget(c.numParams())
+	if !over {
 		return nil
 	}
 	return fmt.Errorf("%w: a GPT of vocab_size %d, block_size %d, n_layer %d, n_head %d, n_embd %d has %.4g parameters, %s as float32, above the allocation limit of %s (tensor.MaxAllocBytes: the machine's memory unless set lower, as train's --max_memory does)",

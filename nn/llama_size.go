@@ -1,23 +1,12 @@
 package nn
 
-import (
-	"fmt"
-	"math"
-
-	"github.com/wickml/wick/tensor"
-)
+import "fmt"
 
 // NumParams returns the number of parameters of a Llama-family model of c
 // (a tied lm_head counted once), computed from the sizes alone, without
 // building anything; math.MaxInt64 when the count does not fit in an
 // int64. c's sizes must not be negative.
-func (c LlamaConfig) NumParams() int64 {
-	n := c.numParams()
-	if n >= math.MaxInt64 {
-		return math.MaxInt64
-	}
-	return int64(n)
-}
+func (c LlamaConfig) NumParams() int64 { return clampInt64(c.numParams()) }
 
 // numParams is NumParams in float64, exact below 2^53.
 func (c LlamaConfig) numParams() float64 {
@@ -52,9 +41,8 @@ func (c LlamaConfig) numParams() float64 {
 // c's sizes and the bytes: what LoadCausalLM, the checkpoint readers and
 // NewLlama check before they allocate anything.
 func (c LlamaConfig) checkSize() error {
-	bytes := 4 * c.numParams()
-	limit := tensor.MaxAllocBytes()
-	if bytes <= float64(limit) {
+	over, bytes, limit := overBudget(c.numParams())
+	if !over {
 		return nil
 	}
 	return fmt.Errorf("%w: a %s model of vocab_size %d, hidden_size %d, intermediate_size %d, num_hidden_layers %d has %.4g parameters, %s as float32, above the allocation limit of %s (tensor.MaxAllocBytes: the machine's memory unless set lower, as train's --max_memory does)",

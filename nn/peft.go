@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/wickml/wick/tensor"
@@ -172,7 +173,7 @@ func LoadAdapter(dir string, m Module) (*LoRA, error) {
 				return nil, fmt.Errorf("nn: LoadAdapter: %s: target module %q has no tensor %q", wpath, name, key)
 			case t.DType() != tensor.Float32:
 				return nil, fmt.Errorf("nn: LoadAdapter: %s: tensor %q is %s; want float32", wpath, key, t.DType())
-			case !equalInts(t.Shape(), w.shape):
+			case !slices.Equal(t.Shape(), w.shape):
 				return nil, fmt.Errorf("nn: LoadAdapter: %s: tensor %q has shape %v; want %v (r=%d, layer %d→%d)", wpath, key, t.Shape(), w.shape, cfg.R, lin.In, lin.Out)
 			}
 		}
@@ -189,18 +190,6 @@ func LoadAdapter(dir string, m Module) (*LoRA, error) {
 	}
 	l.Eval()
 	return l, nil
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // loraConfig turns PEFT's config into a LoRAConfig, refusing what Wick does
