@@ -78,6 +78,9 @@ func (e *Engine) step(running []*sequence) []*sequence {
 			ended[s] = true
 			continue
 		}
+		if e.observe != nil {
+			e.observe(s, row)
+		}
 		tok := nn.SampleNext(tensor.New(row, 1, v), s.opts)[0]
 		s.generated++
 		e.counts.GeneratedTokens++

@@ -67,6 +67,10 @@ type Engine struct {
 	nextID  uint64
 	counts  Stats // PromptTokens, GeneratedTokens, Steps, BatchSizes
 
+	// observe, set by tests before the first request, sees the logits
+	// each sequence samples from
+	observe func(s *sequence, logits []float32)
+
 	wake chan struct{} // a request arrived or the engine is closing
 	done chan struct{} // closed when the scheduler has stopped
 }
