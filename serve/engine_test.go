@@ -451,7 +451,7 @@ func TestEngineRequestErrors(t *testing.T) {
 		{Request{Prompt: []int{1}, MaxTokens: 1, TopK: -2}, "top_k"},
 		{Request{Prompt: []int{1}, MaxTokens: 1, TopP: 1.5}, "top_p"},
 		{Request{Prompt: []int{1}, MaxTokens: 1, TopP: float32(math.NaN())}, "top_p"},
-		{Request{Prompt: make([]int, 60), MaxTokens: 5}, "max_tokens"}, // over the context
+		{Request{Prompt: make([]int, 60), MaxTokens: 5}, "max_tokens"},  // over the context
 		{Request{Prompt: make([]int, 30), MaxTokens: 11}, "max_tokens"}, // over the cache
 	} {
 		_, err := e.Submit(context.Background(), c.r)
