@@ -31,7 +31,7 @@
 // FinishError; non-finite logits end their request likewise.
 //
 // The key/value cache is allocated once from Config.KVCacheBytes: per
-// layer, keys and values [blocks, key/value heads, BlockSize, head_dim].
+// layer, keys and values [blocks, BlockSize, key/value heads, head_dim].
 // A sequence's position p lives in slot p%BlockSize of block
 // table[p/BlockSize] of its block table (internal/kvcache), so sequences
 // of any length share the cache without fragmentation; attention gathers

@@ -55,7 +55,7 @@ type Engine struct {
 	model   nn.BatchLM
 	cfg     Config // with the defaults filled in
 	alloc   *kvcache.Allocator
-	k, v    []*tensor.Tensor // per layer [blocks, kvHeads, BlockSize, headDim]
+	k, v    []*tensor.Tensor // per layer [blocks, BlockSize, kvHeads, headDim]
 	ctxSize int
 	vocab   int
 
@@ -143,8 +143,8 @@ func NewEngine(cfg Config) (*Engine, error) {
 	}
 	if err := tensor.Catch(func() {
 		for range layers {
-			e.k = append(e.k, tensor.Zeros(nblocks, kvHeads, cfg.BlockSize, headDim).To(dev))
-			e.v = append(e.v, tensor.Zeros(nblocks, kvHeads, cfg.BlockSize, headDim).To(dev))
+			e.k = append(e.k, tensor.Zeros(nblocks, cfg.BlockSize, kvHeads, headDim).To(dev))
+			e.v = append(e.v, tensor.Zeros(nblocks, cfg.BlockSize, kvHeads, headDim).To(dev))
 		}
 	}); err != nil {
 		return nil, fmt.Errorf("serve: NewEngine: the key/value cache of %d bytes: %w", int64(nblocks)*blockBytes, err)
