@@ -464,6 +464,13 @@ func TestEngineRequestErrors(t *testing.T) {
 	if res := run(t, e, Request{Prompt: make([]int, 30), MaxTokens: 10}); len(res.tokens) != 10 {
 		t.Errorf("a request that fills the cache: %v %+v", res.tokens, res.final)
 	}
+	ch, err := e.Submit(nil, Request{Prompt: []int{1}, MaxTokens: 2}) // documented to mean Background
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := collect(t, ch); len(res.tokens) != 2 {
+		t.Errorf("a request with a nil context: %v %+v", res.tokens, res.final)
+	}
 }
 
 // TestEngineStop checks that a stop token ends the request unsent.
