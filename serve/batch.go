@@ -53,8 +53,26 @@ func (e *Engine) step(running []*sequence) []*sequence {
 	}
 
 	logits, err := e.forward(&b)
-	// the counters move before the events go out, so that a client who
-	// has its answer finds them counted
+	// sampling runs outside the lock (top-p sorts the vocabulary); the
+	// counters move before the events go out, so that a client who has its
+	// answer finds them counted
+	next := make([]int, len(samples)) // −1: non-finite logits
+	if err == nil {
+		for i, s := range members {
+			s.cached += b.Seqs[i].Len
+		}
+		v := e.vocab
+		for r, i := range samples {
+			s, row := members[i], logits[r*v:(r+1)*v]
+			next[r] = -1
+			if finite(row) {
+				if e.observe != nil {
+					e.observe(s, row)
+				}
+				next[r] = nn.SampleNext(tensor.New(row, 1, v), s.opts)[0]
+			}
+		}
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.counts.Steps++
@@ -67,21 +85,12 @@ func (e *Engine) step(running []*sequence) []*sequence {
 		}
 		return slices.DeleteFunc(running, func(s *sequence) bool { return s.done })
 	}
-	for i, s := range members {
-		s.cached += b.Seqs[i].Len
-	}
-	v := e.vocab
 	for r, i := range samples {
-		s := members[i]
-		row := logits[r*v : (r+1)*v]
-		if !finite(row) {
+		s, tok := members[i], next[r]
+		if tok < 0 {
 			e.finish(s, FinishError, fmt.Errorf("%w (position %d)", errNonFinite, s.cached-1))
 			continue
 		}
-		if e.observe != nil {
-			e.observe(s, row)
-		}
-		tok := nn.SampleNext(tensor.New(row, 1, v), s.opts)[0]
 		s.generated++
 		e.counts.GeneratedTokens++
 		if slices.Contains(s.req.StopIDs, tok) {
