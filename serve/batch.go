@@ -2,7 +2,10 @@ package serve
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/tensor"
@@ -62,8 +65,8 @@ func (e *Engine) step(running []*sequence) []*sequence {
 			s.cached += b.Seqs[i].Len
 		}
 		v := e.vocab
-		for r, i := range samples {
-			s, row := members[i], logits[r*v:(r+1)*v]
+		eachParallel(len(samples), func(r int) {
+			s, row := members[samples[r]], logits[r*v:(r+1)*v]
 			next[r] = -1
 			if finite(row) {
 				if e.observe != nil {
@@ -71,7 +74,7 @@ func (e *Engine) step(running []*sequence) []*sequence {
 				}
 				next[r] = nn.SampleNext(tensor.New(row, 1, v), s.opts)[0]
 			}
-		}
+		})
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -152,4 +155,42 @@ func (e *Engine) attend(layer int, table []int, pos int, q, k, v *tensor.Tensor)
 		return all.Slice(0, 0, s).Transpose(0, 1).Unsqueeze(0)
 	}
 	return nn.CausalAttention(q.Unsqueeze(0), gather(kc), gather(vc), pos).Squeeze(0)
+}
+
+// eachParallel runs f(0) … f(n−1) on up to GOMAXPROCS goroutines and
+// returns when all have returned; a panic in f is re-raised on the
+// caller's goroutine. Each request samples with its own generator, so the
+// order in which they run changes nothing.
+func eachParallel(n int, f func(i int)) {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	if workers <= 1 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var (
+		next   atomic.Int64
+		wg     sync.WaitGroup
+		once   sync.Once
+		failed any
+	)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					once.Do(func() { failed = r })
+				}
+			}()
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
+	if failed != nil {
+		panic(failed)
+	}
 }
