@@ -20,7 +20,7 @@ func (e *Engine) step(running []*sequence) []*sequence {
 	var (
 		b       nn.Batch
 		members []*sequence // the sequences in the batch, by b.Seqs index
-		tables  [][]int     // their block tables after this step
+		tables  [][]int     // their block tables
 		samples []int       // members that sample, by b.Logits index
 	)
 	budget := e.cfg.PrefillChunk
@@ -37,11 +37,6 @@ func (e *Engine) step(running []*sequence) []*sequence {
 			budget -= n
 			prompt += n
 		}
-		table, err := e.alloc.Append(s.id, n)
-		if err != nil {
-			// cannot happen: the reservation covers every position
-			panic(fmt.Sprintf("serve: the cache refused a reserved position: %v", err))
-		}
 		if s.cached+n == len(s.tokens) {
 			b.Logits = append(b.Logits, len(b.Tokens)+n-1)
 			samples = append(samples, len(members))
@@ -49,7 +44,7 @@ func (e *Engine) step(running []*sequence) []*sequence {
 		b.Seqs = append(b.Seqs, nn.BatchSeq{Start: len(b.Tokens), Len: n, Pos: s.cached})
 		b.Tokens = append(b.Tokens, s.tokens[s.cached:s.cached+n]...)
 		members = append(members, s)
-		tables = append(tables, table)
+		tables = append(tables, s.table)
 	}
 	b.Attend = func(layer, i int, q, k, v *tensor.Tensor) *tensor.Tensor {
 		return e.attend(layer, tables[i], b.Seqs[i].Pos, q, k, v)
@@ -123,12 +118,13 @@ func (e *Engine) forward(b *nn.Batch) (logits []float32, err error) {
 
 // attend is nn.Batch.Attend over the paged cache: it writes the keys and
 // values k, v [Hkv, T, D] of positions pos … pos+T−1 into their slots of
-// the sequence's blocks (table), gathers the blocks of positions
-// 0 … pos+T−1 into K, V [Hkv, pos+T, D] and returns the causal attention
-// of q [H, T, D] over them. Everything it reads is the sequence's own, and
-// the gathered keys and values have a layout that depends on pos+T alone
-// (whether the blocks are one or many, next to each other or not), so its
-// result does not depend on the other sequences of the step.
+// the sequence's blocks (table) and returns the causal attention of
+// q [H, T, D] over the keys and values K, V [Hkv, pos+T, D] of positions
+// 0 … pos+T−1: views of the cache where the blocks are consecutive,
+// copies of their runs otherwise. Everything it reads is the sequence's
+// own, and K and V have the same strides either way (only where they lie
+// differs), so its result does not depend on the other sequences of the
+// step, nor on where the cache put the sequence.
 func (e *Engine) attend(layer int, table []int, pos int, q, k, v *tensor.Tensor) *tensor.Tensor {
 	bs := e.cfg.BlockSize
 	kc, vc := e.k[layer], e.v[layer] // [blocks, BlockSize, Hkv, D]
@@ -142,15 +138,20 @@ func (e *Engine) attend(layer int, table []int, pos int, q, k, v *tensor.Tensor)
 		t0 += n
 	}
 	s := pos + t
+	nb := (s + bs - 1) / bs
 	gather := func(c *tensor.Tensor) *tensor.Tensor { // [1, Hkv, S, D]
-		nb := (s + bs - 1) / bs
-		parts := make([]*tensor.Tensor, nb)
-		for j := range parts {
-			parts[j] = c.Select(0, table[j])
+		var runs []*tensor.Tensor // [positions, Hkv, D] views of consecutive blocks
+		for j := 0; j < nb; {
+			r := j + 1
+			for r < nb && table[r] == table[r-1]+1 {
+				r++
+			}
+			runs = append(runs, c.Slice(0, table[j], table[j]+r-j).Reshape((r-j)*bs, c.Size(2), c.Size(3)))
+			j = r
 		}
-		all := parts[0]
-		if nb > 1 {
-			all = tensor.Cat(parts, 0) // whole blocks, one copy each
+		all := runs[0]
+		if len(runs) > 1 {
+			all = tensor.Cat(runs, 0)
 		}
 		return all.Slice(0, 0, s).Transpose(0, 1).Unsqueeze(0)
 	}

@@ -395,8 +395,8 @@ func TestEngineCancelFreesBlocks(t *testing.T) {
 	}
 	<-g.entered
 	<-g.entered // the second step waits for its permit
-	if s := e.Stats(); s.BlocksUsed != 2 || s.Running != 1 {
-		t.Errorf("stats while running: %+v, want 2 blocks (7 positions of 4) and one sequence", s)
+	if s := e.Stats(); s.BlocksUsed != 12 || s.Running != 1 {
+		t.Errorf("stats while running: %+v, want 12 blocks (6+40-1 positions of 4, taken at admission) and one sequence", s)
 	}
 	cancel()
 	close(g.permits)
