@@ -631,38 +631,63 @@ func TestNewEngineErrors(t *testing.T) {
 
 // BenchmarkEngine measures generated tokens per second of wall time with
 // 1 and 16 clients, each sending requests one after another (a 16-token
-// prompt, 32 greedy tokens) to one engine, on a GPT of 4 layers of 256
-// features: the speed-up of batching, which reads every weight once per
-// step for all the running sequences.
+// prompt, 32 greedy tokens) to one engine: the speed-up of batching, which
+// reads every weight once per step for all the running sequences. The
+// models are random, of three shapes: a small GPT (4 layers of 256),
+// GPT-2 124M's, and a Qwen3-0.6B-shaped Llama with its 152K vocabulary
+// (2.4 GB of float32 weights); pick one with -bench 'Engine/gpt2'.
 func BenchmarkEngine(b *testing.B) {
-	m := scaled(nn.NewGPTWith(nn.GPTConfig{VocabSize: 4096, BlockSize: 256, NLayer: 4, NHead: 4, NEmbd: 256}, tensor.NewGenerator(1)), 1)
-	for _, clients := range []int{1, 16} {
-		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
-			e := newEngine(b, Config{Model: m, MaxBatch: 16})
-			prompt := make([]int, 16)
-			for i := range prompt {
-				prompt[i] = i * 7
-			}
-			b.ResetTimer()
-			start := time.Now()
-			var wg sync.WaitGroup
-			for c := range clients {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for range b.N {
-						ch, err := e.Submit(context.Background(), Request{Prompt: prompt, MaxTokens: 32, Seed: uint64(c)})
-						if err != nil {
-							b.Error(err)
-							return
-						}
-						for range ch {
-						}
+	shapes := []struct {
+		name  string
+		model func() nn.BatchLM
+	}{
+		{"small", func() nn.BatchLM {
+			return nn.NewGPTWith(nn.GPTConfig{VocabSize: 4096, BlockSize: 256, NLayer: 4, NHead: 4, NEmbd: 256}, tensor.NewGenerator(1))
+		}},
+		{"gpt2", func() nn.BatchLM {
+			return nn.NewGPTWith(nn.GPTConfig{VocabSize: 50257, BlockSize: 1024, NLayer: 12, NHead: 12, NEmbd: 768, Activation: nn.ActGELUTanh}, tensor.NewGenerator(1))
+		}},
+		{"qwen3", func() nn.BatchLM {
+			return nn.NewLlamaWith(nn.LlamaConfig{
+				ModelType: "qwen3", VocabSize: 151936, HiddenSize: 1024, IntermediateSize: 3072, NumHiddenLayers: 28,
+				NumAttentionHeads: 16, NumKeyValueHeads: 8, HeadDim: 128, MaxPositionEmbeddings: 4096,
+				RMSNormEps: 1e-6, RopeTheta: 1000000, QKNorm: true, TieWordEmbeddings: true,
+			}, tensor.NewGenerator(1))
+		}},
+	}
+	for _, shape := range shapes {
+		b.Run(shape.name, func(b *testing.B) {
+			m := shape.model()
+			m.Eval()
+			for _, clients := range []int{1, 16} {
+				b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
+					e := newEngine(b, Config{Model: m, MaxBatch: 16, KVCacheBytes: 256 << 20})
+					prompt := make([]int, 16)
+					for i := range prompt {
+						prompt[i] = i * 7
 					}
-				}()
+					b.ResetTimer()
+					start := time.Now()
+					var wg sync.WaitGroup
+					for c := range clients {
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							for range b.N {
+								ch, err := e.Submit(context.Background(), Request{Prompt: prompt, MaxTokens: 32, Seed: uint64(c)})
+								if err != nil {
+									b.Error(err)
+									return
+								}
+								for range ch {
+								}
+							}
+						}()
+					}
+					wg.Wait()
+					b.ReportMetric(float64(clients*b.N*32)/time.Since(start).Seconds(), "tokens/s")
+				})
 			}
-			wg.Wait()
-			b.ReportMetric(float64(clients*b.N*32)/time.Since(start).Seconds(), "tokens/s")
 		})
 	}
 }

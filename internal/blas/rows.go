@@ -20,8 +20,8 @@ import (
 // row of A with four rows of B at a time, in lanes of fused multiply-adds
 // then across the lanes: sixteen lanes on AVX-512 (for k ≥ 16), and on
 // AVX2 the eight of Sgemm's few-row path, so that there a row of C equals
-// Sgemm's product of that row alone. Six (AVX-512) or three (AVX2) rows
-// of A meet each quadruple of B's rows in one kernel, and B is read in
+// Sgemm's product of that row alone. Up to six (AVX-512) or three (AVX2)
+// rows of A meet each quadruple of B's rows in one kernel call, and B is read in
 // blocks of 64 rows, each kept in cache while every row of A meets it, so
 // B is read from memory once per call however many rows A has. Otherwise
 // the products are the pure-Go fallback's (gemmRef's sums run along the
@@ -55,43 +55,29 @@ func SgemmRowsT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []flo
 		g = max(gemvQuads, grain(quads, threads))
 	}
 	kern := rowsKernelFor(k)
-	rowsPer := gemvMaxRows // A's rows that meet a quadruple of B's in L1
-	if kern.multi != nil {
-		rowsPer = kern.many
-	}
 	parallel.For(quads, g, func(lo, hi int) {
-		var out [4]float32
-		var outs [24]float32
+		var out [24]float32
 		// blocks of gemvQuads quadruples of B's rows (64 rows of a
 		// 768-wide B are 192 KiB, within L2), each met by A's rows a few
 		// at a time: a quadruple of B's rows and those rows of A stay in
 		// L1 while all of them meet, as in gemvT
 		for q0 := lo; q0 < hi; q0 += gemvQuads {
 			q1 := min(q0+gemvQuads, hi)
-			for i0 := 0; i0 < m; i0 += rowsPer {
-				i1 := min(i0+rowsPer, m)
+			for i0 := 0; i0 < m; i0 += kern.many {
+				rs := min(kern.many, m-i0)
 				for j := 4 * q0; j < min(4*q1, n); j += 4 {
-					rows := min(4, n-j)
-					i := i0
-					if rows == 4 && kern.multi != nil {
-						for ; i+kern.many <= i1; i += kern.many {
-							kern.multi(a[i*lda:], lda, k, b[j*ldb:], ldb, outs[:4*kern.many])
-							for r := range kern.many {
-								crow := c[(i+r)*ldc+j : (i+r)*ldc+j+4]
-								crow[0], crow[1], crow[2], crow[3] = outs[4*r], outs[4*r+1], outs[4*r+2], outs[4*r+3]
-							}
+					if n-j >= 4 {
+						kern.run(a[i0*lda:], lda, k, rs, b[j*ldb:], ldb, out[:4*rs])
+						for r := range rs {
+							crow := c[(i0+r)*ldc+j : (i0+r)*ldc+j+4]
+							crow[0], crow[1], crow[2], crow[3] = out[4*r], out[4*r+1], out[4*r+2], out[4*r+3]
 						}
+						continue
 					}
-					for ; i < i1; i++ {
-						x := a[i*lda : i*lda+k]
-						if rows == 4 {
-							kern.one(x, b[j*ldb:], ldb, &out)
-						} else {
-							for r := range rows {
-								out[r] = dotGo(x, b[(j+r)*ldb:])
-							}
+					for i := i0; i < i0+rs; i++ { // the last rows of B, fewer than four
+						for r := range n - j {
+							c[i*ldc+j+r] = dotGo(a[i*lda:i*lda+k], b[(j+r)*ldb:])
 						}
-						copy(c[i*ldc+j:i*ldc+j+rows], out[:rows])
 					}
 				}
 			}
@@ -100,15 +86,13 @@ func SgemmRowsT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []flo
 }
 
 // rowsKernel is SgemmRowsT's family of dot-product kernels for one depth
-// on one machine: multi computes the dot products of many rows of x (ldx
-// apart, k floats each) with four rows of w (row i's four in
-// out[4i:4i+4]), one those of a single row, and both give a row the same
-// bits. The family depends on the machine and k only, never on the
-// number of rows.
+// on one machine: run computes the dot products of rows ≤ many rows of x
+// (ldx apart, k floats each) with four rows of w (ldw apart), row i's four
+// in out[4i:4i+4], and gives a row the same bits whatever rows is. The
+// family depends on the machine and k only, never on the number of rows.
 type rowsKernel struct {
-	many  int
-	multi func(x []float32, ldx, k int, w []float32, ldw int, out []float32)
-	one   func(x, w []float32, ldw int, out *[4]float32)
+	many int
+	run  func(x []float32, ldx, k, rows int, w []float32, ldw int, out []float32)
 }
 
 // rowsKernelFor returns the family for depth k: sixteen-lane sums on
@@ -117,29 +101,35 @@ type rowsKernel struct {
 func rowsKernelFor(k int) rowsKernel {
 	switch {
 	case active != nil && active.level >= cpu.AVX512 && k >= 16:
-		return rowsKernel{many: 6, multi: dot4x6, one: dot4z}
+		return rowsKernel{many: 6, run: dot4z}
 	case active != nil && active.level >= cpu.AVX2 && k >= 8:
-		return rowsKernel{many: 3, multi: dot4x3, one: dot4}
+		return rowsKernel{many: 3, run: dot4r}
 	}
-	return rowsKernel{many: 1, one: dot4}
+	return rowsKernel{many: gemvMaxRows, run: dot4r}
 }
 
-// dot4z writes to out the dot products of x with the four rows of w that
-// start ldw apart, in sixteen lanes (dot4x1AVX512) and then dotTail.
-func dot4z(x, w []float32, ldw int, out *[4]float32) {
-	k := len(x)
-	_ = w[3*ldw+k-1]
-	dot4x1AVX512(k/16, &x[0], &w[0], ldw, out)
-	dotTail(out, x, w, ldw, k/16*16)
+// dot4zKernels are the AVX-512 kernels by their number of rows.
+var dot4zKernels = [...]func(k16 int, x *float32, ldx int, w *float32, ldw int, out *[24]float32){
+	1: dot4x1AVX512, 2: dot4x2AVX512, 3: dot4x3AVX512, 4: dot4x4AVX512, 5: dot4x5AVX512, 6: dot4x6AVX512,
 }
 
-// dot4x6 is dot4z for the six rows of x that start ldx apart, the rows of
-// w read once for the six (dot4x6AVX512), each row with dot4z's bits.
-func dot4x6(x []float32, ldx, k int, w []float32, ldw int, out []float32) {
-	_, _ = x[5*ldx+k-1], w[3*ldw+k-1]
-	dot4x6AVX512(k/16, &x[0], ldx, &w[0], ldw, (*[24]float32)(out))
-	for i := range 6 {
+// dot4z is rowsKernel.run with the AVX-512 kernels (1 ≤ rows ≤ 6, k ≥ 16).
+func dot4z(x []float32, ldx, k, rows int, w []float32, ldw int, out []float32) {
+	_, _ = x[(rows-1)*ldx+k-1], w[3*ldw+k-1]
+	dot4zKernels[rows](k/16, &x[0], ldx, &w[0], ldw, (*[24]float32)(out[:24:24]))
+	for i := range rows {
 		dotTail((*[4]float32)(out[4*i:4*i+4]), x[i*ldx:i*ldx+k], w, ldw, k/16*16)
+	}
+}
+
+// dot4r is rowsKernel.run with dot4, and dot4x3 for three rows on AVX2.
+func dot4r(x []float32, ldx, k, rows int, w []float32, ldw int, out []float32) {
+	if rows == 3 && active != nil && active.level >= cpu.AVX2 && k >= 8 {
+		dot4x3(x, ldx, k, w, ldw, out)
+		return
+	}
+	for i := range rows {
+		dot4(x[i*ldx:i*ldx+k], w, ldw, (*[4]float32)(out[4*i:4*i+4]))
 	}
 }
 
