@@ -91,7 +91,7 @@ type sequence struct {
 	maxNew    int
 	admitted  bool  // holds a reservation in the allocator
 	table     []int // its blocks, from admission on
-	done      bool // its final event is sent
+	done      bool  // its final event is sent
 }
 
 // NewEngine returns an engine for cfg and starts its scheduler; Shutdown
