@@ -2,6 +2,7 @@ package serve
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -121,7 +122,9 @@ func (e *Engine) forward(b *nn.Batch) (logits []float32, err error) {
 // the sequence's blocks (table) and returns the causal attention of
 // q [H, T, D] over the keys and values K, V [Hkv, pos+T, D] of positions
 // 0 … pos+T−1: views of the cache where the blocks are consecutive,
-// copies of their runs otherwise. Everything it reads is the sequence's
+// copies of their runs otherwise (a single query under grouped-query
+// attention meets each key/value head once, with all its query heads).
+// Everything it reads is the sequence's
 // own, and K and V have the same strides either way (only where they lie
 // differs), so its result does not depend on the other sequences of the
 // step, nor on where the cache put the sequence.
@@ -155,7 +158,18 @@ func (e *Engine) attend(layer int, table []int, pos int, q, k, v *tensor.Tensor)
 		}
 		return all.Slice(0, 0, s).Transpose(0, 1).Unsqueeze(0)
 	}
-	return nn.CausalAttention(q.Unsqueeze(0), gather(kc), gather(vc), pos).Squeeze(0)
+	keys, vals := gather(kc), gather(vc)
+	h, hkv, d := q.Size(0), kc.Size(2), q.Size(2)
+	if t > 1 || h == hkv {
+		return nn.CausalAttention(q.Unsqueeze(0), keys, vals, pos).Squeeze(0)
+	}
+	// one query under grouped-query attention: the h/hkv query heads of
+	// a key/value head are the rows of one product with its keys, rather
+	// than the keys repeated for each (nn.RepeatKV copies them); no mask,
+	// the query sees every position
+	g := h / hkv
+	att := q.Reshape(1, hkv, g, d).MatMul(keys.Transpose(-2, -1)).MulScalar(float32(1 / math.Sqrt(float64(d))))
+	return att.Softmax(-1).MatMul(vals).Reshape(h, 1, d)
 }
 
 // eachParallel runs f(0) … f(n−1) on up to GOMAXPROCS goroutines and
