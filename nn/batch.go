@@ -2,6 +2,9 @@ package nn
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/wickml/wick/autograd"
 	"github.com/wickml/wick/tensor"
@@ -37,6 +40,9 @@ type Batch struct {
 	// returns [H, T, D], CausalAttention(q, K, V, Pos) over the keys and
 	// values K, V of its positions 0 … Pos+T−1. It must not keep q, k, v
 	// or its result after it returns (it copies what it stores).
+	// ForwardBatch calls it for the sequences of a layer on several
+	// goroutines at once (each call with grad mode off), so the calls for
+	// different sequences must not touch each other's data.
 	Attend func(layer, seq int, q, k, v *tensor.Tensor) *tensor.Tensor
 }
 
@@ -128,7 +134,8 @@ func (b *Batch) positions() []int {
 func (b *Batch) attend(op string, layer int, q, k, v *tensor.Tensor) *tensor.Tensor {
 	h, d := q.Size(1), q.Size(2)
 	outs := make([]*tensor.Tensor, len(b.Seqs))
-	for i, s := range b.Seqs {
+	eachSeq(len(b.Seqs), func(i int) {
+		s := b.Seqs[i]
 		run := func(z *tensor.Tensor) *tensor.Tensor { return z.Slice(0, s.Start, s.Start+s.Len).Transpose(0, 1) }
 		o := b.Attend(layer, i, run(q), run(k), run(v))
 		if o == nil || o.Dim() != 3 || o.Size(0) != h || o.Size(1) != s.Len || o.Size(2) != d {
@@ -139,11 +146,51 @@ func (b *Batch) attend(op string, layer int, q, k, v *tensor.Tensor) *tensor.Ten
 			panic(&tensor.Error{Pkg: "nn", Op: op, Msg: fmt.Sprintf("Attend of layer %d, sequence %d returned shape %v, want [%d %d %d]", layer, i, shape, h, s.Len, d)})
 		}
 		outs[i] = o.Transpose(0, 1).Reshape(s.Len, h*d)
-	}
+	})
 	if len(outs) == 1 {
 		return outs[0]
 	}
 	return tensor.Cat(outs, 0)
+}
+
+// eachSeq runs f(0) … f(n−1), each inside NoGrad, on up to GOMAXPROCS
+// goroutines (the sequences' attention: small products that would leave
+// the other cores idle one after another), and returns when all have
+// returned; the first panic in f is re-raised on the caller's goroutine.
+func eachSeq(n int, f func(i int)) {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	if workers <= 1 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var (
+		next   atomic.Int64
+		wg     sync.WaitGroup
+		once   sync.Once
+		failed any
+	)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					once.Do(func() { failed = r })
+				}
+			}()
+			autograd.NoGrad(func() {
+				for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+					f(i)
+				}
+			})
+		}()
+	}
+	wg.Wait()
+	if failed != nil {
+		panic(failed)
+	}
 }
 
 // rows returns the rows of x [N, C] that b.Logits names.
