@@ -38,7 +38,8 @@
 // the blocks of its whole reservation when it joins (Stats.BlocksUsed
 // counts them), together, so that they are mostly consecutive: attention
 // reads a run of consecutive blocks in place and copies only where the
-// runs break.
+// runs break. The sequences' attention of a layer, and their sampling, run
+// on parallel goroutines.
 //
 // # Batch invariance
 //
