@@ -74,21 +74,7 @@ func (l *LoRA) SaveAdapter(dir string) error {
 	if l.removed {
 		return errors.New("nn: SaveAdapter: the adapters were merged and removed (MergeAndUnload)")
 	}
-	var targets any = l.Config.TargetModules
-	if l.Config.TargetRegexp != "" {
-		targets = l.Config.TargetRegexp
-	}
-	tm, err := json.Marshal(targets)
-	if err != nil {
-		return fmt.Errorf("nn: SaveAdapter: %w", err)
-	}
-	cfg := peftConfig{
-		AlphaPattern: map[string]any{}, RankPattern: map[string]any{},
-		BaseModel: l.Config.BaseModel, Bias: "none", InferenceMode: true, InitLoraWeights: true,
-		LoraAlpha: l.Config.Alpha, LoraDropout: l.Config.Dropout, PeftType: "LORA", R: l.Config.R,
-		TargetModules: tm, TaskType: "CAUSAL_LM",
-	}
-	js, err := json.MarshalIndent(cfg, "", "  ")
+	js, err := l.peftConfigJSON()
 	if err != nil {
 		return fmt.Errorf("nn: SaveAdapter: %w", err)
 	}
@@ -111,6 +97,25 @@ func (l *LoRA) SaveAdapter(dir string) error {
 		return fmt.Errorf("nn: SaveAdapter: %w", err)
 	}
 	return nil
+}
+
+// peftConfigJSON returns the adapters' adapter_config.json.
+func (l *LoRA) peftConfigJSON() ([]byte, error) {
+	var targets any = l.Config.TargetModules
+	if l.Config.TargetRegexp != "" {
+		targets = l.Config.TargetRegexp
+	}
+	tm, err := json.Marshal(targets)
+	if err != nil {
+		return nil, err
+	}
+	cfg := peftConfig{
+		AlphaPattern: map[string]any{}, RankPattern: map[string]any{},
+		BaseModel: l.Config.BaseModel, Bias: "none", InferenceMode: true, InitLoraWeights: true,
+		LoraAlpha: l.Config.Alpha, LoraDropout: l.Config.Dropout, PeftType: "LORA", R: l.Config.R,
+		TargetModules: tm, TaskType: "CAUSAL_LM",
+	}
+	return json.MarshalIndent(cfg, "", "  ")
 }
 
 // LoadAdapter reads a PEFT LoRA adapter from dir (adapter_config.json and

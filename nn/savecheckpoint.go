@@ -102,6 +102,9 @@ func SaveCheckpoint(path string, ck *Checkpoint) error {
 		rec[key] = js
 	}
 	rec["tokenizer"] = tok
+	if err := ck.adapterRecord(rec); err != nil {
+		return fail("%w", err)
+	}
 	js, err := json.Marshal(rec)
 	if err != nil {
 		return fail("metadata: %w", err)
@@ -113,5 +116,6 @@ func SaveCheckpoint(path string, ck *Checkpoint) error {
 		}
 		sd[OptimizerPrefix+name] = ck.Optimizer[name]
 	}
+	ck.adapterTensors(sd)
 	return SaveStateDictFile(path, sd, map[string]string{MetaFormat: TrainCheckpointFormat, MetaTrain: string(js)})
 }
