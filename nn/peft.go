@@ -340,8 +340,9 @@ func (l *LoRA) setWeights(sd StateDict) {
 // of NamedParameters (NAME.lora_A.weight, NAME.lora_B.weight; a leading
 // "base_model.model." is accepted too), as when resuming a run. It returns
 // an error naming the tensor, and changes nothing, if a tensor is missing,
-// unexpected, not float32, of the wrong shape or not finite. The adapter
-// tensors become new leaves: an optimizer built before must be rebuilt.
+// unexpected, not float32, of the wrong shape or not finite. The values
+// are copied into the adapters' tensors, so an optimizer built on
+// Parameters before keeps training them.
 func (l *LoRA) LoadStateDict(sd StateDict) error {
 	if l.removed {
 		return errors.New("nn: LoRA.LoadStateDict: the adapters were merged and removed (MergeAndUnload)")
@@ -373,7 +374,9 @@ func (l *LoRA) LoadStateDict(sd StateDict) error {
 			return fmt.Errorf("nn: LoRA.LoadStateDict: %w %q", ErrUnexpectedTensor, n)
 		}
 	}
-	l.setWeights(in)
+	for _, p := range l.NamedParameters() {
+		p.Param.Detach().CopyFrom(in[p.Name])
+	}
 	return nil
 }
 
