@@ -114,7 +114,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	// before reading the corpus: with the vocabulary known only for bpe,
 	// gpt2 or a checkpoint (a char vocabulary counts 1 here, exactly below)
-	if err := checkTrainMemory(o, knownVocab(o, meta, tok, pre)); err != nil {
+	if err := checkTrainMemory(o, knownVocab(o, meta, tok, pre), knownLlama(pre, meta)); err != nil {
 		return err
 	}
 	comm, err := joinJob(o)
@@ -176,7 +176,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := cfg.Validate(); err != nil {
 			return err
 		}
-		if err := checkTrainMemory(o, cfg.VocabSize); err != nil {
+		if err := checkTrainMemory(o, cfg.VocabSize, nil); err != nil {
 			return err
 		}
 		if meta != nil {
@@ -241,6 +241,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer t.closeOutputs()
 	t.describe(corpusName, dev, nn.NumParams(model), meta != nil)
 	t.describeLoRA()
+	describeMemory(stdout, o, tok.VocabSize(), llama)
 	return t.loop(ctx)
 }
 
