@@ -103,13 +103,13 @@ func (s trainShape) need(batch, block int) memoryNeed {
 		act = float64(s.layers)*s.carry + s.layerFloats
 	}
 	n := memoryNeed{
-		weights:     4 * s.params,
-		adapters:    4 * s.adapters,
-		optimizer:   4 * 3 * trained, // gradients and AdamW's two moments
-		activations: 4 * bt * (act + s.outer),
-		logits:      4 * 3 * bt * float64(s.vocab),
-		what:        "training",
-		weightsName: "weights",
+		weights:      4 * s.params,
+		adapters:     4 * s.adapters,
+		optimizer:    4 * 3 * trained, // gradients and AdamW's two moments
+		activations:  4 * bt * (act + s.outer),
+		logits:       4 * 3 * bt * float64(s.vocab),
+		what:         "training",
+		weightsName:  "weights",
 		frozen:       s.adapters > 0,
 		checkpointed: s.checkpointed,
 		split:        true,
