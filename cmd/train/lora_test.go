@@ -172,3 +172,46 @@ func TestLoRABadFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestLoRAGPT2 trains adapters on a pretrained GPT-2 (c_attn and c_fc,
+// dropout on, activation checkpointing): the base stays as it was, the
+// adapter loads in the library and samples through --adapter as the
+// checkpoint does; --merge_lora is refused for GPT-2 in one line.
+func TestLoRAGPT2(t *testing.T) {
+	tmp := t.TempDir()
+	hub := filepath.Join(tmp, "gpt2-tiny")
+	writeHubModel(t, hub, testVocab, 32, true)
+	run := filepath.Join(tmp, "run")
+	out := mustRun(t, ftArgs(hub, run, "--max_iters=2", "--eval_interval=2", "--block_size=16", "--dropout=0.1",
+		"--lora_rank=2", "--lora_targets=c_attn,c_fc", "--lora_dropout=0.1", "--learning_rate=1e-2", "--activation_checkpointing")...)
+	if !strings.Contains(out, "lora: rank 2, alpha 16, dropout 0.1 on 4 layers (c_attn,c_fc)") {
+		t.Errorf("stdout:\n%s", out)
+	}
+	base, err := nn.LoadPretrained(hub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base.CropBlockSize(16)
+	plain := logits(base)
+	if _, err := nn.LoadAdapter(run, base); err != nil {
+		t.Fatal(err)
+	}
+	adapted := logits(base)
+	ck, err := nn.LoadCheckpoint(filepath.Join(run, ckptName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Equal(plain, adapted) || !slices.Equal(logits(ck.LM), adapted) {
+		t.Error("the checkpoint's model is not the base with the trained adapter")
+	}
+	gen := []string{"--prompt=the river", "--top_k=1", "--num_tokens=5"}
+	a := mustRun(t, append([]string{"sample", "--out_dir=" + run}, gen...)...)
+	b := mustRun(t, append([]string{"sample", "--init_from=" + hub, "--adapter=" + filepath.Join(run, nn.AdapterWeightsFile)}, gen...)...)
+	if a == "" || a != b {
+		t.Errorf("sample from the checkpoint %q, with --adapter %q", a, b)
+	}
+	_, errOut, code := runCLI(t, ftArgs(hub, filepath.Join(tmp, "merge"), "--max_iters=1", "--lora_rank=2", "--merge_lora")...)
+	if code == 0 || !strings.Contains(errOut, "--merge_lora writes the Hugging Face layout of Llama-family models only") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+		t.Errorf("--merge_lora on GPT-2: exit %d, stderr %q", code, errOut)
+	}
+}
