@@ -48,16 +48,21 @@ func llamaShape(c nn.LlamaConfig, o *options) trainShape {
 	h, m := float64(c.HiddenSize), float64(c.IntermediateSize)
 	d := float64(c.HeadDim)
 	q, kv := float64(c.NumAttentionHeads)*d, float64(c.NumKeyValueHeads)*d
-	// per token: the input, its norm, q/k/v and their rotated copies, the
-	// keys and values repeated over the query heads, the attention weights
-	// before and after the softmax, the attention output and o_proj's, the
-	// residual sum and its norm, the MLP's gate, up, SiLU and product, and
-	// down_proj's output with the second residual sum
-	f := 2*h + 2*q + 2*kv + 2*h + 4*m + 2*h + q + h
+	// per token, as Wick's autograd keeps them: the two RMSNorms with
+	// their input, square, rsqrt and output (8 H); q, k, v and the rotary
+	// embedding's four intermediates of q and k; the keys and values
+	// repeated over the query heads; the attention scores, scaled, masked
+	// and softmaxed (4 heads·T); the attention output, o_proj's and the
+	// residual sum; the MLP's gate, up, sigmoid, SiLU and product (5 I),
+	// down_proj's output and the second residual sum. Measured with
+	// cmd/benchlora on SmolLM2-135M's shape (docs/benchmarks.md): 10.4 GiB
+	// live after the forward pass of batch 4 × 512 tokens (the logits
+	// included), against this formula's 9.0 GiB and the logits' 0.4 GiB.
+	f := 8*h + (q + 2*kv) + 4*(q+kv) + q + 3*h + 5*m + 2*h
 	if kv < q {
 		f += 2 * q
 	}
-	f += 2 * float64(c.NumAttentionHeads) * float64(o.BlockSize)
+	f += 4 * float64(c.NumAttentionHeads) * float64(o.BlockSize)
 	s := trainShape{params: float64(c.NumParams()), layers: c.NumHiddenLayers, layerFloats: f, carry: h, outer: 3 * h,
 		vocab: c.VocabSize, checkpointed: o.ActivationCheckpointing}
 	if o.LoRARank > 0 {
