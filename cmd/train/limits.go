@@ -92,6 +92,8 @@ func (m memoryNeed) advice() string {
 		return "--batch_size or --block_size (the frozen weights are the model's)"
 	case m.weights >= m.activations && m.weights >= m.logits:
 		return "--n_layer or --n_embd (or --block_size, the vocabulary)"
+	case m.activations >= m.logits && m.split && !m.checkpointed:
+		return "--batch_size or --block_size, or give --activation_checkpointing"
 	case m.activations >= m.logits:
 		return "--batch_size or --block_size (or --n_layer, --n_embd)"
 	}
