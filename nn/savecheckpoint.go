@@ -28,8 +28,9 @@ import (
 // ck.Metadata, when set, is a JSON object whose other fields the record
 // keeps (a program's own resume state: its settings, generator states);
 // its model_args, llama_args, tokenizer, iter and best_val_loss are
-// replaced by ck's. ck.Path, ck.Config, ck.LlamaConfig and ck.Tensors are
-// not read.
+// replaced by ck's. ck.Adapter, when set, adds the LoRA adapters' tensors
+// and config (see lora_checkpoint.go; it must not be merged). ck.Path,
+// ck.Config, ck.LlamaConfig and ck.Tensors are not read.
 //
 // SaveCheckpoint panics with a *tensor.Error if ck or ck.Tokenizer is nil,
 // or if both ck.LM and ck.Model are. It returns an error, and writes
