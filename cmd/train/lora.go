@@ -58,12 +58,12 @@ func loraFlags(fs *flag.FlagSet, o *options, sample bool) flagGroup {
 	return flagGroup{"fine-tuning (LoRA adapters, activation checkpointing)", []string{"lora_rank", "lora_alpha", "lora_dropout", "lora_targets", "merge_lora", "activation_checkpointing"}}
 }
 
-// loraLinears are the Linear layers of each family that take adapters, by
-// their last name.
-var loraLinears = map[bool][]string{
-	true:  {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "lm_head"}, // Llama family
-	false: {"c_attn", "c_proj", "c_fc"},                                                             // GPT-2 (lm_head is tied)
-}
+// The Linear layers of each family that take adapters, by their last name
+// (GPT-2's lm_head is tied to its embedding).
+var (
+	llamaLinears = []string{"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "lm_head"}
+	gpt2Linears  = []string{"c_attn", "c_proj", "c_fc"}
+)
 
 // targets returns --lora_targets as a list, or the family's default.
 func (o *options) targets(llama bool) []string {
@@ -109,10 +109,9 @@ func (o *options) validateLoRA(pretrained, llama, tied bool) error {
 	case o.MergeLoRA && !llama:
 		return errors.New("--merge_lora writes the Hugging Face layout of Llama-family models only; a GPT-2 adapter in out_dir loads in PEFT, or with train sample --adapter")
 	}
-	known := loraLinears[llama]
-	family := "GPT-2"
+	known, family := gpt2Linears, "GPT-2"
 	if llama {
-		family = "Llama-family"
+		known, family = llamaLinears, "Llama-family"
 	}
 	var bad []string
 	for _, t := range o.targets(llama) {
