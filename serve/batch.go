@@ -1,0 +1,144 @@
+package serve
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/wickml/wick/nn"
+	"github.com/wickml/wick/tensor"
+)
+
+// step runs one batched forward pass over the running sequences: one
+// token of each decoding sequence, and whole prefill chunks of the others
+// while the step's PrefillChunk budget lasts (older sequences first). It
+// samples the sequences whose pending tokens are all in, sends their
+// events, ends the finished ones and returns those still running.
+func (e *Engine) step(running []*sequence) []*sequence {
+	var (
+		b       nn.Batch
+		members []*sequence // the sequences in the batch, by b.Seqs index
+		tables  [][]int     // their block tables after this step
+		samples []int       // members that sample, by b.Logits index
+	)
+	budget := e.cfg.PrefillChunk
+	prompt := 0 // prompt tokens in the batch
+	for _, s := range running {
+		n := len(s.tokens) - s.cached
+		if s.generated == 0 {
+			// prefilling: chunks of PrefillChunk from the prompt's start,
+			// the same boundaries whatever else runs
+			n = min(n, e.cfg.PrefillChunk)
+			if n > budget {
+				continue
+			}
+			budget -= n
+			prompt += n
+		}
+		table, err := e.alloc.Append(s.id, n)
+		if err != nil {
+			// cannot happen: the reservation covers every position
+			panic(fmt.Sprintf("serve: the cache refused a reserved position: %v", err))
+		}
+		if s.cached+n == len(s.tokens) {
+			b.Logits = append(b.Logits, len(b.Tokens)+n-1)
+			samples = append(samples, len(members))
+		}
+		b.Seqs = append(b.Seqs, nn.BatchSeq{Start: len(b.Tokens), Len: n, Pos: s.cached})
+		b.Tokens = append(b.Tokens, s.tokens[s.cached:s.cached+n]...)
+		members = append(members, s)
+		tables = append(tables, table)
+	}
+	b.Attend = func(layer, i int, q, k, v *tensor.Tensor) *tensor.Tensor {
+		return e.attend(layer, tables[i], b.Seqs[i].Pos, q, k, v)
+	}
+
+	logits, err := e.forward(&b)
+	e.mu.Lock()
+	e.counts.Steps++
+	e.counts.BatchSizes[len(members)]++
+	e.counts.PromptTokens += uint64(prompt)
+	if err != nil {
+		// the step failed as a whole: end its sequences, keep the others
+		for _, s := range members {
+			e.finish(s, FinishError, err)
+		}
+		e.mu.Unlock()
+		return slices.DeleteFunc(running, func(s *sequence) bool { return slices.Contains(members, s) })
+	}
+	for i, s := range members {
+		s.cached += b.Seqs[i].Len
+	}
+	v := e.vocab
+	ended := map[*sequence]bool{}
+	for r, i := range samples {
+		s := members[i]
+		row := logits[r*v : (r+1)*v]
+		if !finite(row) {
+			e.finish(s, FinishError, fmt.Errorf("%w (position %d)", errNonFinite, s.cached-1))
+			ended[s] = true
+			continue
+		}
+		tok := nn.SampleNext(tensor.New(row, 1, v), s.opts)[0]
+		s.generated++
+		e.counts.GeneratedTokens++
+		if slices.Contains(s.req.StopIDs, tok) {
+			e.finish(s, FinishStop, nil)
+			ended[s] = true
+			continue
+		}
+		s.out <- Event{Token: tok}
+		s.tokens = append(s.tokens, tok)
+		if s.generated >= s.maxNew {
+			e.finish(s, FinishLength, nil)
+			ended[s] = true
+		}
+	}
+	e.mu.Unlock()
+	return slices.DeleteFunc(running, func(s *sequence) bool { return ended[s] })
+}
+
+// forward runs b through the model and returns its logits on the host; a
+// panic in the model (a bug, a device error) becomes the error of this
+// step's requests instead of the process's end.
+func (e *Engine) forward(b *nn.Batch) (logits []float32, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("serve: the engine's step failed: %v", r)
+		}
+	}()
+	return e.model.ForwardBatch(b).Float32s(), nil
+}
+
+// attend is nn.Batch.Attend over the paged cache: it writes the keys and
+// values k, v [Hkv, T, D] of positions pos … pos+T−1 into their slots of
+// the sequence's blocks (table), gathers the blocks of positions
+// 0 … pos+T−1 into K, V [Hkv, pos+T, D] and returns the causal attention
+// of q [H, T, D] over them. Everything it reads is the sequence's own, so
+// its result does not depend on the other sequences of the step.
+func (e *Engine) attend(layer int, table []int, pos int, q, k, v *tensor.Tensor) *tensor.Tensor {
+	bs := e.cfg.BlockSize
+	kc, vc := e.k[layer], e.v[layer]
+	t := q.Size(1)
+	for t0 := 0; t0 < t; {
+		p := pos + t0
+		blk, slot := table[p/bs], p%bs
+		n := min(bs-slot, t-t0)
+		kc.Select(0, blk).Slice(1, slot, slot+n).CopyFrom(k.Slice(1, t0, t0+n))
+		vc.Select(0, blk).Slice(1, slot, slot+n).CopyFrom(v.Slice(1, t0, t0+n))
+		t0 += n
+	}
+	s := pos + t
+	gather := func(c *tensor.Tensor) *tensor.Tensor { // [1, Hkv, S, D]
+		nb := (s + bs - 1) / bs
+		parts := make([]*tensor.Tensor, nb)
+		for j := range parts {
+			parts[j] = c.Select(0, table[j])
+		}
+		all := parts[0]
+		if nb > 1 {
+			all = tensor.Cat(parts, 1)
+		}
+		return all.Slice(1, 0, s).Unsqueeze(0)
+	}
+	return nn.CausalAttention(q.Unsqueeze(0), gather(kc), gather(vc), pos).Squeeze(0)
+}
