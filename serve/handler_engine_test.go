@@ -146,13 +146,13 @@ func TestEngineGreedyMatchesGenerate(t *testing.T) {
 		}
 		want := testTok.Decode(out.Ints()[len(p):])
 		for _, stream := range []string{"false", "true"} {
-			got, finish := answerText(t, callNoT(t, "POST", base+"/v1/completions", `{"prompt": "`+prompt+`", "max_tokens": 30, "temperature": 0, "stream": `+stream+`}`))
+			got, finish := ask(t, "POST", base+"/v1/completions", `{"prompt": "`+prompt+`", "max_tokens": 30, "temperature": 0, "stream": `+stream+`}`)
 			if got != want || finish != "length" {
 				t.Errorf("%q stream=%s: %q (%s), want nn.Generate's %q", prompt, stream, got, finish, want)
 			}
 			// a stop string from the middle of the answer
 			stop := want[10:13]
-			got, finish = answerText(t, callNoT(t, "POST", base+"/v1/completions", `{"prompt": "`+prompt+`", "max_tokens": 30, "temperature": 0, "stop": ["`+stop+`"], "stream": `+stream+`}`))
+			got, finish = ask(t, "POST", base+"/v1/completions", `{"prompt": "`+prompt+`", "max_tokens": 30, "temperature": 0, "stop": ["`+stop+`"], "stream": `+stream+`}`)
 			if got != want[:strings.Index(want, stop)] || finish != "stop" {
 				t.Errorf("%q stop %q stream=%s: %q (%s), want %q", prompt, stop, stream, got, finish, want[:strings.Index(want, stop)])
 			}
@@ -167,7 +167,7 @@ func TestEngineGreedyMatchesGenerate(t *testing.T) {
 	}
 	want := testTok.Decode(out.Ints()[len(p):])
 	for _, stream := range []string{"false", "true"} {
-		got, _ := answerText(t, callNoT(t, "POST", base+"/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 20, "temperature": 0, "stream": `+stream+`}`))
+		got, _ := ask(t, "POST", base+"/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 20, "temperature": 0, "stream": `+stream+`}`)
 		if got != want {
 			t.Errorf("chat stream=%s: %q, want %q", stream, got, want)
 		}
@@ -233,7 +233,7 @@ func TestConcurrentRequestsMatchAlone(t *testing.T) {
 	distinct := map[string]bool{}
 	for i, b := range bodies {
 		got, _ := answerText(t, 200, together[i])
-		alone, _ := answerText(t, callNoT(t, "POST", base+"/v1/completions", b))
+		alone, _ := ask(t, "POST", base+"/v1/completions", b)
 		if got != alone {
 			t.Errorf("request %d %s: with 63 others %q, alone %q", i, b, got, alone)
 		}
@@ -304,7 +304,9 @@ func TestLoadLimits(t *testing.T) {
 			go func() { defer wg.Done(); f(i) }()
 		}
 	}
-	busy := func(code int) bool { return code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable }
+	busy := func(code int) bool {
+		return code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable
+	}
 	big := `{"prompt": "` + strings.Repeat("a", 64<<10) + `"}`
 	spawn(8, func(i int) {
 		code, body := callNoT(t, "POST", base+"/v1/completions", big)
@@ -322,8 +324,11 @@ func TestLoadLimits(t *testing.T) {
 	})
 	spawn(8, func(i int) {
 		temp := []string{"1e-300", "1e-45", "4.9e-324", "1e-4"}[i%4]
-		path := []string{"/v1/completions", "/v1/chat/completions"}[i%2]
-		code, body := callNoT(t, "POST", base+path, `{"prompt": "a", "messages": [{"role": "user", "content": "a"}], "temperature": `+temp+`}`)
+		path, body := "/v1/completions", `{"prompt": "a", "temperature": `+temp+`}`
+		if i%2 == 1 {
+			path, body = "/v1/chat/completions", `{"messages": [{"role": "user", "content": "a"}], "temperature": `+temp+`}`
+		}
+		code, body := callNoT(t, "POST", base+path, body)
 		if !busy(code) && (code != 400 || !strings.Contains(body, "temperature")) {
 			fail("temperature %s: %d %s; want 400 naming temperature", temp, code, body)
 		}
@@ -407,7 +412,7 @@ func TestLoadLimits(t *testing.T) {
 	// afterwards: the same answer as before
 	for _, stream := range []string{"false", "true"} {
 		body := strings.Replace(normal, "}", `, "stream": `+stream+`}`, 1)
-		if got, _ := answerText(t, callNoT(t, "POST", base+"/v1/completions", body)); got != want {
+		if got, _ := ask(t, "POST", base+"/v1/completions", body); got != want {
 			t.Errorf("after the load (stream=%s): %q, want %q", stream, got, want)
 		}
 	}
@@ -457,4 +462,11 @@ func TestLoad64(t *testing.T) {
 	if len(errs) > 0 {
 		t.Errorf("%d of %d requests failed; the first: %s", len(errs), total, errs[0])
 	}
+}
+
+// ask sends a request and returns its answer's text and finish reason.
+func ask(t *testing.T, method, url, body string) (string, string) {
+	t.Helper()
+	code, out := callNoT(t, method, url, body)
+	return answerText(t, code, out)
 }

@@ -357,7 +357,9 @@ func TestServeHFDir(t *testing.T) {
 		Choices []struct {
 			Message struct{ Content string }
 		}
-		Usage struct{ PromptTokens int `json:"prompt_tokens"` }
+		Usage struct {
+			PromptTokens int `json:"prompt_tokens"`
+		}
 	}
 	if err := json.Unmarshal([]byte(body), &got); err != nil {
 		t.Fatal(err)
@@ -432,4 +434,3 @@ func copyFile(t *testing.T, src, dst string) {
 		t.Fatal(err)
 	}
 }
-
