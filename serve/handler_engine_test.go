@@ -88,12 +88,19 @@ func engineServer(t *testing.T, m nn.CausalLM, cfg Config, lim httplimit.Limits,
 	return "http://" + ln.Addr().String(), h, logs
 }
 
-// testLimits are limits small enough for a test to reach each of them.
+// testLimits are limits small enough for a test to reach each of them,
+// and large enough for clients on a busy machine (or under -race) to send
+// their requests in time.
 func testLimits() httplimit.Limits {
 	return httplimit.Limits{
-		MaxHeaderBytes: 8 << 10, ReadHeaderTimeout: 300 * time.Millisecond, ReadTimeout: 500 * time.Millisecond,
-		WriteTimeout: 2 * time.Second, IdleTimeout: 500 * time.Millisecond,
+		MaxHeaderBytes: 8 << 10, ReadHeaderTimeout: time.Second, ReadTimeout: 1500 * time.Millisecond,
+		WriteTimeout: 2 * time.Second, IdleTimeout: 2 * time.Second,
 	}
+}
+
+// roomyLimits are the timeouts of tests that do not test them.
+func roomyLimits() httplimit.Limits {
+	return httplimit.Limits{ReadHeaderTimeout: 20 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: time.Minute, IdleTimeout: time.Minute}
 }
 
 // text returns the text of an answer: whole, or the streamed chunks'
@@ -137,7 +144,7 @@ func answerText(t *testing.T, code int, body string) (string, string) {
 // string cuts them before it.
 func TestEngineGreedyMatchesGenerate(t *testing.T) {
 	m := tinyGPT()
-	base, _, _ := engineServer(t, m, Config{MaxBatch: 4}, testLimits(), nil)
+	base, _, _ := engineServer(t, m, Config{MaxBatch: 4}, roomyLimits(), nil)
 	for _, prompt := range []string{"to be", "the cat sat", "a"} {
 		p := ids(prompt)
 		out, err := nn.Generate(m, tensor.FromInts(p, 1, len(p)), nn.GenerateOptions{MaxNewTokens: 30, Temperature: 0})
@@ -174,13 +181,16 @@ func TestEngineGreedyMatchesGenerate(t *testing.T) {
 	}
 }
 
-// callNoT is call for goroutines: it returns an error as status 0.
+// callNoT is call for goroutines: it returns an error as status 0. Each
+// call has a connection of its own, so that none meets a keep-alive
+// connection that the server's idle timeout is closing.
 func callNoT(t *testing.T, method, url, body string) (int, string) {
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
 		return 0, err.Error()
 	}
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Do(req)
 	if err != nil {
 		return 0, err.Error()
 	}
@@ -205,7 +215,7 @@ func readAll(resp *http.Response) string {
 // answer of the same request served alone (the engine's batch invariance
 // seen through the API).
 func TestConcurrentRequestsMatchAlone(t *testing.T) {
-	base, _, _ := engineServer(t, tinyGPT(), Config{MaxBatch: 16, MaxWaiting: 64}, testLimits(), nil)
+	base, _, _ := engineServer(t, tinyGPT(), Config{MaxBatch: 16, MaxWaiting: 64}, roomyLimits(), nil)
 	prompts := []string{"a", "the cat", "to be, or", "\n"}
 	bodies := make([]string, 64)
 	for i := range bodies {
@@ -260,7 +270,7 @@ func TestNonFiniteModel(t *testing.T) {
 			m := tinyGPT()
 			w := c.pick(m)
 			w.Detach().CopyFrom(tensor.Full(c.v, w.Shape()...))
-			base, _, _ := engineServer(t, m, Config{MaxBatch: 2}, testLimits(), nil)
+			base, _, _ := engineServer(t, m, Config{MaxBatch: 2}, roomyLimits(), nil)
 			for i, temp := range []string{"0.8", "0", "1e-3", "100"} {
 				body := fmt.Sprintf(`{"prompt": "ab", "temperature": %s, "seed": %d, "stream": %v}`, temp, i, i%2 == 1)
 				code, out := callNoT(t, "POST", base+"/v1/completions", body)
@@ -421,7 +431,7 @@ func TestLoadLimits(t *testing.T) {
 // TestLoad64 keeps 64 connections busy for a few seconds, whole and
 // streamed, completions and chat, and counts the errors: none.
 func TestLoad64(t *testing.T) {
-	base, _, _ := engineServer(t, tinyGPT(), Config{MaxBatch: 16, MaxWaiting: 64}, testLimits(), nil)
+	base, _, _ := engineServer(t, tinyGPT(), Config{MaxBatch: 16, MaxWaiting: 64}, roomyLimits(), nil)
 	stop := time.Now().Add(3 * time.Second)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
