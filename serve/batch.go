@@ -78,6 +78,9 @@ func (e *Engine) step(running []*sequence) []*sequence {
 			ended[s] = true
 			continue
 		}
+		if e.observe != nil {
+			e.observe(s, row)
+		}
 		tok := nn.SampleNext(tensor.New(row, 1, v), s.opts)[0]
 		s.generated++
 		e.counts.GeneratedTokens++
@@ -113,18 +116,20 @@ func (e *Engine) forward(b *nn.Batch) (logits []float32, err error) {
 // values k, v [Hkv, T, D] of positions pos … pos+T−1 into their slots of
 // the sequence's blocks (table), gathers the blocks of positions
 // 0 … pos+T−1 into K, V [Hkv, pos+T, D] and returns the causal attention
-// of q [H, T, D] over them. Everything it reads is the sequence's own, so
-// its result does not depend on the other sequences of the step.
+// of q [H, T, D] over them. Everything it reads is the sequence's own, and
+// the gathered keys and values have a layout that depends on pos+T alone
+// (whether the blocks are one or many, next to each other or not), so its
+// result does not depend on the other sequences of the step.
 func (e *Engine) attend(layer int, table []int, pos int, q, k, v *tensor.Tensor) *tensor.Tensor {
 	bs := e.cfg.BlockSize
-	kc, vc := e.k[layer], e.v[layer]
+	kc, vc := e.k[layer], e.v[layer] // [blocks, BlockSize, Hkv, D]
 	t := q.Size(1)
 	for t0 := 0; t0 < t; {
 		p := pos + t0
 		blk, slot := table[p/bs], p%bs
 		n := min(bs-slot, t-t0)
-		kc.Select(0, blk).Slice(1, slot, slot+n).CopyFrom(k.Slice(1, t0, t0+n))
-		vc.Select(0, blk).Slice(1, slot, slot+n).CopyFrom(v.Slice(1, t0, t0+n))
+		kc.Select(0, blk).Slice(0, slot, slot+n).CopyFrom(k.Slice(1, t0, t0+n).Transpose(0, 1))
+		vc.Select(0, blk).Slice(0, slot, slot+n).CopyFrom(v.Slice(1, t0, t0+n).Transpose(0, 1))
 		t0 += n
 	}
 	s := pos + t
@@ -136,9 +141,9 @@ func (e *Engine) attend(layer int, table []int, pos int, q, k, v *tensor.Tensor)
 		}
 		all := parts[0]
 		if nb > 1 {
-			all = tensor.Cat(parts, 1)
+			all = tensor.Cat(parts, 0) // whole blocks, one copy each
 		}
-		return all.Slice(1, 0, s).Unsqueeze(0)
+		return all.Slice(0, 0, s).Transpose(0, 1).Unsqueeze(0)
 	}
 	return nn.CausalAttention(q.Unsqueeze(0), gather(kc), gather(vc), pos).Squeeze(0)
 }

@@ -55,7 +55,7 @@ type Engine struct {
 	model   nn.BatchLM
 	cfg     Config // with the defaults filled in
 	alloc   *kvcache.Allocator
-	k, v    []*tensor.Tensor // per layer [blocks, kvHeads, BlockSize, headDim]
+	k, v    []*tensor.Tensor // per layer [blocks, BlockSize, kvHeads, headDim]
 	ctxSize int
 	vocab   int
 
@@ -66,6 +66,10 @@ type Engine struct {
 	abort   bool        // Close, or a Shutdown past its deadline: cancel all
 	nextID  uint64
 	counts  Stats // PromptTokens, GeneratedTokens, Steps, BatchSizes
+
+	// observe, set by tests before the first request, sees the logits
+	// each sequence samples from
+	observe func(s *sequence, logits []float32)
 
 	wake chan struct{} // a request arrived or the engine is closing
 	done chan struct{} // closed when the scheduler has stopped
@@ -139,8 +143,8 @@ func NewEngine(cfg Config) (*Engine, error) {
 	}
 	if err := tensor.Catch(func() {
 		for range layers {
-			e.k = append(e.k, tensor.Zeros(nblocks, kvHeads, cfg.BlockSize, headDim).To(dev))
-			e.v = append(e.v, tensor.Zeros(nblocks, kvHeads, cfg.BlockSize, headDim).To(dev))
+			e.k = append(e.k, tensor.Zeros(nblocks, cfg.BlockSize, kvHeads, headDim).To(dev))
+			e.v = append(e.v, tensor.Zeros(nblocks, cfg.BlockSize, kvHeads, headDim).To(dev))
 		}
 	}); err != nil {
 		return nil, fmt.Errorf("serve: NewEngine: the key/value cache of %d bytes: %w", int64(nblocks)*blockBytes, err)
