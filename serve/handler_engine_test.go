@@ -20,9 +20,9 @@ import (
 	"github.com/wickml/wick/tensor"
 )
 
-// tinyGPT is a small random GPT over the test tokenizer, in eval mode,
+// apiGPT is a small random GPT over the test tokenizer, in eval mode,
 // with a context of 64.
-func tinyGPT() *nn.GPT {
+func apiGPT() *nn.GPT {
 	cfg := nn.GPTConfig{VocabSize: testTok.VocabSize(), BlockSize: 64, NLayer: 2, NHead: 2, NEmbd: 16, Bias: true}
 	m := nn.NewGPTWith(cfg, tensor.NewGenerator(5))
 	m.Eval()
@@ -139,11 +139,11 @@ func answerText(t *testing.T, code int, body string) (string, string) {
 	return text, finish
 }
 
-// TestEngineGreedyMatchesGenerate: temperature 0 answers, whole and
+// TestAPIGreedyMatchesGenerate: temperature 0 answers, whole and
 // streamed, are the library's greedy generation (nn.Generate); a stop
 // string cuts them before it.
-func TestEngineGreedyMatchesGenerate(t *testing.T) {
-	m := tinyGPT()
+func TestAPIGreedyMatchesGenerate(t *testing.T) {
+	m := apiGPT()
 	base, _, _ := engineServer(t, m, Config{MaxBatch: 4}, roomyLimits(), nil)
 	for _, prompt := range []string{"to be", "the cat sat", "a"} {
 		p := ids(prompt)
@@ -215,7 +215,7 @@ func readAll(resp *http.Response) string {
 // answer of the same request served alone (the engine's batch invariance
 // seen through the API).
 func TestConcurrentRequestsMatchAlone(t *testing.T) {
-	base, _, _ := engineServer(t, tinyGPT(), Config{MaxBatch: 16, MaxWaiting: 64}, roomyLimits(), nil)
+	base, _, _ := engineServer(t, apiGPT(), Config{MaxBatch: 16, MaxWaiting: 64}, roomyLimits(), nil)
 	prompts := []string{"a", "the cat", "to be, or", "\n"}
 	bodies := make([]string, 64)
 	for i := range bodies {
@@ -267,7 +267,7 @@ func TestNonFiniteModel(t *testing.T) {
 		{"Inf", float32(math.Inf(1)), func(m *nn.GPT) *tensor.Tensor { return m.LnF.Weight }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			m := tinyGPT()
+			m := apiGPT()
 			w := c.pick(m)
 			w.Detach().CopyFrom(tensor.Full(c.v, w.Shape()...))
 			base, _, _ := engineServer(t, m, Config{MaxBatch: 2}, roomyLimits(), nil)
@@ -292,7 +292,7 @@ func TestNonFiniteModel(t *testing.T) {
 // connection closed), and afterwards the server answers as before. Every
 // loop is bounded in count, every client by a deadline, all on 127.0.0.1.
 func TestLoadLimits(t *testing.T) {
-	base, _, _ := engineServer(t, tinyGPT(), Config{MaxBatch: 2, MaxWaiting: 2}, testLimits(), func(o *HandlerOptions) {
+	base, _, _ := engineServer(t, apiGPT(), Config{MaxBatch: 2, MaxWaiting: 2}, testLimits(), func(o *HandlerOptions) {
 		o.MaxInFlight = 6
 		o.WriteTimeout = time.Second
 	})
@@ -431,7 +431,7 @@ func TestLoadLimits(t *testing.T) {
 // TestLoad64 keeps 64 connections busy for a few seconds, whole and
 // streamed, completions and chat, and counts the errors: none.
 func TestLoad64(t *testing.T) {
-	base, _, _ := engineServer(t, tinyGPT(), Config{MaxBatch: 16, MaxWaiting: 64}, roomyLimits(), nil)
+	base, _, _ := engineServer(t, apiGPT(), Config{MaxBatch: 16, MaxWaiting: 64}, roomyLimits(), nil)
 	stop := time.Now().Add(3 * time.Second)
 	var wg sync.WaitGroup
 	var mu sync.Mutex

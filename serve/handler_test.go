@@ -572,3 +572,31 @@ func TestMetrics(t *testing.T) {
 		t.Errorf("types %v", types)
 	}
 }
+
+// TestClientGone: a client that goes away mid-stream cancels its
+// request's context, so the engine frees its place at once.
+func TestClientGone(t *testing.T) {
+	f := &fakeGen{block: make(chan struct{})}
+	srv, _, _ := fakeServer(t, f, nil)
+	go func() { f.block <- struct{}{} }() // one token: the answer starts
+	resp, err := http.Post(srv.URL+"/v1/completions", "application/json", strings.NewReader(`{"prompt": "a", "max_tokens": 30, "stream": true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, `data: {"id":"cmpl-`) {
+		t.Fatalf("first line %q, %v", line, err)
+	}
+	resp.Body.Close() // and the connection with it
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Millisecond) {
+		f.mu.Lock()
+		n := f.cancels
+		f.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the request was not cancelled within 20 s of its client leaving")
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -66,8 +67,18 @@ var testChars = tokenizer.NewChar([]byte("abcdefghijklmnopqrstuvwxyz ,.:\n"))
 // tensor as train writes them, in dir, and returns the file's path.
 func writeCheckpoint(t *testing.T, dir string, embd, layers, block int) string {
 	t.Helper()
+	return writeCheckpointWith(t, dir, embd, layers, block, nil)
+}
+
+// writeCheckpointWith is writeCheckpoint with edit applied to the model
+// before it is written.
+func writeCheckpointWith(t *testing.T, dir string, embd, layers, block int, edit func(*nn.GPT)) string {
+	t.Helper()
 	cfg := nn.GPTConfig{VocabSize: testChars.VocabSize(), BlockSize: block, NLayer: layers, NHead: 2, NEmbd: embd, Bias: true}
 	model := nn.NewGPTWith(cfg, tensor.NewGenerator(5))
+	if edit != nil {
+		edit(model)
+	}
 	tj, err := testChars.MarshalJSON()
 	if err != nil {
 		t.Fatal(err)
@@ -270,6 +281,24 @@ func TestServeCheckpoint(t *testing.T) {
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	if code := s.wait(t); code != 0 {
 		t.Errorf("exit status %d after SIGTERM:\n%s%s", code, s.stdout, s.stderr)
+	}
+}
+
+// TestServeNaNCheckpoint: a checkpoint with NaN weights starts with a
+// warning saying so, and its requests are answered 500 saying the logits
+// are not finite.
+func TestServeNaNCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	writeCheckpointWith(t, dir, 16, 1, 32, func(m *nn.GPT) {
+		m.Wte.Weight.Detach().CopyFrom(tensor.Full(float32(math.NaN()), m.Wte.Weight.Shape()...))
+	})
+	s := start(t, nil, "--model="+dir)
+	code, body, err := post(s.base+"/v1/completions", `{"prompt": "ab", "max_tokens": 5}`)
+	if err != nil || code != 500 || !strings.Contains(body, "not finite") {
+		t.Errorf("%d %s %v; want 500 saying the logits are not finite", code, body, err)
+	}
+	if !strings.Contains(s.stderr.String(), "warning: the model's weights are not finite (NaN in transformer.wte.weight)") {
+		t.Errorf("stderr: %s", s.stderr)
 	}
 }
 
