@@ -53,7 +53,10 @@ func (e *Engine) step(running []*sequence) []*sequence {
 	}
 
 	logits, err := e.forward(&b)
+	// the counters move before the events go out, so that a client who
+	// has its answer finds them counted
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	e.counts.Steps++
 	e.counts.BatchSizes[len(members)]++
 	e.counts.PromptTokens += uint64(prompt)
@@ -62,20 +65,17 @@ func (e *Engine) step(running []*sequence) []*sequence {
 		for _, s := range members {
 			e.finish(s, FinishError, err)
 		}
-		e.mu.Unlock()
-		return slices.DeleteFunc(running, func(s *sequence) bool { return slices.Contains(members, s) })
+		return slices.DeleteFunc(running, func(s *sequence) bool { return s.done })
 	}
 	for i, s := range members {
 		s.cached += b.Seqs[i].Len
 	}
 	v := e.vocab
-	ended := map[*sequence]bool{}
 	for r, i := range samples {
 		s := members[i]
 		row := logits[r*v : (r+1)*v]
 		if !finite(row) {
 			e.finish(s, FinishError, fmt.Errorf("%w (position %d)", errNonFinite, s.cached-1))
-			ended[s] = true
 			continue
 		}
 		if e.observe != nil {
@@ -86,18 +86,15 @@ func (e *Engine) step(running []*sequence) []*sequence {
 		e.counts.GeneratedTokens++
 		if slices.Contains(s.req.StopIDs, tok) {
 			e.finish(s, FinishStop, nil)
-			ended[s] = true
 			continue
 		}
 		s.out <- Event{Token: tok}
 		s.tokens = append(s.tokens, tok)
 		if s.generated >= s.maxNew {
 			e.finish(s, FinishLength, nil)
-			ended[s] = true
 		}
 	}
-	e.mu.Unlock()
-	return slices.DeleteFunc(running, func(s *sequence) bool { return ended[s] })
+	return slices.DeleteFunc(running, func(s *sequence) bool { return s.done })
 }
 
 // forward runs b through the model and returns its logits on the host; a

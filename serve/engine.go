@@ -90,6 +90,7 @@ type sequence struct {
 	generated int
 	maxNew    int
 	admitted  bool // holds a reservation in the allocator
+	done      bool // its final event is sent
 }
 
 // NewEngine returns an engine for cfg and starts its scheduler; Shutdown
@@ -209,7 +210,7 @@ func (e *Engine) check(r Request) error {
 	if !(r.TopP >= 0 && r.TopP <= 1) {
 		return bad("top_p", "is %v: want a number from 0 to 1", r.TopP)
 	}
-	if p := len(r.Prompt); p+r.MaxTokens > e.ctxSize {
+	if p := len(r.Prompt); r.MaxTokens > e.ctxSize-p {
 		return bad("max_tokens", "the prompt's %d tokens and max_tokens %d exceed the model's context of %d tokens", p, r.MaxTokens, e.ctxSize)
 	}
 	if !e.alloc.Fits(len(r.Prompt), r.MaxTokens) {
@@ -312,8 +313,24 @@ func (e *Engine) run() {
 			continue
 		}
 		e.mu.Unlock()
-		running = e.step(running)
+		running = e.safeStep(running)
 	}
+}
+
+// safeStep is step, with a panic outside the model's forward pass (whose
+// panics step handles itself) ending every running request with
+// FinishError instead of the process.
+func (e *Engine) safeStep(running []*sequence) (left []*sequence) {
+	defer func() {
+		if r := recover(); r != nil {
+			err := fmt.Errorf("serve: the engine's step failed: %v", r)
+			for _, s := range running {
+				e.finish(s, FinishError, err)
+			}
+			left = nil
+		}
+	}()
+	return e.step(running)
 }
 
 // dropCancelled ends the running sequences whose context is done (all of
@@ -335,6 +352,10 @@ func (e *Engine) dropCancelled(running []*sequence, abort bool) []*sequence {
 // channel (so that a client who has read the final event finds the blocks
 // free).
 func (e *Engine) finish(s *sequence, why FinishReason, err error) {
+	if s.done {
+		return
+	}
+	s.done = true
 	if s.admitted {
 		e.alloc.Free(s.id)
 		s.admitted = false

@@ -451,6 +451,7 @@ func TestEngineRequestErrors(t *testing.T) {
 		{Request{Prompt: []int{1}, MaxTokens: 1, TopK: -2}, "top_k"},
 		{Request{Prompt: []int{1}, MaxTokens: 1, TopP: 1.5}, "top_p"},
 		{Request{Prompt: []int{1}, MaxTokens: 1, TopP: float32(math.NaN())}, "top_p"},
+		{Request{Prompt: []int{1}, MaxTokens: math.MaxInt}, "max_tokens"},
 		{Request{Prompt: make([]int, 60), MaxTokens: 5}, "max_tokens"},  // over the context
 		{Request{Prompt: make([]int, 30), MaxTokens: 11}, "max_tokens"}, // over the cache
 	} {
@@ -560,22 +561,41 @@ func (p *panicky) ForwardBatch(b *nn.Batch) *tensor.Tensor {
 	return p.BatchLM.ForwardBatch(b)
 }
 
-// TestEnginePanicRecovered checks that a panic in a step ends that step's
-// requests with FinishError and leaves the engine serving.
+// short returns no logits in its first step: the step then fails after
+// the forward pass, taking the rows it lacks.
+type short struct {
+	nn.BatchLM
+	once sync.Once
+}
+
+func (p *short) ForwardBatch(b *nn.Batch) *tensor.Tensor {
+	out := p.BatchLM.ForwardBatch(b)
+	p.once.Do(func() { out = out.Slice(0, 0, 0) })
+	return out
+}
+
+// TestEnginePanicRecovered checks that a panic in a step, in the model or
+// after it, ends that step's requests with FinishError and leaves the
+// engine serving.
 func TestEnginePanicRecovered(t *testing.T) {
 	m := tinyGPT()
-	e := newEngine(t, Config{Model: &panicky{BatchLM: m}})
-	req := Request{Prompt: []int{1, 2, 3}, MaxTokens: 4}
-	res := run(t, e, req)
-	if res.final.Finish != FinishError || res.final.Err == nil || !strings.Contains(res.final.Err.Error(), "a broken kernel") {
-		t.Errorf("the panicking step: %v %+v", res.tokens, res.final)
+	for name, c := range map[string]struct {
+		model nn.BatchLM
+		msg   string
+	}{"in the model": {&panicky{BatchLM: m}, "a broken kernel"}, "after the model": {&short{BatchLM: m}, "step failed"}} {
+		e := newEngine(t, Config{Model: c.model})
+		req := Request{Prompt: []int{1, 2, 3}, MaxTokens: 4}
+		res := run(t, e, req)
+		if res.final.Finish != FinishError || res.final.Err == nil || !strings.Contains(res.final.Err.Error(), c.msg) {
+			t.Errorf("%s: the failing step: %v %+v", name, res.tokens, res.final)
+		}
+		res = run(t, e, req)
+		want, _ := nn.Generate(m, tensor.FromInts(req.Prompt, 1, 3), nn.GenerateOptions{MaxNewTokens: 4, IgnoreEOS: true})
+		if !slices.Equal(res.tokens, want.Ints()[3:]) || res.final.Finish != FinishLength {
+			t.Errorf("%s: after the panic: %v %+v, want %v", name, res.tokens, res.final, want.Ints()[3:])
+		}
+		checkIdle(t, e)
 	}
-	res = run(t, e, req)
-	want, _ := nn.Generate(m, tensor.FromInts(req.Prompt, 1, 3), nn.GenerateOptions{MaxNewTokens: 4, IgnoreEOS: true})
-	if !slices.Equal(res.tokens, want.Ints()[3:]) || res.final.Finish != FinishLength {
-		t.Errorf("after the panic: %v %+v, want %v", res.tokens, res.final, want.Ints()[3:])
-	}
-	checkIdle(t, e)
 }
 
 // TestNewEngineErrors checks NewEngine's refusals.
