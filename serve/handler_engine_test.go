@@ -259,23 +259,27 @@ func TestConcurrentRequestsMatchAlone(t *testing.T) {
 // temperature; the server goes on answering.
 func TestNonFiniteModel(t *testing.T) {
 	for _, c := range []struct {
-		name string
-		v    float32
-		pick func(*nn.GPT) *tensor.Tensor
+		name  string
+		v     float32
+		pick  func(*nn.GPT) *tensor.Tensor
+		temps []string
 	}{
-		{"NaN", float32(math.NaN()), func(m *nn.GPT) *tensor.Tensor { return m.Wte.Weight }},
-		{"Inf", float32(math.Inf(1)), func(m *nn.GPT) *tensor.Tensor { return m.LnF.Weight }},
+		{"NaN", float32(math.NaN()), func(m *nn.GPT) *tensor.Tensor { return m.Wte.Weight }, []string{"0.8", "0", "1e-3", "100"}},
+		{"Inf", float32(math.Inf(1)), func(m *nn.GPT) *tensor.Tensor { return m.LnF.Weight }, []string{"0.8", "0", "1e-3", "100"}},
+		// ln_f's scale 1e37 gives logits of ~1e36, which temperature 1e-3
+		// takes past float32
+		{"overflow", 1e37, func(m *nn.GPT) *tensor.Tensor { return m.LnF.Weight }, []string{"1e-3", "1e-3"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m := apiGPT()
 			w := c.pick(m)
 			w.Detach().CopyFrom(tensor.Full(c.v, w.Shape()...))
 			base, _, _ := engineServer(t, m, Config{MaxBatch: 2}, roomyLimits(), nil)
-			for i, temp := range []string{"0.8", "0", "1e-3", "100"} {
+			for i, temp := range c.temps {
 				body := fmt.Sprintf(`{"prompt": "ab", "temperature": %s, "seed": %d, "stream": %v}`, temp, i, i%2 == 1)
 				code, out := callNoT(t, "POST", base+"/v1/completions", body)
-				if code != 500 || !strings.Contains(out, "not finite") || !strings.Contains(out, `"error"`) {
-					t.Errorf("%s: %d %s; want 500 saying the logits are not finite", body, code, out)
+				if code != 500 || !strings.Contains(out, "finite") || !strings.Contains(out, `"error"`) {
+					t.Errorf("%s: %d %s; want 500 saying what is not finite", body, code, out)
 				}
 			}
 			if code, _ := callNoT(t, "GET", base+"/health", ""); code != 200 {

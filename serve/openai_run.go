@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
@@ -229,7 +230,7 @@ func generationError(err error) *httpError {
 		return &httpError{status: http.StatusServiceUnavailable, typ: "service_unavailable", code: "cancelled", msg: err.Error()}
 	}
 	return &httpError{status: http.StatusInternalServerError, typ: "server_error", code: "generation_failed",
-		msg: "generation failed: " + err.Error()}
+		msg: "generation failed: " + strings.TrimPrefix(err.Error(), "serve: ")}
 }
 
 // whole waits for every choice and answers them in one JSON object.
