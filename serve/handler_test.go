@@ -343,6 +343,19 @@ func TestChat(t *testing.T) {
 	if text != "fine, thanks" {
 		t.Errorf("streamed %q", text)
 	}
+	// chat_template_kwargs reach the template
+	srv3, _, _ := fakeServer(t, f, func(o *HandlerOptions) {
+		o.ChatTemplate, _ = chat.Compile(`{% if shout %}loud{% else %}quiet{% endif %}:`, "", "")
+	})
+	n := len(f.requests())
+	call(t, "POST", srv3.URL+"/v1/chat/completions", `{`+msgs+`, "chat_template_kwargs": {"shout": true}}`)
+	call(t, "POST", srv3.URL+"/v1/chat/completions", `{`+msgs+`}`)
+	if reqs := f.requests()[n:]; len(reqs) != 2 || testTok.Decode(reqs[0].Prompt) != "loud:" || testTok.Decode(reqs[1].Prompt) != "quiet:" {
+		t.Errorf("chat_template_kwargs: prompts %v", reqs)
+	}
+	if code, out := call(t, "POST", srv3.URL+"/v1/chat/completions", `{`+msgs+`, "chat_template_kwargs": {"messages": []}}`); code != 400 {
+		t.Errorf("chat_template_kwargs setting messages: %d %s", code, out)
+	}
 	// no template: 400 saying so
 	srv2, _, _ := fakeServer(t, f, func(o *HandlerOptions) { o.ChatTemplate = nil })
 	if code, out := call(t, "POST", srv2.URL+"/v1/chat/completions", `{`+msgs+`}`); code != 400 || !strings.Contains(out, "no chat template") {

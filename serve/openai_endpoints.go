@@ -157,7 +157,21 @@ func (h *Handler) chatJob(req *chatRequest) (*job, error) {
 		}
 		msgs[i] = chat.Message{Role: role, Content: text, ReasoningContent: m.ReasoningContent}
 	}
-	rendered, err := h.o.ChatTemplate.Render(msgs, chat.Options{AddGenerationPrompt: true, Vars: h.o.ChatVars})
+	vars := h.o.ChatVars
+	if len(req.ChatTemplateKwargs) > 0 {
+		vars = make(map[string]any, len(h.o.ChatVars)+len(req.ChatTemplateKwargs))
+		for k, v := range h.o.ChatVars {
+			vars[k] = v
+		}
+		for k, v := range req.ChatTemplateKwargs {
+			switch k {
+			case "messages", "add_generation_prompt", "bos_token", "eos_token", "raise_exception", "strftime_now":
+				return nil, badRequest("chat_template_kwargs", "chat_template_kwargs: %q is set by the server", k)
+			}
+			vars[k] = v
+		}
+	}
+	rendered, err := h.o.ChatTemplate.Render(msgs, chat.Options{AddGenerationPrompt: true, Vars: vars})
 	if err != nil {
 		return nil, badRequest("messages", "the chat template refused the messages: %v", err)
 	}

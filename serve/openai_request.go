@@ -58,6 +58,9 @@ type chatRequest struct {
 	ResponseFormat      *responseFormat `json:"response_format"`
 	Tools               json.RawMessage `json:"tools"`
 	ToolChoice          json.RawMessage `json:"tool_choice"`
+	// ChatTemplateKwargs are further variables of the chat template, such
+	// as Qwen3's enable_thinking (vLLM's extension).
+	ChatTemplateKwargs map[string]any `json:"chat_template_kwargs"`
 }
 
 type responseFormat struct {

@@ -1,7 +1,10 @@
 package serve
 
 import (
+	"compress/gzip"
+	"io"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -46,6 +49,50 @@ func TestDetokenizer(t *testing.T) {
 	}
 	if s := d.flush(); s == "" {
 		t.Errorf("flush sent nothing")
+	}
+}
+
+// TestDetokenizerSentencePiece: with Mistral's tokenizer.json, whose
+// decoder drops the space in front of a text's first word, each token is
+// decoded after the ones before it (the prompt's too), so that the deltas
+// keep the spaces between words: they add up to the text the prompt and
+// the answer decode to, after the prompt's.
+func TestDetokenizerSentencePiece(t *testing.T) {
+	f, err := os.Open("../testdata/tokenizer/hf/mistral.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokenizer.ParseTokenizerJSON(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := tok.Encode("Hello world, how are you? 😀 ünïcode\n  two  spaces")
+	prompt, gen := all[:1], all[1:] // "▁Hello", then "▁world", …
+	full := tok.Decode(append(append([]int(nil), prompt...), gen...))
+	want, ok := strings.CutPrefix(full, tok.Decode(prompt))
+	if !ok {
+		t.Fatalf("%q does not start with the prompt's %q", full, tok.Decode(prompt))
+	}
+	if !strings.HasPrefix(want, " world") {
+		t.Fatalf("want %q: the space before world is lost", want)
+	}
+	d := newDetokenizer(tok, prompt)
+	got := ""
+	for _, id := range gen {
+		got += d.add(id)
+	}
+	got += d.flush()
+	if got != want {
+		t.Errorf("deltas add up to %q, want %q", got, want)
 	}
 }
 
