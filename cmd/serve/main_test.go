@@ -307,8 +307,10 @@ func TestServeNaNCheckpoint(t *testing.T) {
 // listener is closed at once.
 func TestSIGTERMUnderLoad(t *testing.T) {
 	dir := t.TempDir()
+	// one batch of all 24: none ends before the others, so that they
+	// are all in flight from the first step to the last
 	writeCheckpoint(t, dir, 128, 4, 256)
-	s := start(t, nil, "--model="+dir, "--max_batch=8", "--max_waiting=32")
+	s := start(t, nil, "--model="+dir, "--max_batch=24", "--max_waiting=32")
 	const n = 24
 	type result struct {
 		code int
