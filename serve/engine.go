@@ -154,8 +154,11 @@ func NewEngine(cfg Config) (*Engine, error) {
 	return e, nil
 }
 
-// Submit implements Generator.
+// Submit implements Generator. A nil ctx is context.Background().
 func (e *Engine) Submit(ctx context.Context, r Request) (<-chan Event, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	if err := e.check(r); err != nil {
 		return nil, err
 	}

@@ -464,6 +464,13 @@ func TestEngineRequestErrors(t *testing.T) {
 	if res := run(t, e, Request{Prompt: make([]int, 30), MaxTokens: 10}); len(res.tokens) != 10 {
 		t.Errorf("a request that fills the cache: %v %+v", res.tokens, res.final)
 	}
+	ch, err := e.Submit(nil, Request{Prompt: []int{1}, MaxTokens: 2}) // documented to mean Background
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := collect(t, ch); len(res.tokens) != 2 {
+		t.Errorf("a request with a nil context: %v %+v", res.tokens, res.final)
+	}
 }
 
 // TestEngineStop checks that a stop token ends the request unsent.
@@ -646,5 +653,73 @@ func BenchmarkEngine(b *testing.B) {
 			wg.Wait()
 			b.ReportMetric(float64(clients*b.N*32)/time.Since(start).Seconds(), "tokens/s")
 		})
+	}
+}
+
+// recorder notes the runs of every step's batch.
+type recorder struct {
+	nn.BatchLM
+	mu    sync.Mutex
+	steps [][]nn.BatchSeq
+}
+
+func (r *recorder) ForwardBatch(b *nn.Batch) *tensor.Tensor {
+	r.mu.Lock()
+	r.steps = append(r.steps, slices.Clone(b.Seqs))
+	r.mu.Unlock()
+	return r.BatchLM.ForwardBatch(b)
+}
+
+// TestEngineChunkedPrefill checks the scheduling promise of chunked
+// prefill: while long prompts are read, every step still advances the
+// decoding sequence by one token and reads at most PrefillChunk prompt
+// tokens, each prompt in chunks that start at multiples of PrefillChunk.
+func TestEngineChunkedPrefill(t *testing.T) {
+	rec := &recorder{BatchLM: tinyQwen()}
+	e := newEngine(t, Config{Model: rec, MaxBatch: 8, BlockSize: 4, PrefillChunk: 8})
+	r := rand.New(rand.NewPCG(11, 12))
+	ch, err := e.Submit(context.Background(), Request{Prompt: randTokens(r, 3, rec.VocabSize()), MaxTokens: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-ch // decoding
+	var longs []<-chan Event
+	// no prompt ends in a chunk of one token, so runs of one are decodes
+	for _, n := range []int{29, 18, 8} {
+		c, err := e.Submit(context.Background(), Request{Prompt: randTokens(r, n, rec.VocabSize()), MaxTokens: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		longs = append(longs, c)
+	}
+	for _, c := range longs {
+		collect(t, c)
+	}
+	collect(t, ch)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	chunks := 0
+	for i, seqs := range rec.steps {
+		prompt, short := 0, false
+		for _, s := range seqs {
+			switch {
+			case s.Len > 1 && (s.Pos%8 != 0 || s.Len > 8):
+				t.Errorf("step %d: a chunk of %d at position %d, want at most 8 from a multiple of 8", i, s.Len, s.Pos)
+			case s.Len > 1:
+				prompt += s.Len
+				chunks++
+			case s.Pos == 2+i: // the first request's token of step i
+				short = true
+			}
+		}
+		if prompt > 8 {
+			t.Errorf("step %d read %d prompt tokens: %v", i, prompt, seqs)
+		}
+		if i >= 1 && i < 30 && !short {
+			t.Errorf("step %d did not advance the decoding sequence: %v", i, seqs)
+		}
+	}
+	if chunks != 1+4+3+1 { // 3; 29 = 8+8+8+5; 18 = 8+8+2; 8
+		t.Errorf("%d prompt chunks, want 9", chunks)
 	}
 }

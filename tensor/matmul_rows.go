@@ -18,14 +18,14 @@ type rowMatMuler interface {
 // product's shape.
 //
 // On the CPU each element is a dot product of a row of t with a column of
-// o in an order fixed by n and k, the order MatMul uses for a single row
-// times a transposed matrix, so a row of the result is bit for bit
-// MatMul's product of that row alone by o. It is fastest when o is the
-// transpose of a contiguous matrix (a Linear layer's weight W [n, k] as
-// W.T()): o is read once per call however many rows t has, and the dot
-// products run at the speed of MatMul's one-row path, below that of its
-// blocked kernels for many rows. Other backends (CUDA) and dtypes compute
-// MatMul, without the guarantee. The product is recorded for autograd as
+// o, summed in SIMD lanes and then across them in an order fixed by k and
+// the machine's kernels (on AVX2 the order of MatMul's one-row path, so
+// that there a row of the result is MatMul's product of that row alone).
+// It is fastest when o is the transpose of a contiguous matrix (a Linear
+// layer's weight W [n, k] as W.T()): o is read from memory once per call
+// however many rows t has, several rows of t meet each part of it in
+// registers, and a single row runs as fast as MatMul's. Other backends
+// (CUDA) compute MatMul, without the guarantee. The product is recorded for autograd as
 // MatMul's is. MatMulRowInvariant panics if t or o is not a 2-D float32
 // tensor or the inner dimensions differ.
 func (t *Tensor) MatMulRowInvariant(o *Tensor) *Tensor {

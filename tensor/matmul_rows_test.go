@@ -9,10 +9,9 @@ import (
 )
 
 // TestMatMulRowInvariant checks that every row of MatMulRowInvariant's
-// product has the bits of that row multiplied alone (and of MatMul's
-// one-row product), whatever the number of rows, for a Linear weight's
-// transpose and for other views, and that it agrees with MatMul to
-// rounding and passes MatMul's gradients.
+// product has the bits of that row multiplied alone, whatever the number
+// of rows, for a Linear weight's transpose and for other views, and that
+// it agrees with MatMul to rounding and passes MatMul's gradients.
 func TestMatMulRowInvariant(t *testing.T) {
 	g := tensor.NewGenerator(7)
 	for _, sz := range []struct{ n, k int }{{1, 1}, {3, 5}, {64, 48}, {130, 77}, {515, 96}} {
@@ -24,12 +23,11 @@ func TestMatMulRowInvariant(t *testing.T) {
 				full := x.MatMul(wt)
 				got, ref := y.Float32s(), full.Float32s()
 				for i := range m {
-					alone := x.Slice(0, i, i+1).MatMulRowInvariant(wt).Float32s()
-					one := x.Slice(0, i, i+1).Contiguous().MatMul(w.T()).Float32s()
+					alone := x.Slice(0, i, i+1).Contiguous().MatMulRowInvariant(w.T()).Float32s()
 					for j := range sz.n {
 						v := got[i*sz.n+j]
-						if math.Float32bits(v) != math.Float32bits(alone[j]) || math.Float32bits(v) != math.Float32bits(one[j]) {
-							t.Fatalf("n=%d k=%d m=%d: [%d][%d] = %v among %d rows, %v alone, MatMul's one row %v", sz.n, sz.k, m, i, j, v, m, alone[j], one[j])
+						if math.Float32bits(v) != math.Float32bits(alone[j]) {
+							t.Fatalf("n=%d k=%d m=%d: [%d][%d] = %v among %d rows, %v alone", sz.n, sz.k, m, i, j, v, m, alone[j])
 						}
 						if !approx.Scalar(float64(v), float64(ref[i*sz.n+j]), 1e-4, 1e-4) {
 							t.Fatalf("n=%d k=%d m=%d: [%d][%d] = %v, MatMul %v", sz.n, sz.k, m, i, j, v, ref[i*sz.n+j])

@@ -16,14 +16,17 @@ import (
 // with the blocked micro-kernels, whose sums are ordered otherwise, and
 // the blocked path's depth blocks may depend on m.
 //
-// Where an assembly path is active the products are the dot products of
-// Sgemm's few-row path, so a row of C equals Sgemm's product of that row
-// alone (m = 1). B is read in blocks of 64 rows, each kept in cache while
-// every row of A meets it, so B is read from memory once per call however
-// many rows A has; the dot products run at the speed of Sgemm's few-row
-// path, below its blocked kernels' for many rows. Otherwise they are the pure-Go fallback's (gemmRef's
-// sums run along the depth in order, for any m). threads bounds the
-// goroutines as in Sgemm; the split never changes a bit.
+// Where an assembly path is active the products are dot products of a
+// row of A with four rows of B at a time, in lanes of fused multiply-adds
+// then across the lanes: sixteen lanes on AVX-512 (for k ≥ 16), and on
+// AVX2 the eight of Sgemm's few-row path, so that there a row of C equals
+// Sgemm's product of that row alone. Six (AVX-512) or three (AVX2) rows
+// of A meet each quadruple of B's rows in one kernel, and B is read in
+// blocks of 64 rows, each kept in cache while every row of A meets it, so
+// B is read from memory once per call however many rows A has. Otherwise
+// the products are the pure-Go fallback's (gemmRef's sums run along the
+// depth in order, for any m). threads bounds the goroutines as in Sgemm;
+// the split never changes a bit.
 //
 // SgemmRowsT panics as Sgemm does for bad sizes or slices.
 func SgemmRowsT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, threads int) {
@@ -51,17 +54,18 @@ func SgemmRowsT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []flo
 	if threads > 1 {
 		g = max(gemvQuads, grain(quads, threads))
 	}
+	kern := rowsKernelFor(k)
 	rowsPer := gemvMaxRows // A's rows that meet a quadruple of B's in L1
-	if active.level >= cpu.AVX2 && k >= 8 {
-		rowsPer = 3 // dot4x3's
+	if kern.multi != nil {
+		rowsPer = kern.many
 	}
 	parallel.For(quads, g, func(lo, hi int) {
 		var out [4]float32
+		var outs [24]float32
 		// blocks of gemvQuads quadruples of B's rows (64 rows of a
 		// 768-wide B are 192 KiB, within L2), each met by A's rows a few
 		// at a time: a quadruple of B's rows and those rows of A stay in
 		// L1 while all of them meet, as in gemvT
-		var out3 [3][4]float32
 		for q0 := lo; q0 < hi; q0 += gemvQuads {
 			q1 := min(q0+gemvQuads, hi)
 			for i0 := 0; i0 < m; i0 += rowsPer {
@@ -69,15 +73,19 @@ func SgemmRowsT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []flo
 				for j := 4 * q0; j < min(4*q1, n); j += 4 {
 					rows := min(4, n-j)
 					i := i0
-					for ; rows == 4 && i+3 <= i1 && dot4x3(a[i*lda:], lda, k, b[j*ldb:], ldb, &out3); i += 3 {
-						for r := range 3 {
-							copy(c[(i+r)*ldc+j:(i+r)*ldc+j+4], out3[r][:])
+					if rows == 4 && kern.multi != nil {
+						for ; i+kern.many <= i1; i += kern.many {
+							kern.multi(a[i*lda:], lda, k, b[j*ldb:], ldb, outs[:4*kern.many])
+							for r := range kern.many {
+								crow := c[(i+r)*ldc+j : (i+r)*ldc+j+4]
+								crow[0], crow[1], crow[2], crow[3] = outs[4*r], outs[4*r+1], outs[4*r+2], outs[4*r+3]
+							}
 						}
 					}
 					for ; i < i1; i++ {
 						x := a[i*lda : i*lda+k]
 						if rows == 4 {
-							dot4(x, b[j*ldb:], ldb, &out)
+							kern.one(x, b[j*ldb:], ldb, &out)
 						} else {
 							for r := range rows {
 								out[r] = dotGo(x, b[(j+r)*ldb:])
@@ -91,23 +99,57 @@ func SgemmRowsT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []flo
 	})
 }
 
-// dot4x3 is dot4 for the three rows of x that start ldx apart (of k
-// floats): row i's dot products with the four rows of w in out[i], each
-// with dot4's bits, the rows of w read once for the three. It reports
-// false, doing nothing, where dot4's assembly kernel would not run (then
-// the caller runs dot4 per row).
-func dot4x3(x []float32, ldx, k int, w []float32, ldw int, out *[3][4]float32) bool {
-	k8 := k / 8
-	if active == nil || active.level < cpu.AVX2 || k8 == 0 {
-		return false
+// rowsKernel is SgemmRowsT's family of dot-product kernels for one depth
+// on one machine: multi computes the dot products of many rows of x (ldx
+// apart, k floats each) with four rows of w (row i's four in
+// out[4i:4i+4]), one those of a single row, and both give a row the same
+// bits. The family depends on the machine and k only, never on the
+// number of rows.
+type rowsKernel struct {
+	many  int
+	multi func(x []float32, ldx, k int, w []float32, ldw int, out []float32)
+	one   func(x, w []float32, ldw int, out *[4]float32)
+}
+
+// rowsKernelFor returns the family for depth k: sixteen-lane sums on
+// AVX-512 (k ≥ 16), dot4's eight-lane sums on AVX2 (k ≥ 8, the bits of
+// Sgemm's few-row path), dot4's Go loop otherwise.
+func rowsKernelFor(k int) rowsKernel {
+	switch {
+	case active != nil && active.level >= cpu.AVX512 && k >= 16:
+		return rowsKernel{many: 6, multi: dot4x6, one: dot4z}
+	case active != nil && active.level >= cpu.AVX2 && k >= 8:
+		return rowsKernel{many: 3, multi: dot4x3, one: dot4}
 	}
+	return rowsKernel{many: 1, one: dot4}
+}
+
+// dot4z writes to out the dot products of x with the four rows of w that
+// start ldw apart, in sixteen lanes (dot4x1AVX512) and then dotTail.
+func dot4z(x, w []float32, ldw int, out *[4]float32) {
+	k := len(x)
+	_ = w[3*ldw+k-1]
+	dot4x1AVX512(k/16, &x[0], &w[0], ldw, out)
+	dotTail(out, x, w, ldw, k/16*16)
+}
+
+// dot4x6 is dot4z for the six rows of x that start ldx apart, the rows of
+// w read once for the six (dot4x6AVX512), each row with dot4z's bits.
+func dot4x6(x []float32, ldx, k int, w []float32, ldw int, out []float32) {
+	_, _ = x[5*ldx+k-1], w[3*ldw+k-1]
+	dot4x6AVX512(k/16, &x[0], ldx, &w[0], ldw, (*[24]float32)(out))
+	for i := range 6 {
+		dotTail((*[4]float32)(out[4*i:4*i+4]), x[i*ldx:i*ldx+k], w, ldw, k/16*16)
+	}
+}
+
+// dot4x3 is dot4 for the three rows of x that start ldx apart (k ≥ 8
+// floats each, on AVX2), the rows of w read once for the three
+// (dot4x3AVX2), each row with dot4's bits.
+func dot4x3(x []float32, ldx, k int, w []float32, ldw int, out []float32) {
 	_, _ = x[2*ldx+k-1], w[3*ldw+k-1]
-	var flat [12]float32
-	dot4x3AVX2(k8, &x[0], ldx, &w[0], ldw, &flat)
+	dot4x3AVX2(k/8, &x[0], ldx, &w[0], ldw, (*[12]float32)(out))
 	for i := range 3 {
-		o := (*[4]float32)(flat[4*i : 4*i+4])
-		dotTail(o, x[i*ldx:i*ldx+k], w, ldw, k8*8)
-		out[i] = *o
+		dotTail((*[4]float32)(out[4*i:4*i+4]), x[i*ldx:i*ldx+k], w, ldw, k/8*8)
 	}
-	return true
 }
