@@ -55,7 +55,7 @@ func main() {
 
 // options are the command's flags.
 type options struct {
-	model, addr, device, dtype, chatTemplate, name, apiKey string
+	model, addr, device, dtype, tokenizerDir, chatTemplate, name, apiKey string
 
 	maxBatch, maxWaiting, kvBlock, prefillChunk int
 	kvMemory                                    byteSize
@@ -73,6 +73,7 @@ func newFlags(o *options) *flag.FlagSet {
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; 127.0.0.1 unless you mean to serve other machines)")
 	fs.StringVar(&o.device, "device", "auto", "auto, cpu or cuda[:N]")
 	fs.StringVar(&o.dtype, "dtype", "float32", "float32 (the only dtype the server computes in so far)")
+	fs.StringVar(&o.tokenizerDir, "tokenizer_dir", "", "the directory of a Hugging Face model's tokenizer (tokenizer.json or vocab.json + merges.txt, and tokenizer_config.json), in place of the model's own")
 	fs.StringVar(&o.chatTemplate, "chat_template", "", "a Jinja chat template file, replacing the model's (for a train checkpoint, which has none)")
 	fs.StringVar(&o.name, "served_model_name", "", "the model's id in the API (default: --model as given)")
 	fs.StringVar(&o.apiKey, "api_key", "", "require Authorization: Bearer KEY on /v1/ (default: $WICK_API_KEY; none when both are empty)")
@@ -120,7 +121,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := tensor.SetDefaultDevice(dev); err != nil {
 		return fmt.Errorf("--device=%s: %v", o.device, err)
 	}
-	m, err := loadModel(o.model, o.chatTemplate)
+	m, err := loadModel(o.model, o.tokenizerDir, o.chatTemplate)
 	if err != nil {
 		return err
 	}

@@ -221,6 +221,8 @@ func TestStartupErrors(t *testing.T) {
 		{[]string{"--model=" + ckpt, "--addr=" + busy.Addr().String()}, "--addr=" + busy.Addr().String()},
 		{[]string{"--model=" + ckpt, "extra"}, `unexpected argument "extra"`},
 		{[]string{"--modle=x"}, "modle"},
+		{[]string{"--model=" + t.TempDir()}, "neither ckpt.safetensors (a train checkpoint) nor config.json"},
+		{[]string{"--model=" + dir, "--tokenizer_dir=" + dir}, "a train checkpoint, which holds its own tokenizer"},
 	} {
 		cmd := exec.Command(serveBinary(t), c.args...)
 		var stdout, stderr strings.Builder

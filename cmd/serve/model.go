@@ -1,9 +1,7 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -29,10 +27,12 @@ type model struct {
 
 // loadModel loads --model: a checkpoint written by train (its file, or
 // the out_dir holding ckpt.safetensors), a Hugging Face model directory
-// or a hub name in the Hugging Face cache. templateFile, when set, is a
-// Jinja chat template that replaces the model's.
-func loadModel(path, templateFile string) (*model, error) {
-	m, err := load(path)
+// or a hub name in the Hugging Face cache. tokDir, when set, is the
+// directory of a Hugging Face model's tokenizer (and chat template), in
+// place of the model's own. templateFile, when set, is a Jinja chat
+// template that replaces the model's.
+func loadModel(path, tokDir, templateFile string) (*model, error) {
+	m, err := load(path, tokDir)
 	if err != nil {
 		return nil, err
 	}
@@ -57,9 +57,13 @@ func loadModel(path, templateFile string) (*model, error) {
 	return m, nil
 }
 
-func load(path string) (*model, error) {
+func load(path, tokDir string) (*model, error) {
 	fail := func(err error) error {
-		return fmt.Errorf("--model=%s: %s", path, strings.TrimPrefix(err.Error(), "nn: "))
+		msg := err.Error()
+		for _, p := range []string{"nn: ", "LoadCausalLM: ", "LoadCheckpoint: "} {
+			msg = strings.TrimPrefix(msg, p)
+		}
+		return fmt.Errorf("--model=%s: %s", path, msg)
 	}
 	ckpt := path
 	fi, err := os.Stat(path)
@@ -67,6 +71,9 @@ func load(path string) (*model, error) {
 		ckpt = filepath.Join(path, "ckpt.safetensors")
 		if _, err := os.Stat(ckpt); err != nil {
 			ckpt = "" // a Hugging Face directory
+			if _, err := os.Stat(filepath.Join(path, "config.json")); err != nil {
+				return nil, fmt.Errorf("--model=%s: the directory holds neither ckpt.safetensors (a train checkpoint) nor config.json (a Hugging Face model)", path)
+			}
 		}
 	} else if err != nil {
 		ckpt = "" // a hub name
@@ -75,6 +82,9 @@ func load(path string) (*model, error) {
 		ck, err := nn.LoadCheckpoint(ckpt)
 		if err != nil {
 			return nil, fail(err)
+		}
+		if tokDir != "" {
+			return nil, fmt.Errorf("--tokenizer_dir: --model=%s is a train checkpoint, which holds its own tokenizer", path)
 		}
 		return &model{lm: ck.LM, tok: ck.Tokenizer, kind: "train checkpoint"}, nil
 	}
@@ -87,16 +97,19 @@ func load(path string) (*model, error) {
 		return nil, fail(err)
 	}
 	m := &model{lm: lm, kind: "Hugging Face model"}
-	m.tok, err = tokenizer.LoadPretrained(dir)
-	if errors.Is(err, fs.ErrNotExist) && lm.ModelType() == "gpt2" {
-		m.tok, err = tokenizer.NewGPT2(), nil // GPT-2's vocabulary, built in
-	}
-	if err != nil {
+	if tokDir != "" {
+		if m.tok, err = tokenizer.LoadPretrained(tokDir); err != nil {
+			return nil, fmt.Errorf("--tokenizer_dir=%s: %s", tokDir, strings.TrimPrefix(err.Error(), "tokenizer: "))
+		}
+		dir = tokDir // and its chat template
+	} else if lm.ModelType() == "gpt2" && !exists(dir, "tokenizer.json", "vocab.json", "encoder.json") {
+		m.tok = tokenizer.NewGPT2() // GPT-2's vocabulary, built in
+	} else if m.tok, err = tokenizer.LoadPretrained(dir); err != nil {
 		return nil, fail(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "tokenizer_config.json")); err == nil {
 		if m.chat, err = chat.LoadConfig(dir); err != nil {
-			return nil, fail(err)
+			return nil, fmt.Errorf("--model=%s: %s", path, strings.TrimPrefix(err.Error(), "chat: "))
 		}
 		if len(m.chat.Templates) > 0 {
 			if m.tmpl, err = m.chat.Template(""); err != nil {
@@ -105,6 +118,16 @@ func load(path string) (*model, error) {
 		}
 	}
 	return m, nil
+}
+
+// exists reports whether dir holds one of the files.
+func exists(dir string, files ...string) bool {
+	for _, f := range files {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // nonFiniteParam returns "NaN in NAME" (or Inf) for the first parameter
