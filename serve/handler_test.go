@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log"
 	"net/http"
@@ -611,5 +612,55 @@ func TestClientGone(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the request was not cancelled within 20 s of its client leaving")
 		}
+	}
+}
+
+// TestStreamChoices: n choices streamed, chat with its usage: each
+// choice's chunks carry its index, its role comes first, each finishes
+// once, and the texts equal the whole answer's.
+func TestStreamChoices(t *testing.T) {
+	f := &fakeGen{script: func(r Request) []int { return ids(fmt.Sprintf("seed %c", 'a'+rune(r.Seed%26))) }}
+	srv, _, _ := fakeServer(t, f, func(o *HandlerOptions) { o.ChatStopTokenIDs = nil })
+	body := `"messages": [{"role": "user", "content": "hi"}], "n": 3, "seed": 4, "max_tokens": 20`
+	code, out := call(t, "POST", srv.URL+"/v1/chat/completions", `{`+body+`}`)
+	whole := decode(t, out)
+	if code != 200 || len(whole.Choices) != 3 {
+		t.Fatalf("%d %s", code, out)
+	}
+	code, out = call(t, "POST", srv.URL+"/v1/chat/completions", `{`+body+`, "stream": true, "stream_options": {"include_usage": true}}`)
+	evs, done := events(t, out)
+	if code != 200 || !done {
+		t.Fatalf("%d %s", code, out)
+	}
+	texts := make([]string, 3)
+	roles, finishes := make([]int, 3), make([]int, 3)
+	var u *usage
+	for _, e := range evs {
+		c := decode(t, e)
+		if c.Usage != nil {
+			u = c.Usage
+			continue
+		}
+		ch := c.Choices[0]
+		if ch.Delta.Role != nil {
+			if texts[ch.Index] != "" || finishes[ch.Index] > 0 {
+				t.Errorf("choice %d: the role after its content", ch.Index)
+			}
+			roles[ch.Index]++
+		}
+		if ch.Delta.Content != nil {
+			texts[ch.Index] += *ch.Delta.Content
+		}
+		if ch.FinishReason != nil {
+			finishes[ch.Index]++
+		}
+	}
+	for i := range 3 {
+		if want := whole.Choices[i].Message.Content; texts[i] != want || want != fmt.Sprintf("seed %c", 'e'+rune(i)) || roles[i] != 1 || finishes[i] != 1 {
+			t.Errorf("choice %d: streamed %q (roles %d, finishes %d), whole %q", i, texts[i], roles[i], finishes[i], want)
+		}
+	}
+	if u == nil || *u != *whole.Usage || u.CompletionTokens != 18 || u.PromptTokens != whole.Usage.PromptTokens {
+		t.Errorf("usage %+v, whole %+v", u, whole.Usage)
 	}
 }
