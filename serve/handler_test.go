@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/wickml/wick/chat"
+	"github.com/wickml/wick/tokenizer"
 )
 
 // syncBuffer is a bytes.Buffer that many goroutines may write.
@@ -662,5 +663,39 @@ func TestStreamChoices(t *testing.T) {
 	}
 	if u == nil || *u != *whole.Usage || u.CompletionTokens != 18 || u.PromptTokens != whole.Usage.PromptTokens {
 		t.Errorf("usage %+v, whole %+v", u, whole.Usage)
+	}
+}
+
+// bangTok is the test tokenizer, whose Decode panics on "!".
+type bangTok struct{ tokenizer.Tokenizer }
+
+func (b bangTok) Decode(v []int) string {
+	s := b.Tokenizer.Decode(v)
+	if strings.Contains(s, "!") {
+		panic("bang")
+	}
+	return s
+}
+
+// TestPanicWhileStreaming: a panic while a request's tokens are decoded
+// (on a goroutine of its own) is answered 500, or as an error chunk once
+// the stream began, logged on one line; the server goes on.
+func TestPanicWhileStreaming(t *testing.T) {
+	f := &fakeGen{script: func(Request) []int { return ids("hi there!") }}
+	srv, _, logs := fakeServer(t, f, func(o *HandlerOptions) { o.Tokenizer = bangTok{testTok} })
+	code, out := call(t, "POST", srv.URL+"/v1/completions", `{"prompt": "a", "max_tokens": 20}`)
+	if code != 500 || !strings.Contains(out, "internal error: bang") {
+		t.Errorf("whole: %d %s", code, out)
+	}
+	code, out = call(t, "POST", srv.URL+"/v1/completions", `{"prompt": "a", "max_tokens": 20, "stream": true}`)
+	evs, done := events(t, out)
+	if code != 200 || !done || !strings.Contains(evs[len(evs)-1], `"message":"generation failed: internal error: bang"`) {
+		t.Errorf("streamed: %d %s", code, out)
+	}
+	if n := strings.Count(logs.String(), "\n"); n != 2 || !strings.Contains(logs.String(), "panic following a request: bang") {
+		t.Errorf("log %q, want a line per panic", logs.String())
+	}
+	if code, out := call(t, "POST", srv.URL+"/v1/completions", `{"prompt": "a", "max_tokens": 3}`); code != 200 || decode(t, out).Choices[0].Text != "hi " {
+		t.Errorf("afterwards: %d %s", code, out)
 	}
 }

@@ -148,8 +148,8 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, j *job) {
 				detok: newDetokenizer(h.o.Tokenizer, prompt), stop: stops})
 		}
 	}
-	for _, c := range choices {
-		h.metrics.promptTokens.Add(uint64(len(j.prompts[c.prompt])))
+	for _, p := range j.prompts { // once per prompt, as usage counts them
+		h.metrics.promptTokens.Add(uint64(len(p)))
 	}
 	out := make(chan piece, len(choices))
 	var once sync.Once
@@ -176,6 +176,17 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, j *job) {
 func (h *Handler) follow(c *choice, out chan<- piece, firstToken func()) {
 	last := piece{index: c.index, done: true}
 	ended := false
+	defer func() {
+		// a panic here would end the process, not the request: answer
+		// it as the choice's error, and let the engine end the request
+		if p := recover(); p != nil {
+			h.o.Logger.Printf("serve: panic following a request: %s", oneLine(fmt.Sprint(p)))
+			c.cancel()
+			for range c.events {
+			}
+			out <- piece{index: c.index, done: true, err: fmt.Errorf("internal error: %s", oneLine(fmt.Sprint(p)))}
+		}
+	}()
 	for ev := range c.events {
 		if ev.Token >= 0 {
 			if c.stop.stopped {
