@@ -436,7 +436,7 @@ func TestLoadLimits(t *testing.T) {
 // streamed, completions and chat, and counts the errors: none.
 func TestLoad64(t *testing.T) {
 	base, _, _ := engineServer(t, apiGPT(), Config{MaxBatch: 16, MaxWaiting: 64}, roomyLimits(), nil)
-	stop := time.Now().Add(3 * time.Second)
+	stop := time.Now().Add(5 * time.Second)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var errs []string
