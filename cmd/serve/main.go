@@ -189,17 +189,30 @@ func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener, h *serve
 		return err
 	case <-ctx.Done():
 	}
-	fmt.Fprintln(stdout, "serve: stopping: answering the requests in flight")
+	again := make(chan os.Signal, 1)
+	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(again)
+	fmt.Fprintln(stdout, "serve: stopping: answering the requests in flight (a second SIGINT or SIGTERM cuts them off)")
 	h.Drain()
 	sctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	go func() {
+		select {
+		case <-again:
+			cancel()
+		case <-sctx.Done():
+		}
+	}()
 	err := srv.Shutdown(sctx)
 	if e := eng.Shutdown(sctx); err == nil {
 		err = e
 	}
 	eng.Close()
-	if errors.Is(err, context.DeadlineExceeded) {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("requests were still in flight after --shutdown_timeout=%v", timeout)
+	case errors.Is(err, context.Canceled):
+		return errors.New("a second signal cut off the requests in flight")
 	}
 	if err != nil {
 		return err

@@ -326,24 +326,7 @@ func TestSIGTERMUnderLoad(t *testing.T) {
 			results <- result{code, body, err}
 		}()
 	}
-	// wait until all of them are in flight
-	inFlight := regexp.MustCompile(`(?m)^wick_requests_in_flight (\d+)$`)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(s.base + "/metrics")
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if m := inFlight.FindSubmatch(b); m != nil && string(m[1]) == fmt.Sprint(n) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the %d requests were not in flight together:\n%s", n, b)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	waitInFlight(t, s, n)
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	for range n {
 		r := <-results
@@ -361,6 +344,55 @@ func TestSIGTERMUnderLoad(t *testing.T) {
 	}
 	if _, _, err := post(s.base+"/v1/completions", `{"prompt": "a"}`); err == nil {
 		t.Errorf("a request after the exit was answered")
+	}
+}
+
+// TestSecondSignal: a second SIGTERM while the first waits for the
+// requests in flight cuts them off: exit status 1 and one line saying so.
+func TestSecondSignal(t *testing.T) {
+	dir := t.TempDir()
+	writeCheckpoint(t, dir, 128, 4, 256)
+	s := start(t, nil, "--model="+dir, "--max_batch=8")
+	done := make(chan struct{})
+	for i := range 8 {
+		go func() {
+			post(s.base+"/v1/completions", fmt.Sprintf(`{"prompt": "the ", "max_tokens": 250, "seed": %d}`, i))
+			done <- struct{}{}
+		}()
+	}
+	waitInFlight(t, s, 8)
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	for !strings.Contains(s.stdout.String(), "serve: stopping") {
+		time.Sleep(time.Millisecond)
+	}
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	if code := s.wait(t); code != 1 || s.stderr.String() != "serve: a second signal cut off the requests in flight\n" {
+		t.Errorf("exit status %d, stderr %q", code, s.stderr)
+	}
+	for range 8 {
+		<-done
+	}
+}
+
+// waitInFlight waits until /metrics counts n requests in flight.
+func waitInFlight(t *testing.T, s *server, n int) {
+	t.Helper()
+	inFlight := regexp.MustCompile(`(?m)^wick_requests_in_flight (\d+)$`)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(s.base + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if m := inFlight.FindSubmatch(b); m != nil && string(m[1]) == fmt.Sprint(n) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the %d requests were not in flight together:\n%s", n, b)
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
 }
 
