@@ -34,8 +34,11 @@
 // layer, keys and values [blocks, BlockSize, key/value heads, head_dim].
 // A sequence's position p lives in slot p%BlockSize of block
 // table[p/BlockSize] of its block table (internal/kvcache), so sequences
-// of any length share the cache without fragmentation; attention gathers
-// a sequence's own blocks and attends over them.
+// of any length share the cache without fragmentation. A sequence takes
+// the blocks of its whole reservation when it joins (Stats.BlocksUsed
+// counts them), together, so that they are mostly consecutive: attention
+// reads a run of consecutive blocks in place and copies only where the
+// runs break.
 //
 // # Batch invariance
 //

@@ -89,7 +89,8 @@ type sequence struct {
 	cached    int   // positions whose keys and values are in the cache
 	generated int
 	maxNew    int
-	admitted  bool // holds a reservation in the allocator
+	admitted  bool  // holds a reservation in the allocator
+	table     []int // its blocks, from admission on
 	done      bool // its final event is sent
 }
 
@@ -301,6 +302,15 @@ func (e *Engine) run() {
 				break
 			}
 			s.admitted = true
+			// every block the sequence may fill (its last token is never
+			// fed back), taken at once: blocks taken together from the
+			// top of the free stack are mostly consecutive, and attention
+			// then reads them in place instead of gathering them
+			table, err := e.alloc.Append(s.id, len(s.tokens)+s.maxNew-1)
+			if err != nil {
+				panic(fmt.Sprintf("serve: the cache refused a reserved position: %v", err)) // cannot happen
+			}
+			s.table = table
 			running = append(running, s)
 			e.waiting[0] = nil
 			e.waiting = e.waiting[1:]

@@ -149,12 +149,23 @@ func checkIdle(t *testing.T, e *Engine) {
 	}
 }
 
+// tinyLlama is a small Llama 3-shaped model: multi-query attention, tied
+// embeddings, Llama 3.1's rotary scaling, no biases or q/k norms.
+func tinyLlama() *nn.Llama {
+	return scaled(nn.NewLlamaWith(nn.LlamaConfig{
+		ModelType: "llama", VocabSize: 47, HiddenSize: 32, IntermediateSize: 48, NumHiddenLayers: 2,
+		NumAttentionHeads: 4, NumKeyValueHeads: 1, HeadDim: 8, MaxPositionEmbeddings: 64,
+		RMSNormEps: 1e-5, RopeTheta: 500000, TieWordEmbeddings: true,
+		RopeScaling: nn.RopeScaling{Type: "llama3", Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalMaxPositionEmbeddings: 16},
+	}, tensor.NewGenerator(4)), 6)
+}
+
 // TestEngineGreedyMatchesGenerate checks the engine's greedy answers,
 // for concurrent requests of several prompt lengths (prefilled in chunks
 // over several blocks, more requests than the batch holds), against
 // nn.Generate's greedy generation of each prompt alone.
 func TestEngineGreedyMatchesGenerate(t *testing.T) {
-	for name, m := range map[string]nn.BatchLM{"gpt": tinyGPT(), "qwen3": tinyQwen()} {
+	for name, m := range map[string]nn.BatchLM{"gpt": tinyGPT(), "qwen3": tinyQwen(), "llama": tinyLlama()} {
 		t.Run(name, func(t *testing.T) {
 			e := newEngine(t, Config{Model: m, MaxBatch: 4, BlockSize: 4, PrefillChunk: 8})
 			r := rand.New(rand.NewPCG(3, 4))
@@ -239,7 +250,7 @@ func submitAll(t *testing.T, e *Engine, reqs []Request) []<-chan Event {
 // give the tokens they give alone on an engine of batch 1, sampled from
 // logits of the same bits.
 func TestEngineBatchInvariant(t *testing.T) {
-	for name, m := range map[string]nn.BatchLM{"gpt": tinyGPT(), "qwen3": tinyQwen()} {
+	for name, m := range map[string]nn.BatchLM{"gpt": tinyGPT(), "qwen3": tinyQwen(), "llama": tinyLlama()} {
 		t.Run(name, func(t *testing.T) {
 			reqs := sampledRequests(rand.New(rand.NewPCG(5, 6)), 32, m.VocabSize())
 			busy := newEngine(t, Config{Model: m, MaxBatch: 8, BlockSize: 4, PrefillChunk: 8})
@@ -384,8 +395,8 @@ func TestEngineCancelFreesBlocks(t *testing.T) {
 	}
 	<-g.entered
 	<-g.entered // the second step waits for its permit
-	if s := e.Stats(); s.BlocksUsed != 2 || s.Running != 1 {
-		t.Errorf("stats while running: %+v, want 2 blocks (7 positions of 4) and one sequence", s)
+	if s := e.Stats(); s.BlocksUsed != 12 || s.Running != 1 {
+		t.Errorf("stats while running: %+v, want 12 blocks (6+40-1 positions of 4, taken at admission) and one sequence", s)
 	}
 	cancel()
 	close(g.permits)
