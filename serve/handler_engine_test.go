@@ -484,3 +484,48 @@ func ask(t *testing.T, method, url, body string) (string, string) {
 	code, out := callNoT(t, method, url, body)
 	return answerText(t, code, out)
 }
+
+// TestDisconnectsLeakNothing: clients that leave mid-stream or before
+// their answer, among others that stay, leave no request in flight, no
+// sequence in the engine and no KV block in use.
+func TestDisconnectsLeakNothing(t *testing.T) {
+	base, h, _ := engineServer(t, apiGPT(), Config{MaxBatch: 4, MaxWaiting: 64}, roomyLimits(), nil)
+	var wg sync.WaitGroup
+	for i := range 48 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			body := fmt.Sprintf(`{"prompt": "to be", "seed": %d, "max_tokens": 48, "stream": %v}`, i, i%3 != 2)
+			req, _ := http.NewRequestWithContext(ctx, "POST", base+"/v1/completions", strings.NewReader(body))
+			client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+			if i%3 == 1 {
+				// leave before the answer
+				go func() { time.Sleep(time.Duration(i) * time.Millisecond); cancel() }()
+			}
+			resp, err := client.Do(req)
+			if err != nil {
+				return
+			}
+			defer resp.Body.Close()
+			if i%3 == 0 {
+				// leave after the first chunk
+				buf := make([]byte, 64)
+				resp.Body.Read(buf)
+				return
+			}
+			readAll(resp)
+		}()
+	}
+	wg.Wait()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Millisecond) {
+		st := h.g.Stats()
+		if st.Running == 0 && st.Waiting == 0 && st.BlocksUsed == 0 && h.inFlight.Load() == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("20 s after the clients left: %+v, %d requests in flight", st, h.inFlight.Load())
+		}
+	}
+}
