@@ -57,9 +57,6 @@ func (e *Engine) step(running []*sequence) []*sequence {
 	// answer finds them counted
 	next := make([]int, len(samples)) // −1: non-finite logits
 	if err == nil {
-		for i, s := range members {
-			s.cached += b.Seqs[i].Len
-		}
 		v := e.vocab
 		eachParallel(len(samples), func(r int) {
 			s, row := members[samples[r]], logits[r*v:(r+1)*v]
@@ -83,6 +80,11 @@ func (e *Engine) step(running []*sequence) []*sequence {
 			e.finish(s, FinishError, err)
 		}
 		return slices.DeleteFunc(running, func(s *sequence) bool { return s.done })
+	}
+	for i, s := range members {
+		e.holding -= e.alloc.BlocksFor(s.cached)
+		s.cached += b.Seqs[i].Len
+		e.holding += e.alloc.BlocksFor(s.cached)
 	}
 	for r, i := range samples {
 		s, tok := members[i], next[r]

@@ -35,8 +35,9 @@
 // A sequence's position p lives in slot p%BlockSize of block
 // table[p/BlockSize] of its block table (internal/kvcache), so sequences
 // of any length share the cache without fragmentation. A sequence takes
-// the blocks of its whole reservation when it joins (Stats.BlocksUsed
-// counts them), together, so that they are mostly consecutive: attention
+// the blocks of its whole reservation from the allocator when it joins
+// (Stats.BlocksUsed counts those that hold its positions so far),
+// together, so that they are mostly consecutive: attention
 // reads a run of consecutive blocks in place and copies only where the
 // runs break. The sequences' attention of a layer, and their sampling, run
 // on parallel goroutines.

@@ -65,6 +65,7 @@ type Engine struct {
 	closing bool        // Shutdown or Close began: Submit refuses
 	abort   bool        // Close, or a Shutdown past its deadline: cancel all
 	nextID  uint64
+	holding int   // blocks holding the running sequences' positions (Stats.BlocksUsed)
 	counts  Stats // PromptTokens, GeneratedTokens, Steps, BatchSizes
 
 	// observe, set by tests before the first request, sees the logits
@@ -231,7 +232,7 @@ func (e *Engine) Stats() Stats {
 	s := e.counts
 	s.BatchSizes = append([]uint64(nil), e.counts.BatchSizes...)
 	s.Running, s.Waiting = e.running, len(e.waiting)
-	s.BlocksUsed, s.BlocksTotal = a.InUse, a.Blocks
+	s.BlocksUsed, s.BlocksTotal = e.holding, a.Blocks
 	return s
 }
 
@@ -337,9 +338,11 @@ func (e *Engine) safeStep(running []*sequence) (left []*sequence) {
 	defer func() {
 		if r := recover(); r != nil {
 			err := fmt.Errorf("serve: the engine's step failed: %v", r)
+			e.mu.Lock()
 			for _, s := range running {
 				e.finish(s, FinishError, err)
 			}
+			e.mu.Unlock()
 			left = nil
 		}
 	}()
@@ -363,7 +366,7 @@ func (e *Engine) dropCancelled(running []*sequence, abort bool) []*sequence {
 
 // finish frees s's blocks, then sends its final event and closes its
 // channel (so that a client who has read the final event finds the blocks
-// free).
+// free). It runs with e.mu held.
 func (e *Engine) finish(s *sequence, why FinishReason, err error) {
 	if s.done {
 		return
@@ -371,6 +374,7 @@ func (e *Engine) finish(s *sequence, why FinishReason, err error) {
 	s.done = true
 	if s.admitted {
 		e.alloc.Free(s.id)
+		e.holding -= e.alloc.BlocksFor(s.cached)
 		s.admitted = false
 	}
 	s.out <- Event{Token: -1, Finish: why, Err: err}

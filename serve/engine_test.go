@@ -395,8 +395,8 @@ func TestEngineCancelFreesBlocks(t *testing.T) {
 	}
 	<-g.entered
 	<-g.entered // the second step waits for its permit
-	if s := e.Stats(); s.BlocksUsed != 12 || s.Running != 1 {
-		t.Errorf("stats while running: %+v, want 12 blocks (6+40-1 positions of 4, taken at admission) and one sequence", s)
+	if s := e.Stats(); s.BlocksUsed != 2 || s.Running != 1 || e.alloc.Stats().InUse != 12 {
+		t.Errorf("stats while running: %+v, allocator %+v; want 2 blocks holding the 6 positions of 4 and one sequence, 12 blocks taken (6+40-1 positions)", s, e.alloc.Stats())
 	}
 	cancel()
 	close(g.permits)
