@@ -55,7 +55,8 @@ func (e *Engine) step(running []*sequence) []*sequence {
 	// sampling runs outside the lock (top-p sorts the vocabulary); the
 	// counters move before the events go out, so that a client who has its
 	// answer finds them counted
-	next := make([]int, len(samples)) // −1: non-finite logits
+	next := make([]int, len(samples)) // −1: non-finite logits; −2: sampleErrs[r]
+	sampleErrs := make([]error, len(samples))
 	if err == nil {
 		v := e.vocab
 		eachParallel(len(samples), func(r int) {
@@ -65,7 +66,7 @@ func (e *Engine) step(running []*sequence) []*sequence {
 				if e.observe != nil {
 					e.observe(s, row)
 				}
-				next[r] = nn.SampleNext(tensor.New(row, 1, v), s.opts)[0]
+				next[r], sampleErrs[r] = sampleRow(row, s.opts)
 			}
 		})
 	}
@@ -88,6 +89,10 @@ func (e *Engine) step(running []*sequence) []*sequence {
 	}
 	for r, i := range samples {
 		s, tok := members[i], next[r]
+		if tok == -2 {
+			e.finish(s, FinishError, sampleErrs[r])
+			continue
+		}
 		if tok < 0 {
 			e.finish(s, FinishError, fmt.Errorf("%w (position %d)", errNonFinite, s.cached-1))
 			continue
@@ -210,4 +215,17 @@ func eachParallel(n int, f func(i int)) {
 	if failed != nil {
 		panic(failed)
 	}
+}
+
+// sampleRow draws the next token of one sequence from its logits row. A
+// panic while sampling (logits that overflow once divided by a small
+// temperature leave no finite probabilities) fails this sequence alone,
+// with −2 and the error, instead of the whole step.
+func sampleRow(row []float32, opts nn.GenerateOptions) (tok int, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			tok, err = -2, fmt.Errorf("serve: sampling failed: the logits divided by the temperature are not finite (%v)", r)
+		}
+	}()
+	return nn.SampleNext(tensor.New(row, 1, len(row)), opts)[0], nil
 }

@@ -759,3 +759,41 @@ func TestEngineChunkedPrefill(t *testing.T) {
 		t.Errorf("%d prompt chunks, want 9", chunks)
 	}
 }
+
+// TestEngineSamplingFailureIsPerRequest checks that a request whose
+// sampling fails (logits of ~1e36 divided by temperature 1e-3 overflow
+// float32) ends alone with FinishError, while a greedy request in the
+// same steps gets the answer it gets alone.
+func TestEngineSamplingFailureIsPerRequest(t *testing.T) {
+	m := tinyGPT()
+	m.LnF.Weight.Detach().CopyFrom(tensor.Full(1e37, m.LnF.Weight.Shape()...))
+	greedy := Request{Prompt: []int{1, 2, 3}, MaxTokens: 6}
+	alone := run(t, newEngine(t, Config{Model: m}), greedy)
+	if alone.final.Finish != FinishLength || len(alone.tokens) != 6 {
+		t.Fatalf("greedy request alone: %v %+v", alone.tokens, alone.final)
+	}
+
+	g := newGated(m)
+	e := newEngine(t, Config{Model: g, MaxBatch: 2})
+	chA, err := e.Submit(context.Background(), greedy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-g.entered // A's prefill runs alone; B joins the next step
+	chB, err := e.Submit(context.Background(), Request{Prompt: []int{4, 5}, MaxTokens: 6, Temperature: 1e-3, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for e.Stats().Waiting != 1 {
+		time.Sleep(time.Millisecond)
+	}
+	close(g.permits)
+	a, b := collect(t, chA), collect(t, chB)
+	if b.final.Finish != FinishError || b.final.Err == nil || !strings.Contains(b.final.Err.Error(), "finite") {
+		t.Errorf("request at temperature 1e-3: %v %+v, want FinishError saying the logits are not finite", b.tokens, b.final)
+	}
+	if !slices.Equal(a.tokens, alone.tokens) || a.final.Finish != FinishLength {
+		t.Errorf("greedy request beside a failing one: %v %+v, want %v as alone", a.tokens, a.final, alone.tokens)
+	}
+	checkIdle(t, e)
+}
