@@ -1,9 +1,25 @@
 package tensor
 
 import (
+	"sync"
+
 	"github.com/wickml/wick/internal/blas"
 	"github.com/wickml/wick/internal/parallel"
 )
+
+// scratch16Pool holds the float32 sums of 16-bit products before they are
+// rounded into the output (reused: a 256×1536 product's are 1.5 MB).
+var scratch16Pool sync.Pool
+
+// scratch16 returns a buffer of n float32s from scratch16Pool.
+func scratch16(n int) *[]float32 {
+	if p, ok := scratch16Pool.Get().(*[]float32); ok && cap(*p) >= n {
+		*p = (*p)[:n]
+		return p
+	}
+	s := make([]float32, n)
+	return &s
+}
 
 // The CPU backend's products with 16-bit operands or output: bfloat16
 // operands go to blas.GemmBF16 as they are stored (the VDPBF16PS kernel
@@ -33,11 +49,19 @@ func (b cpuBackend) matMul16(dst, a Storage, al Layout, bs Storage, bl Layout) {
 			blas.GemmBF16(m, n, k, am, bm, d.f[i*m*n:], n, threads)
 			return
 		}
-		c := make([]float32, m*n)
+		buf := scratch16(m * n)
+		defer scratch16Pool.Put(buf)
+		c := *buf
 		blas.GemmBF16(m, n, k, am, bm, c, n, threads)
-		from := halfOf(d.dt).from
+		out := d.h[i*m*n : (i+1)*m*n]
+		if d.dt == BFloat16 {
+			for j, v := range c {
+				out[j] = BF16FromFloat32(v)
+			}
+			return
+		}
 		for j, v := range c {
-			d.h[i*m*n+j] = from(v)
+			out[j] = F16FromFloat32(v)
 		}
 	}
 	if nb > 1 && m*n*k < 1<<21 {

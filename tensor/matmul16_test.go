@@ -7,6 +7,8 @@ import (
 	"math"
 	"os"
 	"testing"
+
+	"github.com/wickml/wick/internal/cputime"
 )
 
 // matmulCase is one case of testdata/dtype/matmul_bf16.bin
@@ -228,5 +230,37 @@ func TestMatMul16Errors(t *testing.T) {
 	err := Catch(func() { Ones(2, 3).BFloat16().MatMul(FromInts([]int{1, 2, 3}, 3, 1)) })
 	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("MatMul")) {
 		t.Fatalf("bfloat16 × int64: got %v, want a MatMul error", err)
+	}
+}
+
+// BenchmarkMatMulBF16 times MatMul with bfloat16 weights against float32
+// at generation's shape (a float32 token row times a 1536×576 weight's
+// transpose) and at a training batch's (256×576 by the weight, both
+// bfloat16, the result rounded to bfloat16), with the CPU time per op
+// beside the wall time. Timings only.
+func BenchmarkMatMulBF16(b *testing.B) {
+	g := NewGenerator(1)
+	w := g.Randn(1536, 576)
+	wb := w.BFloat16()
+	for _, s := range []struct {
+		name string
+		x    *Tensor
+	}{{"gemv1x576x1536", g.Randn(1, 576)}, {"gemm256x576x1536", g.Randn(256, 576)}} {
+		xb := s.x
+		if s.x.Shape()[0] > 1 {
+			xb = s.x.BFloat16()
+		}
+		for _, c := range []struct {
+			name string
+			x, w *Tensor
+		}{{"fp32", s.x, w}, {"bf16", xb, wb}} {
+			b.Run(s.name+"/"+c.name, func(b *testing.B) {
+				cpu0 := cputime.Process()
+				for b.Loop() {
+					c.x.MatMul(c.w.T())
+				}
+				cputime.ReportPerOp(b, cpu0)
+			})
+		}
 	}
 }

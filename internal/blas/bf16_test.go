@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/wickml/wick/internal/cputime"
 	"github.com/wickml/wick/internal/testseed"
 )
 
@@ -132,8 +133,8 @@ func TestGemmBF16Float32(t *testing.T) {
 // the same shapes on one thread: generation's x·Wᵀ with a bfloat16 weight
 // (1×576 by 576×1536, float32 activations) and a training-size product
 // with both operands bfloat16 (256×576 by 576×1536), each on the paths
-// this machine runs. Timings only (no pass/fail); the numbers in
-// docs/perf.md say which machine they are from.
+// this machine runs, with the CPU time per op beside the wall time (less
+// disturbed on a shared machine). Timings only (no pass/fail).
 func BenchmarkGemmBF16(b *testing.B) {
 	defer func(dp, d16 bool) { dpbf16Asm, dot16Asm = dp, d16 }(dpbf16Asm, dot16Asm)
 	r := rand.New(rand.NewPCG(1, 2))
@@ -153,17 +154,21 @@ func BenchmarkGemmBF16(b *testing.B) {
 		c := make([]float32, s.m*s.n)
 		flops := 2 * float64(s.m*s.n*s.k)
 		b.Run(s.name+"/fp32", func(b *testing.B) {
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				Sgemm(false, true, s.m, s.n, s.k, af, s.k, wf, s.k, c, s.n, false, 1)
 			}
+			cputime.ReportPerOp(b, cpu0)
 			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
 		for _, p := range bf16Paths() {
 			b.Run(s.name+"/bf16-"+p.name, func(b *testing.B) {
 				dpbf16Asm, dot16Asm = p.dp, p.dot16
+				cpu0 := cputime.Process()
 				for b.Loop() {
 					GemmBF16(s.m, s.n, s.k, a, w, c, s.n, 1)
 				}
+				cputime.ReportPerOp(b, cpu0)
 				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
 		}
