@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/wickml/wick/internal/cputime"
@@ -261,6 +262,39 @@ func BenchmarkMatMulBF16(b *testing.B) {
 				}
 				cputime.ReportPerOp(b, cpu0)
 			})
+		}
+	}
+}
+
+// TestMatMul16Layouts checks 16-bit products of views that are not plain
+// matrices (a permuted batch whose matrices have no unit stride, copied
+// in their dtype first), of an empty depth (zeros, as in PyTorch) and of
+// an empty result, against the float32 product of the widened operands.
+func TestMatMul16Layouts(t *testing.T) {
+	g := NewGenerator(13)
+	for _, dt := range []DType{BFloat16, Float16} {
+		// permuted batches: neither stride of a matrix is 1
+		a := g.Randn(5, 3, 2).ToDType(dt).Permute(2, 0, 1) // [2, 5, 3]
+		b := g.Randn(3, 2, 4).ToDType(dt).Permute(1, 0, 2) // [2, 3, 4]
+		y := a.MatMul(b)
+		want := a.ToDType(Float32).MatMul(b.ToDType(Float32)).ToDType(dt).Float32s()
+		mag := a.ToDType(Float32).Abs().MatMul(b.ToDType(Float32).Abs()).Float32s()
+		for i, v := range y.Float32s() {
+			if d := math.Abs(float64(v - want[i])); !(d <= math.Abs(float64(want[i]))*0x1p-8+float64(mag[i])*0x1p-16) {
+				t.Fatalf("%s permuted: element %d = %v, want %v", dt, i, v, want[i])
+			}
+		}
+		z := Ones(3, 0).ToDType(dt).MatMul(Ones(0, 4).ToDType(dt))
+		if z.DType() != dt || !slices.Equal(z.Shape(), []int{3, 4}) {
+			t.Fatalf("%s empty depth: %s%v", dt, z.DType(), z.Shape())
+		}
+		for _, v := range z.Float32s() {
+			if v != 0 {
+				t.Fatalf("%s empty depth: %v, want zeros", dt, z.Float32s())
+			}
+		}
+		if e := Ones(0, 3).ToDType(dt).MatMul(Ones(3, 4).ToDType(dt)); e.Numel() != 0 || e.DType() != dt {
+			t.Fatalf("%s empty result: %s%v", dt, e.DType(), e.Shape())
 		}
 	}
 }
