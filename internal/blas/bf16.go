@@ -5,6 +5,7 @@ import (
 	"math"
 	"unsafe"
 
+	"github.com/wickml/wick/internal/cpu"
 	"github.com/wickml/wick/internal/parallel"
 )
 
@@ -275,24 +276,35 @@ func dotBF16Go(x []float32, w []uint16) float32 {
 	return s
 }
 
-// The blocking of gemmDPBF16: 12×32 tiles (24 ZMM accumulators), depth
-// blocks of 2·dpPairs (a B panel of 32 columns is dpPairs·128 bytes, 16 KiB,
-// in L1 beside the A panel's 6 KiB).
+// The blocking of gemmDPBF16: 12×32 tiles (24 ZMM accumulators); depth
+// blocks of up to 2·dpPairs (768, GPT-2's width, in one: an A micro-panel
+// of 12 rows is then at most 18 KiB, in L1 while B's panels stream past it);
+// column blocks of B that fill half of L2 (dpBlockBytes where CPUID does not
+// tell), each packed once and multiplied by every row panel of A.
 const (
-	dpMR    = 12
-	dpNR    = 32
-	dpPairs = 128
+	dpMR         = 12
+	dpNR         = 32
+	dpPairs      = 384
+	dpBlockBytes = 512 << 10
 )
 
 // gemmDPBF16 computes C = op(A)·op(B) for bfloat16 A and B with the
-// AVX512_BF16 micro-kernel: per depth block, B packed once into panels of
-// 32 columns (packB16), then the 12-row panels of A, split over at most
-// threads goroutines, each packed (packA16) and multiplied by every B panel
-// into a tile that is stored into C (first block) or added to it.
+// AVX512_BF16 micro-kernel. Per depth block: all of op(A) packed in row
+// panels of 12 (packA16), then per column block of B its panels of 32
+// columns packed (packB16) and the row panels, split over at most threads
+// goroutines, multiplied by each of them: whole tiles straight into C
+// (stored for the first depth block, added to after), edge tiles through a
+// scratch tile.
 func gemmDPBF16(m, n, k int, a, b Mat16, c []float32, ldc int, threads int) {
-	panels := ceilDiv(n, dpNR)
-	bp := make([]uint32, panels*dpPairs*dpNR)
-	rowPanels := ceilDiv(m, dpMR)
+	panels, rowPanels := ceilDiv(n, dpNR), ceilDiv(m, dpMR)
+	kpMax := (min(k, 2*dpPairs) + 1) / 2
+	l2 := dpBlockBytes
+	if cpu.L2 > 0 {
+		l2 = cpu.L2 / 2
+	}
+	nc := max(1, min(panels, l2/(kpMax*dpNR*4))) // panels per column block
+	ap := make([]uint32, rowPanels*kpMax*dpMR)
+	bp := make([]uint32, nc*kpMax*dpNR)
 	g := rowPanels
 	if threads > 1 {
 		g = max(1, grain(rowPanels, threads))
@@ -300,46 +312,53 @@ func gemmDPBF16(m, n, k int, a, b Mat16, c []float32, ldc int, threads int) {
 	for p0 := 0; p0 < k; p0 += 2 * dpPairs {
 		kb := min(2*dpPairs, k-p0)
 		kp := (kb + 1) / 2
-		parallel.For(panels, max(1, grain(panels, threads)), func(lo, hi int) {
-			for jp := lo; jp < hi; jp++ {
-				packB16(b, p0, kb, jp*dpNR, min(dpNR, n-jp*dpNR), bp[jp*dpPairs*dpNR:][:kp*dpNR])
+		acc := 0
+		if p0 > 0 {
+			acc = 1
+		}
+		parallel.For(rowPanels, g, func(lo, hi int) {
+			for ip := lo; ip < hi; ip++ {
+				packA16(a, ip*dpMR, min(dpMR, m-ip*dpMR), p0, kb, ap[ip*kp*dpMR:][:kp*dpMR])
 			}
 		})
-		first := p0 == 0
-		parallel.For(rowPanels, g, func(lo, hi int) {
-			ap := make([]uint32, kp*dpMR)
-			var tile [dpMR * dpNR]float32
-			acc := 0
-			if !first {
-				acc = 1
-			}
-			for ip := lo; ip < hi; ip++ {
-				i0 := ip * dpMR
-				rows := min(dpMR, m-i0)
-				packA16(a, i0, rows, p0, kb, ap)
-				for jp := range panels {
-					j0 := jp * dpNR
-					cols := min(dpNR, n-j0)
-					if rows == dpMR && cols == dpNR {
-						// a whole tile: into C in place
-						dpbf16Kernel12x32(kp, &ap[0], &bp[jp*dpPairs*dpNR], &c[i0*ldc+j0], ldc, acc)
-						continue
-					}
-					dpbf16Kernel12x32(kp, &ap[0], &bp[jp*dpPairs*dpNR], &tile[0], dpNR, 0)
-					for i := range rows {
-						crow := c[(i0+i)*ldc+j0 : (i0+i)*ldc+j0+cols]
-						trow := tile[i*dpNR : i*dpNR+cols]
-						if first {
-							copy(crow, trow)
-						} else {
-							for j, v := range trow {
-								crow[j] += v
+		for jb := 0; jb < panels; jb += nc {
+			np := min(nc, panels-jb)
+			parallel.For(np, max(1, grain(np, threads)), func(lo, hi int) {
+				for q := lo; q < hi; q++ {
+					j0 := (jb + q) * dpNR
+					packB16(b, p0, kb, j0, min(dpNR, n-j0), bp[q*kp*dpNR:][:kp*dpNR])
+				}
+			})
+			parallel.For(rowPanels, g, func(lo, hi int) {
+				var tile [dpMR * dpNR]float32
+				for ip := lo; ip < hi; ip++ {
+					i0 := ip * dpMR
+					rows := min(dpMR, m-i0)
+					apan := &ap[ip*kp*dpMR]
+					for q := range np {
+						j0 := (jb + q) * dpNR
+						cols := min(dpNR, n-j0)
+						bpan := &bp[q*kp*dpNR]
+						if rows == dpMR && cols == dpNR {
+							dpbf16Kernel12x32(kp, apan, bpan, &c[i0*ldc+j0], ldc, acc)
+							continue
+						}
+						dpbf16Kernel12x32(kp, apan, bpan, &tile[0], dpNR, 0)
+						for i := range rows {
+							crow := c[(i0+i)*ldc+j0 : (i0+i)*ldc+j0+cols]
+							trow := tile[i*dpNR : i*dpNR+cols]
+							if acc == 0 {
+								copy(crow, trow)
+							} else {
+								for j, v := range trow {
+									crow[j] += v
+								}
 							}
 						}
 					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 

@@ -76,7 +76,7 @@ func bf16Paths() []struct {
 func TestGemmBF16(t *testing.T) {
 	r := rand.New(rand.NewPCG(testseed.Seed(t, 1), 7))
 	defer func(dp, d16 bool) { dpbf16Asm, dot16Asm = dp, d16 }(dpbf16Asm, dot16Asm)
-	shapes := [][3]int{{1, 1, 1}, {1, 37, 576}, {3, 40, 17}, {4, 33, 64}, {5, 31, 9}, {12, 32, 2}, {13, 65, 301}, {25, 70, 513}, {40, 7, 260}}
+	shapes := [][3]int{{1, 1, 1}, {1, 37, 576}, {3, 40, 17}, {4, 33, 64}, {5, 31, 9}, {12, 32, 2}, {13, 65, 301}, {25, 70, 513}, {40, 7, 260}, {13, 40, 1000}}
 	for _, p := range bf16Paths() {
 		dpbf16Asm, dot16Asm = p.dp, p.dot16
 		for _, s := range shapes {
