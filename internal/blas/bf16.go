@@ -147,8 +147,9 @@ func gemmWiden(m, n, k int, a, b Mat16, c []float32, ldc int, threads int) {
 }
 
 // blockOf returns depths [p0, p0+kb) of an operand as Sgemm takes it:
-// float32 in place, or bfloat16 widened into buf (op(A)'s rows×kb block
-// for the left operand, op(B)'s kb×rows block for the right one).
+// float32 in place, or bfloat16 widened into buf in the orientation it is
+// stored in (so that the widening reads rows, and Sgemm sees a transposed
+// B as transposed: its dot products for few-row products apply).
 func blockOf(o Mat16, buf *[]float32, p0, kb, rows int, left bool) (trans bool, s []float32, ld int) {
 	if o.F != nil {
 		// op(A)[:, p0:] and op(B)[p0:, :] start at an offset of the
@@ -161,30 +162,18 @@ func blockOf(o Mat16, buf *[]float32, p0, kb, rows int, left bool) (trans bool, 
 		}
 	}
 	d := (*buf)[:rows*kb]
-	if left {
+	if left != o.Trans {
+		// op(A) stored m×k, or op(B) stored n×k: rows of kb depths
 		for i := range rows {
-			row := d[i*kb : (i+1)*kb]
-			if o.Trans {
-				for p := range row {
-					row[p] = bf16(o.H[(p0+p)*o.LD+i])
-				}
-			} else {
-				widen16(row, o.H[i*o.LD+p0:])
-			}
+			widen16(d[i*kb:(i+1)*kb], o.H[i*o.LD+p0:])
 		}
-		return false, d, kb
+		return o.Trans, d, kb
 	}
+	// Aᵀ stored k×m, or B stored k×n: kb rows of the other dim
 	for p := range kb {
-		row := d[p*rows : (p+1)*rows]
-		if o.Trans {
-			for j := range row {
-				row[j] = bf16(o.H[j*o.LD+p0+p])
-			}
-		} else {
-			widen16(row, o.H[(p0+p)*o.LD:])
-		}
+		widen16(d[p*rows:(p+1)*rows], o.H[(p0+p)*o.LD:])
 	}
-	return false, d, rows
+	return o.Trans, d, rows
 }
 
 // widen16 writes the float32 values of the bfloat16 patterns src into dst.

@@ -43,7 +43,9 @@ func randMat16(r *rand.Rand, rows, cols int, trans, h bool, pad int) Mat16 {
 }
 
 // bf16Paths are the paths of GemmBF16 this build and machine run, as
-// settings of dpbf16Asm and dot16Asm.
+// settings of dpbf16Asm and dot16Asm: "widen" (both off: blocks widened to
+// float32 for Sgemm), "avx2" (the bfloat16 dot kernel of few-row
+// products), "avx512bf16" (and the VDPBF16PS micro-kernel).
 func bf16Paths() []struct {
 	name      string
 	dp, dot16 bool
@@ -51,7 +53,7 @@ func bf16Paths() []struct {
 	ps := []struct {
 		name      string
 		dp, dot16 bool
-	}{{"go", false, false}}
+	}{{"widen", false, false}}
 	if dot16Asm {
 		ps = append(ps, struct {
 			name      string
