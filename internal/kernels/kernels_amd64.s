@@ -458,7 +458,7 @@ exptodone:
 
 // func softmaxScaledAVX2(x *float32, n int, scale float32)
 // x[i] = softmax(x·scale)[i] for n (a positive multiple of 8) elements:
-// softmaxRowScaled's scaleF32, rowMax4, expSub and scaleF32 by the
+// SoftmaxScaled's Scale, Max, ExpSub and Scale by the
 // reciprocal of the sum, in one call. Each pass is the AVX2 kernel's
 // (scaleAVX2, maxAVX2, expSubToAVX2), in its order, so the row comes out
 // bit for bit as the four calls leave it on the AVX2 path; the maximum is
@@ -1441,8 +1441,8 @@ TEXT ·dotF64AVX2(SB), NOSPLIT, $0-32
 
 // func softmaxGradRowAVX2(d, p *float32, n int, scale float32)
 // d[i] = p[i]·(d[i] − a)·scale with a = Σ d[i]·p[i] (dotF64AVX2's sum,
-// rounded to float32) for n (a multiple of 8) elements: softmaxGradRow's
-// dotF64, softmaxGradOut and scaleF32 in one call, each the AVX2 kernel's
+// rounded to float32) for n (a multiple of 8) elements: SoftmaxGradScaled's
+// DotF64, SoftmaxGradOut and Scale in one call, each the AVX2 kernel's
 // operations in its order.
 TEXT ·softmaxGradRowAVX2(SB), NOSPLIT, $0-28
 	MOVQ d+0(FP), SI

@@ -5,7 +5,7 @@ import "math"
 // LayerNorm's row kernels: the float64 sums (the row sum is SumF64's) and
 // the elementwise sweeps of LayerNormRow and LayerNormGradRow, with the AVX-512 kernels of
 // kernels_amd64.s on whole blocks of 16 elements, the AVX2 ones on a block
-// of 8 after them and Go on the rest (the pattern of GELUVec and expSubTo).
+// of 8 after them and Go on the rest (the pattern of ExpSubTo).
 // The arithmetic is float64 on float32 data, like the Go code's: each sum
 // is exact per element and rounds only in its float64 additions (in a few
 // independent chains, with the products fused into them), and the variance
