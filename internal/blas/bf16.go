@@ -121,57 +121,65 @@ func GemmBF16(m, n, k int, a, b Mat16, c []float32, ldc int, threads int) {
 	}
 }
 
-// widenDepth is the depth of the blocks that gemmWiden widens at a time.
-const widenDepth = 256
+// widenDepth and widenCols are the depths and the columns of op(B) of the
+// blocks that gemmWiden widens at a time: a block of a bfloat16 B is then
+// at most 512 KiB of float32, which stays in L2 while Sgemm packs it.
+const (
+	widenDepth = 256
+	widenCols  = 512
+)
 
-// gemmWiden computes C = op(A)·op(B) in blocks of widenDepth depths: the
-// bfloat16 operands' blocks widened to float32 (op(A) m×kb, op(B) kb×n,
-// row-major), each block's product added into C by Sgemm. A float32
-// operand is read in place.
+// gemmWiden computes C = op(A)·op(B) in blocks of widenDepth depths and,
+// where B is bfloat16, widenCols columns: the bfloat16 operands' blocks
+// widened to float32, each block's product added into C by Sgemm. A
+// float32 operand is read in place.
 func gemmWiden(m, n, k int, a, b Mat16, c []float32, ldc int, threads int) {
 	var abuf, bbuf *[]float32
 	if a.H != nil {
 		abuf = getBuf(&aBufs, m*min(k, widenDepth))
 		defer aBufs.Put(abuf)
 	}
+	nb := n
 	if b.H != nil {
-		bbuf = getBuf(&bBufs, min(k, widenDepth)*n)
+		nb = min(n, widenCols)
+		bbuf = getBuf(&bBufs, min(k, widenDepth)*nb)
 		defer bBufs.Put(bbuf)
 	}
 	for p0 := 0; p0 < k; p0 += widenDepth {
 		kb := min(widenDepth, k-p0)
-		ta, as, lda := blockOf(a, abuf, p0, kb, m, true)
-		tb, bs, ldb := blockOf(b, bbuf, p0, kb, n, false)
-		Sgemm(ta, tb, m, n, kb, as, lda, bs, ldb, c, ldc, p0 > 0, threads)
+		ta, as, lda := blockOf(a, abuf, p0, kb, 0, m, true)
+		for j0 := 0; j0 < n; j0 += nb {
+			cols := min(nb, n-j0)
+			tb, bs, ldb := blockOf(b, bbuf, p0, kb, j0, cols, false)
+			Sgemm(ta, tb, m, cols, kb, as, lda, bs, ldb, c[j0:], ldc, p0 > 0, threads)
+		}
 	}
 }
 
-// blockOf returns depths [p0, p0+kb) of an operand as Sgemm takes it:
+// blockOf returns depths [p0, p0+kb) and rows [r0, r0+rows) of the other
+// dim (op(A)'s rows, op(B)'s columns) of an operand as Sgemm takes it:
 // float32 in place, or bfloat16 widened into buf in the orientation it is
 // stored in (so that the widening reads rows, and Sgemm sees a transposed
 // B as transposed: its dot products for few-row products apply).
-func blockOf(o Mat16, buf *[]float32, p0, kb, rows int, left bool) (trans bool, s []float32, ld int) {
+func blockOf(o Mat16, buf *[]float32, p0, kb, r0, rows int, left bool) (trans bool, s []float32, ld int) {
+	// the block stored depth-minor (op(A) stored m×k, op(B) stored n×k)
+	// or depth-major
+	depthMinor := left != o.Trans
 	if o.F != nil {
-		// op(A)[:, p0:] and op(B)[p0:, :] start at an offset of the
-		// stored matrix
-		switch {
-		case left && !o.Trans, !left && o.Trans:
-			return o.Trans, o.F[p0:], o.LD
-		default:
-			return o.Trans, o.F[p0*o.LD:], o.LD
+		if depthMinor {
+			return o.Trans, o.F[r0*o.LD+p0:], o.LD
 		}
+		return o.Trans, o.F[p0*o.LD+r0:], o.LD
 	}
 	d := (*buf)[:rows*kb]
-	if left != o.Trans {
-		// op(A) stored m×k, or op(B) stored n×k: rows of kb depths
+	if depthMinor {
 		for i := range rows {
-			widen16(d[i*kb:(i+1)*kb], o.H[i*o.LD+p0:])
+			widen16(d[i*kb:(i+1)*kb], o.H[(r0+i)*o.LD+p0:])
 		}
 		return o.Trans, d, kb
 	}
-	// Aᵀ stored k×m, or B stored k×n: kb rows of the other dim
 	for p := range kb {
-		widen16(d[p*rows:(p+1)*rows], o.H[(p0+p)*o.LD:])
+		widen16(d[p*rows:(p+1)*rows], o.H[(p0+p)*o.LD+r0:])
 	}
 	return o.Trans, d, rows
 }

@@ -72,13 +72,14 @@ func bf16Paths() []struct {
 // TestGemmBF16 checks GemmBF16 on each path this machine runs against a
 // float64 product of the same values, for every combination of bfloat16
 // and float32 operands, transposed or not, with padded strides, ragged
-// sizes (tiles and pairs of depths cut at the edges, odd depths) and the
+// sizes (tiles and pairs of depths cut at the edges, odd depths, more
+// than one block of depths and of widened columns) and the
 // few-row shapes of the dot-product path: within 2⁻²⁰ of Σ|a·b| per
 // element (float32 sums of up to a few hundred terms in any order).
 func TestGemmBF16(t *testing.T) {
 	r := rand.New(rand.NewPCG(testseed.Seed(t, 1), 7))
 	defer func(dp, d16 bool) { dpbf16Asm, dot16Asm = dp, d16 }(dpbf16Asm, dot16Asm)
-	shapes := [][3]int{{1, 1, 1}, {1, 37, 576}, {3, 40, 17}, {4, 33, 64}, {5, 31, 9}, {12, 32, 2}, {13, 65, 301}, {25, 70, 513}, {40, 7, 260}, {13, 40, 1000}}
+	shapes := [][3]int{{1, 1, 1}, {1, 37, 576}, {3, 40, 17}, {4, 33, 64}, {5, 31, 9}, {12, 32, 2}, {13, 65, 301}, {25, 70, 513}, {40, 7, 260}, {13, 40, 1000}, {6, 530, 20}}
 	for _, p := range bf16Paths() {
 		dpbf16Asm, dot16Asm = p.dp, p.dot16
 		for _, s := range shapes {
