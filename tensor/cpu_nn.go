@@ -195,6 +195,17 @@ func (cpuBackend) LayerNormGrad(dx, dw, db, g, x, mean, rstd, w Storage, rows, c
 }
 
 func (cpuBackend) Gather(dst, src, idx Storage, n, rowLen int) {
+	if dc := dst.(*cpuStorage).live(); is16(dc.dt) {
+		// a bfloat16 or float16 table: rows of bit patterns
+		d, s, ix := dc.h, src.(*cpuStorage).live().h, is(idx)
+		parallelFor(n, max(1, grain/max(rowLen, 1)), func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				r := int(ix[i])
+				copy(d[i*rowLen:(i+1)*rowLen], s[r*rowLen:(r+1)*rowLen])
+			}
+		})
+		return
+	}
 	d, s, ix := fs(dst), fs(src), is(idx)
 	parallelFor(n, max(1, grain/max(rowLen, 1)), func(lo, hi int) {
 		for i := lo; i < hi; i++ {

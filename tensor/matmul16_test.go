@@ -298,3 +298,33 @@ func TestMatMul16Layouts(t *testing.T) {
 		}
 	}
 }
+
+// TestEmbedding16 checks Embedding on bfloat16 and float16 tables: the rows'
+// bit patterns as they are, in the table's dtype, and the gradient (rows
+// picked twice add up) as the float32 one rounded once.
+func TestEmbedding16(t *testing.T) {
+	g := NewGenerator(14)
+	idx := FromInts([]int{3, 0, 3, 5, 1, 3}, 2, 3)
+	for _, dt := range []DType{BFloat16, Float16} {
+		leaf := g.Randn(6, 5).ToDType(dt).ToDType(Float32).RequiresGrad() // dt's values
+		w := leaf.ToDType(dt)
+		y := Embedding(w, idx)
+		if y.DType() != dt || !slices.Equal(y.Shape(), []int{2, 3, 5}) {
+			t.Fatalf("%s: %s%v, want %s[2 3 5]", dt, y.DType(), y.Shape(), dt)
+		}
+		want := Embedding(w.ToDType(Float32), idx).ToDType(dt)
+		if !slices.Equal(y.Bits16(), want.Bits16()) {
+			t.Fatalf("%s: rows %v, want %v", dt, y.Bits16(), want.Bits16())
+		}
+		up := g.Randn(2, 3, 5)
+		y.BackwardWith(up.ToDType(dt))
+		ref := leaf.Detach().RequiresGrad()
+		Embedding(ref, idx).BackwardWith(up.ToDType(dt).ToDType(Float32))
+		wantG := ref.Grad().ToDType(dt).Float32s()
+		for i, v := range leaf.Grad().Float32s() {
+			if v != wantG[i] {
+				t.Fatalf("%s: gradient %d = %v, want %v", dt, i, v, wantG[i])
+			}
+		}
+	}
+}
