@@ -194,8 +194,9 @@ func widen16(dst []float32, src []uint16) {
 
 // gemvBF16 computes C = op(A)·Bᵀ for a few rows of A (m ≤ gemvMaxRows) and
 // B stored n×k in bfloat16: op(A)'s rows as float32 (widened once if
-// bfloat16), then dot products with B's rows four at a time, B's rows
-// split over at most threads goroutines.
+// bfloat16), split into their even and odd elements for dot4BF16AVX2,
+// then dot products with B's rows four at a time, B's rows split over at
+// most threads goroutines.
 func gemvBF16(m, n, k int, a, b Mat16, c []float32, ldc int, threads int) {
 	x := make([]float32, m*k)
 	for i := range m {
@@ -211,6 +212,14 @@ func gemvBF16(m, n, k int, a, b Mat16, c []float32, ldc int, threads int) {
 			}
 		}
 	}
+	h := k / 16 * 8 // even (and odd) elements the kernel takes
+	xeo := make([]float32, 2*m*h)
+	for i := range m {
+		xe, xo := xeo[2*i*h:(2*i+1)*h], xeo[(2*i+1)*h:(2*i+2)*h]
+		for j := range h {
+			xe[j], xo[j] = x[i*k+2*j], x[i*k+2*j+1]
+		}
+	}
 	w, ldw := b.H, b.LD
 	quads := ceilDiv(n, 4)
 	g := quads
@@ -224,7 +233,7 @@ func gemvBF16(m, n, k int, a, b Mat16, c []float32, ldc int, threads int) {
 			for i := range m {
 				xi := x[i*k : (i+1)*k]
 				if rows == 4 {
-					dot4BF16(xi, w[j*ldw:], ldw, &out)
+					dot4BF16(xi, xeo[2*i*h:(2*i+1)*h], xeo[(2*i+1)*h:(2*i+2)*h], w[j*ldw:], ldw, &out)
 				} else {
 					for r := range rows {
 						out[r] = dotBF16Go(xi, w[(j+r)*ldw:])
@@ -237,29 +246,35 @@ func gemvBF16(m, n, k int, a, b Mat16, c []float32, ldc int, threads int) {
 }
 
 // dot4BF16 writes to out the dot products of x with the four bfloat16 rows
-// of w that start ldw apart: dot4BF16AVX2 on the first multiple of 8
-// depths where AVX2 runs, then Go.
-func dot4BF16(x []float32, w []uint16, ldw int, out *[4]float32) {
+// of w that start ldw apart: dot4BF16AVX2 on the first multiple of 16
+// depths (xe and xo: x's even and odd elements there) where AVX2 runs,
+// then Go.
+func dot4BF16(x, xe, xo []float32, w []uint16, ldw int, out *[4]float32) {
 	k := len(x)
 	_ = w[3*ldw+k-1]
-	k8 := k / 8
-	if dot16Asm && k8 > 0 {
-		dot4BF16AVX2(k8, &x[0], &w[0], ldw, out)
+	k16 := len(xe) / 8
+	if dot16Asm && k16 > 0 {
+		dot4BF16AVX2(k16, &xe[0], &xo[0], &w[0], ldw, out)
 	} else {
 		*out = [4]float32{}
-		k8 = 0
+		k16 = 0
 	}
-	for p := k8 * 8; p < k; p++ {
+	for p := k16 * 16; p < k; p++ {
 		for r := range 4 {
 			out[r] += x[p] * bf16(w[r*ldw+p])
 		}
 	}
 }
 
-// dot4BF16Go is dot4BF16AVX2's Go twin: one chain per row.
-func dot4BF16Go(x []float32, w []uint16, ldw int, out *[4]float32) {
+// dot4BF16Go is dot4BF16AVX2's Go twin: the even and the odd elements in
+// one chain per row.
+func dot4BF16Go(xe, xo []float32, w []uint16, ldw int, out *[4]float32) {
 	for r := range 4 {
-		out[r] = dotBF16Go(x, w[r*ldw:])
+		var s float32
+		for j, v := range xe {
+			s += v*bf16(w[r*ldw+2*j]) + xo[j]*bf16(w[r*ldw+2*j+1])
+		}
+		out[r] = s
 	}
 }
 

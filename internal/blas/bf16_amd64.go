@@ -23,8 +23,9 @@ var (
 //go:noescape
 func dpbf16Kernel12x32(kp int, a, b *uint32, c *float32, ldc, acc int)
 
-// dot4BF16AVX2 writes to out the dot products of x's first 8·k8 elements
-// with the four bfloat16 rows of w that start ldw apart (k8 ≥ 1).
+// dot4BF16AVX2 writes to out the dot products of x's first 16·k16
+// elements, given as its even (xe) and odd (xo) elements, with the four
+// bfloat16 rows of w that start ldw apart (k16 ≥ 1).
 //
 //go:noescape
-func dot4BF16AVX2(k8 int, x *float32, w *uint16, ldw int, out *[4]float32)
+func dot4BF16AVX2(k16 int, xe, xo *float32, w *uint16, ldw int, out *[4]float32)

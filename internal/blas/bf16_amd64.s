@@ -191,46 +191,71 @@ dpput:
 	VZEROUPPER
 	RET
 
-// func dot4BF16AVX2(k8 int, x *float32, w *uint16, ldw int, out *[4]float32)
+// func dot4BF16AVX2(k16 int, xe, xo *float32, w *uint16, ldw int, out *[4]float32)
 //
-// out[r] = Σp x[p]·w[r·ldw + p] for r < 4 and p < 8·k8 (k8 ≥ 1), w's
-// elements bfloat16: each 8 of a row are widened to float32 (zero-extend
-// to 32 bits, shift into the high half: exact) and fused into the row's
-// lane sums (Y0..Y3) with one 8-float load of x; the lanes are then added
-// pairwise, as dot4AVX2 does for float32 rows.
-TEXT ·dot4BF16AVX2(SB), NOSPLIT, $0-40
-	MOVQ k8+0(FP), CX
-	MOVQ x+8(FP), SI
-	MOVQ w+16(FP), AX
-	MOVQ ldw+24(FP), R8
-	MOVQ out+32(FP), DX
+// out[r] = Σp x[p]·w[r·ldw + p] for r < 4 and p < 16·k16 (k16 ≥ 1), w's
+// elements bfloat16, x given split into its even (xe) and odd (xo)
+// elements. Each 16 elements of a row are one 32-byte load of 8 words, a
+// word's low half the even element and its high half the odd one: the
+// even ones widen by a shift into the high half, the odd ones by masking
+// the low half off (exact, and no shuffles), and each is fused into its
+// own lane sums with xe or xo (Y0..Y3 even, Y8..Y11 odd: two chains per
+// row). The lanes are then added pairwise, as dot4AVX2 does.
+TEXT ·dot4BF16AVX2(SB), NOSPLIT, $0-48
+	MOVQ k16+0(FP), CX
+	MOVQ xe+8(FP), SI
+	MOVQ xo+16(FP), DI
+	MOVQ w+24(FP), AX
+	MOVQ ldw+32(FP), R8
+	MOVQ out+40(FP), DX
 	SHLQ $1, R8
 	LEAQ (AX)(R8*2), R9
+	MOVL $0xFFFF0000, R10
+	MOVQ R10, X12
+	VPBROADCASTD X12, Y12
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
 
 dotbloop:
 	VMOVUPS (SI), Y4
-	VPMOVZXWD (AX), Y5
-	VPMOVZXWD (AX)(R8*1), Y6
-	VPMOVZXWD (R9), Y7
-	VPMOVZXWD (R9)(R8*1), Y8
-	VPSLLD $16, Y5, Y5
-	VPSLLD $16, Y6, Y6
-	VPSLLD $16, Y7, Y7
-	VPSLLD $16, Y8, Y8
-	VFMADD231PS Y5, Y4, Y0
-	VFMADD231PS Y6, Y4, Y1
+	VMOVUPS (DI), Y5
+	VMOVDQU (AX), Y6
+	VPSLLD $16, Y6, Y7
+	VPAND Y12, Y6, Y6
+	VFMADD231PS Y7, Y4, Y0
+	VFMADD231PS Y6, Y5, Y8
+	VMOVDQU (AX)(R8*1), Y6
+	VPSLLD $16, Y6, Y7
+	VPAND Y12, Y6, Y6
+	VFMADD231PS Y7, Y4, Y1
+	VFMADD231PS Y6, Y5, Y9
+	VMOVDQU (R9), Y6
+	VPSLLD $16, Y6, Y7
+	VPAND Y12, Y6, Y6
 	VFMADD231PS Y7, Y4, Y2
-	VFMADD231PS Y8, Y4, Y3
+	VFMADD231PS Y6, Y5, Y10
+	VMOVDQU (R9)(R8*1), Y6
+	VPSLLD $16, Y6, Y7
+	VPAND Y12, Y6, Y6
+	VFMADD231PS Y7, Y4, Y3
+	VFMADD231PS Y6, Y5, Y11
 	ADDQ $32, SI
-	ADDQ $16, AX
-	ADDQ $16, R9
+	ADDQ $32, DI
+	ADDQ $32, AX
+	ADDQ $32, R9
 	DECQ CX
 	JNZ  dotbloop
 
+	VADDPS Y8, Y0, Y0
+	VADDPS Y9, Y1, Y1
+	VADDPS Y10, Y2, Y2
+	VADDPS Y11, Y3, Y3
 	VHADDPS Y1, Y0, Y0
 	VHADDPS Y3, Y2, Y2
 	VHADDPS Y2, Y0, Y0

@@ -14,7 +14,7 @@ import (
 // TestBF16KernelsMatchTwins checks the kernels of bf16_amd64.s against
 // their Go twins: dpbf16Kernel12x32 within 2⁻²² of Σ|a·b| per element (the
 // twin adds each pair in turn; the hardware may fuse a pair's two
-// products), dot4BF16AVX2 likewise (eight lanes against one chain).
+// products), dot4BF16AVX2 likewise (sixteen lanes against one chain).
 func TestBF16KernelsMatchTwins(t *testing.T) {
 	r := rand.New(rand.NewPCG(testseed.Seed(t, 1), 9))
 	h := func() uint16 { return toBF16(float32(r.NormFloat64())) }
@@ -60,25 +60,30 @@ func TestBF16KernelsMatchTwins(t *testing.T) {
 	if cpu.Detected < cpu.AVX2 {
 		t.Skipf("no AVX2 on this machine (%v)", cpu.Detected)
 	}
-	for _, k8 := range []int{1, 2, 72} {
-		ldw := 8*k8 + 3
-		x, w := make([]float32, 8*k8), make([]uint16, 3*ldw+8*k8)
+	for _, k16 := range []int{1, 2, 36} {
+		k := 16 * k16
+		ldw := k + 3
+		x, w := make([]float32, k), make([]uint16, 3*ldw+k)
 		for i := range x {
 			x[i] = float32(r.NormFloat64())
 		}
 		for i := range w {
 			w[i] = h()
 		}
+		xe, xo := make([]float32, k/2), make([]float32, k/2)
+		for j := range xe {
+			xe[j], xo[j] = x[2*j], x[2*j+1]
+		}
 		var got, want [4]float32
-		dot4BF16AVX2(k8, &x[0], &w[0], ldw, &got)
-		dot4BF16Go(x, w, ldw, &want)
+		dot4BF16AVX2(k16, &xe[0], &xo[0], &w[0], ldw, &got)
+		dot4BF16Go(xe, xo, w, ldw, &want)
 		for rr := range 4 {
 			var mag float64
 			for p := range x {
 				mag += math.Abs(float64(x[p] * bf16(w[rr*ldw+p])))
 			}
 			if !(math.Abs(float64(got[rr]-want[rr])) <= mag*0x1p-22) {
-				t.Fatalf("k8=%d: row %d = %v, Go twin %v", k8, rr, got[rr], want[rr])
+				t.Fatalf("k16=%d: row %d = %v, Go twin %v", k16, rr, got[rr], want[rr])
 			}
 		}
 	}

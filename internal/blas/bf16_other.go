@@ -18,6 +18,6 @@ func dpbf16Kernel12x32(kp int, a, b *uint32, c *float32, ldc, acc int) {
 	dpbf16Go(kp, unsafe.Slice(a, 12*kp), unsafe.Slice(b, 32*kp), unsafe.Slice(c, 11*ldc+32), ldc, acc != 0)
 }
 
-func dot4BF16AVX2(k8 int, x *float32, w *uint16, ldw int, out *[4]float32) {
-	dot4BF16Go(unsafe.Slice(x, 8*k8), unsafe.Slice(w, 3*ldw+8*k8), ldw, out)
+func dot4BF16AVX2(k16 int, xe, xo *float32, w *uint16, ldw int, out *[4]float32) {
+	dot4BF16Go(unsafe.Slice(xe, 8*k16), unsafe.Slice(xo, 8*k16), unsafe.Slice(w, 3*ldw+16*k16), ldw, out)
 }

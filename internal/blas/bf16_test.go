@@ -134,7 +134,8 @@ func TestGemmBF16Float32(t *testing.T) {
 
 // BenchmarkGemmBF16 times bfloat16 products against the float32 ones of
 // the same shapes on one thread: generation's x·Wᵀ with a bfloat16 weight
-// (1×576 by 576×1536, float32 activations) and a training-size product
+// (1×576 by 576×1536, float32 activations, a weight that stays in cache;
+// 1×768 by GPT-2's 768×50257 head, one that does not) and a training-size product
 // with both operands bfloat16 (256×576 by 576×1536), each on the paths
 // this machine runs, with the CPU time per op beside the wall time (less
 // disturbed on a shared machine). Timings only (no pass/fail).
@@ -145,7 +146,7 @@ func BenchmarkGemmBF16(b *testing.B) {
 		name    string
 		m, n, k int
 		ah      bool
-	}{{"gemv1x576x1536", 1, 1536, 576, false}, {"gemm256x576x1536", 256, 1536, 576, true}} {
+	}{{"gemv1x576x1536", 1, 1536, 576, false}, {"gemv1x768x50257", 1, 50257, 768, false}, {"gemm256x576x1536", 256, 1536, 576, true}} {
 		a := randMat16(r, s.m, s.k, false, s.ah, 0)
 		w := randMat16(r, s.k, s.n, true, true, 0)
 		af := make([]float32, s.m*s.k)
