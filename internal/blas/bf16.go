@@ -14,9 +14,10 @@ import (
 // rounds C). Three paths, chosen per call:
 //
 //   - a few rows of A times a bfloat16 Bᵀ (a Linear layer's weight [out,
-//     in] at generation), where AVX2 runs: dot products of W's rows read in
-//     place, widened to float32 as they are loaded (dot4BF16AVX2), so a
-//     token reads the weight's 2 bytes per element once;
+//     in] at generation): dot products of W's rows read in place, widened
+//     to float32 as they are loaded (dot4BF16AVX2 where AVX2 runs, else Go
+//     in four chains), so a token reads the weight's 2 bytes per element
+//     once;
 //   - both operands bfloat16 where AVX512_BF16 runs: A and B packed in
 //     pairs of depths and multiplied by VDPBF16PS (dpbf16Kernel12x32),
 //     twice the multiply-adds of a float32 FMA per instruction;
@@ -112,7 +113,7 @@ func GemmBF16(m, n, k int, a, b Mat16, c []float32, ldc int, threads int) {
 		threads = 1
 	}
 	switch {
-	case m <= gemvMaxRows && b.H != nil && b.Trans && dot16Asm:
+	case m <= gemvMaxRows && b.H != nil && b.Trans:
 		gemvBF16(m, n, k, a, b, c, ldc, threads)
 	case a.H != nil && b.H != nil && dpbf16Asm && m > gemvMaxRows:
 		gemmDPBF16(m, n, k, a, b, c, ldc, threads)
@@ -259,11 +260,19 @@ func dot4BF16(x, xe, xo []float32, w []uint16, ldw int, out *[4]float32) {
 		*out = [4]float32{}
 		k16 = 0
 	}
-	for p := k16 * 16; p < k; p++ {
-		for r := range 4 {
-			out[r] += x[p] * bf16(w[r*ldw+p])
-		}
+	p0 := k16 * 16
+	w0, w1, w2, w3 := w[p0:k], w[ldw+p0:ldw+k], w[2*ldw+p0:2*ldw+k], w[3*ldw+p0:3*ldw+k]
+	var s0, s1, s2, s3 float32
+	for p, v := range x[p0:] {
+		s0 += v * bf16(w0[p])
+		s1 += v * bf16(w1[p])
+		s2 += v * bf16(w2[p])
+		s3 += v * bf16(w3[p])
 	}
+	out[0] += s0
+	out[1] += s1
+	out[2] += s2
+	out[3] += s3
 }
 
 // dot4BF16Go is dot4BF16AVX2's Go twin: the even and the odd elements in

@@ -44,8 +44,9 @@ func randMat16(r *rand.Rand, rows, cols int, trans, h bool, pad int) Mat16 {
 
 // bf16Paths are the paths of GemmBF16 this build and machine run, as
 // settings of dpbf16Asm and dot16Asm: "widen" (both off: blocks widened to
-// float32 for Sgemm), "avx2" (the bfloat16 dot kernel of few-row
-// products), "avx512bf16" (and the VDPBF16PS micro-kernel).
+// float32 for Sgemm, few-row products as dot products in Go), "avx2" (the
+// bfloat16 dot kernel of few-row products), "avx512bf16" (and the
+// VDPBF16PS micro-kernel).
 func bf16Paths() []struct {
 	name      string
 	dp, dot16 bool
