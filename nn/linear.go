@@ -42,14 +42,17 @@ func NewLinearWith(in, out int, bias bool, gen *tensor.Generator) *Linear {
 }
 
 // Forward applies the layer to x [..., in] and returns [..., out]. It
-// panics if x's last dimension is not In.
+// panics if x's last dimension is not In. A bfloat16 or float16 layer (on
+// the CPU) takes float32 inputs as well as inputs of its dtype: the
+// product sums in float32 (tensor.MatMul) and the result is float32 for a
+// float32 x, the bias cast to it.
 func (l *Linear) Forward(x *tensor.Tensor) *tensor.Tensor {
 	if x.Dim() == 0 || x.Size(-1) != l.In {
 		panic(&tensor.Error{Pkg: "nn", Op: "Linear", Msg: fmt.Sprintf("input of shape %v does not end in in_features=%d", x.Shape(), l.In)})
 	}
 	y := x.MatMul(l.Weight.T())
 	if l.Bias != nil {
-		y = y.Add(l.Bias)
+		y = y.Add(l.Bias.ToDType(y.DType()))
 	}
 	if a := l.lora; a != nil && !a.merged {
 		y = y.Add(a.delta(x))

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/wickml/wick/internal/blas"
+	"github.com/wickml/wick/internal/kernels"
 	"github.com/wickml/wick/internal/parallel"
 )
 
@@ -54,7 +55,7 @@ func (cpuBackend) Attention(y, p, qkv Storage, b, t, nh, hs int, causal bool) {
 			if !causal {
 				blas.Sgemm(false, true, t, t, hs, q, 3*c, k, 3*c, pr, t, false, 1)
 				for i := range t {
-					softmaxRowScaled(pr[i*t:(i+1)*t], scale)
+					kernels.SoftmaxScaled(pr[i*t:(i+1)*t], scale)
 				}
 				blas.Sgemm(false, false, t, hs, t, pr, t, v, 3*c, yh, c, false, 1)
 				continue
@@ -117,24 +118,6 @@ func causalBlockRows(t int) int {
 // whatever T; tests and benchmarks set it.
 var causalBlockTest int
 
-// softmaxRowScaled replaces row by softmax(row·scale) (the product rounded
-// to float32 first, as a separate multiply would), with the vector kernels
-// of cpu_fast.go for the scaling, the maximum, the exponentials and the
-// normalisation: in one call of softmaxScaledAVX2, which fuses them, where
-// the row is a multiple of 8 long.
-func softmaxRowScaled(row []float32, scale float32) {
-	if n := len(row); geluAsm && n > 0 && n%8 == 0 {
-		softmaxScaledAVX2(&row[0], n, scale)
-		return
-	}
-	scaleF32(row, scale)
-	m := rowMax4(row)
-	if m != m || m > 3.4e38 || m < -3.4e38 { // NaN or ±Inf: leave it to exp
-		m = 0
-	}
-	scaleF32(row, 1/expSub(row, m))
-}
-
 func (cpuBackend) AttentionGrad(dqkv, dy, p, qkv Storage, b, t, nh, hs int, causal bool) {
 	ds, gs, ps, xs := fs(dqkv), fs(dy), fs(p), fs(qkv)
 	c := nh * hs
@@ -152,7 +135,7 @@ func (cpuBackend) AttentionGrad(dqkv, dy, p, qkv Storage, b, t, nh, hs int, caus
 				blas.Sgemm(true, false, t, hs, t, pr, t, g, c, dv, 3*c, false, 1)
 				blas.Sgemm(false, true, t, t, hs, g, c, v, 3*c, dp, t, false, 1)
 				for i := range t {
-					softmaxGradRow(dp[i*t:(i+1)*t], pr[i*t:(i+1)*t], scale)
+					kernels.SoftmaxGradScaled(dp[i*t:(i+1)*t], pr[i*t:(i+1)*t], scale)
 				}
 				blas.Sgemm(false, false, t, hs, t, dp, t, k, 3*c, dq, 3*c, false, 1)
 				blas.Sgemm(true, false, t, hs, t, dp, t, q, 3*c, dk, 3*c, false, 1)
@@ -190,7 +173,7 @@ func softmaxCausalRow(row []float32, n int, scale float32) {
 	for j := n; j < w; j++ {
 		row[j] = float32(math.Inf(-1))
 	}
-	softmaxRowScaled(row[:w], scale)
+	kernels.SoftmaxScaled(row[:w], scale)
 	clear(row[n:])
 }
 
@@ -203,20 +186,6 @@ func softmaxCausalRow(row []float32, n int, scale float32) {
 func softmaxGradCausalRow(drow, prow []float32, n int, scale float32) {
 	w := min((n+7)&^7, len(drow))
 	clear(drow[n:w])
-	softmaxGradRow(drow[:w], prow[:w], scale)
+	kernels.SoftmaxGradScaled(drow[:w], prow[:w], scale)
 	clear(drow[n:])
-}
-
-// softmaxGradRow replaces drow, the gradient of a row of probabilities
-// prow, by the gradient of the row's scores: prow⊙(drow − drow·prow)·scale,
-// with the dot product summed in float64 chains (as SoftmaxGrad's) and
-// the products in the vector kernels where they run (in one call of
-// softmaxGradRowAVX2 where the row is a multiple of 8 long).
-func softmaxGradRow(drow, prow []float32, scale float32) {
-	if n := len(drow); geluAsm && n > 0 && n%8 == 0 {
-		softmaxGradRowAVX2(&drow[0], &prow[0], n, scale)
-		return
-	}
-	softmaxGradOut(drow, prow, drow, float32(dotF64(drow, prow)))
-	scaleF32(drow, scale)
 }

@@ -4,15 +4,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/wickml/wick/internal/blas"
-	cpufeat "github.com/wickml/wick/internal/cpu"
 	"github.com/wickml/wick/internal/cputime"
+	"github.com/wickml/wick/internal/kernels"
 	"github.com/wickml/wick/internal/parallel"
-	"github.com/wickml/wick/internal/testseed"
 )
 
 // attentionFull is the CPU backend's Attention as it was before the causal
@@ -33,7 +31,7 @@ func attentionFull(ys, ps, xs []float32, b, t, nh, hs int, causal bool) {
 				if causal {
 					softmaxCausalRow(row, i+1, scale)
 				} else {
-					softmaxRowScaled(row, scale)
+					kernels.SoftmaxScaled(row, scale)
 				}
 			}
 			blas.Sgemm(false, false, t, hs, t, pr, t, v, 3*c, ys[bi*t*c+h*hs:], c, false, 1)
@@ -62,7 +60,7 @@ func attentionGradFull(ds, gs, ps, xs []float32, b, t, nh, hs int, causal bool) 
 				if causal {
 					softmaxGradCausalRow(drow, prow, i+1, scale)
 				} else {
-					softmaxGradRow(drow, prow, scale)
+					kernels.SoftmaxGradScaled(drow, prow, scale)
 				}
 			}
 			blas.Sgemm(false, false, t, hs, t, dp, t, k, 3*c, dq, 3*c, false, 1)
@@ -292,74 +290,5 @@ func BenchmarkAttentionKernelsPaired(b *testing.B) {
 			b.ReportMetric(float64(blocked)/float64(b.N), "blocked-cpu-ns/op")
 			b.ReportMetric(float64(blocked)/float64(full), "blocked/full")
 		})
-	}
-}
-
-// TestAttentionRowKernels holds the one-call row kernels of attention
-// (softmaxScaledAVX2, softmaxGradRowAVX2) to the AVX2 kernels they fuse,
-// called in turn as softmaxRowScaled and softmaxGradRow call them for rows
-// of other lengths, bit for bit: fresh random rows of 8 to 200 elements
-// with, in some, -Inf (masked positions), +Inf, NaN, maxima beyond 3.4e38
-// and rows wholly -Inf.
-func TestAttentionRowKernels(t *testing.T) {
-	if !slices.Contains(kernelPaths(), "avx2") {
-		t.Skipf("no AVX2 kernels in this build or on this machine (detected %v)", cpufeat.Detected)
-	}
-	defer setKernelPath(t, "avx2")()
-	r := rand.New(rand.NewPCG(testseed.Seed(t, 1), 2))
-	inf := float32(math.Inf(1))
-	special := []float32{-inf, inf, float32(math.NaN()), 3.39e38, -3.4001e38, 3.4028235e38}
-	same := func(a, b []float32) bool {
-		for i := range a {
-			if math.Float32bits(a[i]) != math.Float32bits(b[i]) && !(a[i] != a[i] && b[i] != b[i]) {
-				return false
-			}
-		}
-		return true
-	}
-	for trial := range 2000 {
-		n := 8 * (1 + r.IntN(25))
-		x, d, p := make([]float32, n), make([]float32, n), make([]float32, n)
-		k := float32(math.Exp(r.NormFloat64() * 2))
-		for i := range x {
-			x[i], d[i] = float32(r.NormFloat64())*k, float32(r.NormFloat64())
-			p[i] = r.Float32()
-		}
-		switch trial % 8 {
-		case 1, 2: // a masked tail, as a causal row padded
-			for i := n - 1 - r.IntN(8); i < n; i++ {
-				x[i], p[i] = -inf, 0
-			}
-		case 3:
-			x[r.IntN(n)] = special[r.IntN(len(special))]
-			d[r.IntN(n)] = special[r.IntN(len(special))]
-		case 4:
-			for i := range x {
-				x[i] = -inf
-			}
-		}
-		scale := float32(r.Float64() + 0.05)
-
-		want := slices.Clone(x)
-		scaleF32(want, scale)
-		m := rowMax4(want)
-		if m != m || m > 3.4e38 || m < -3.4e38 {
-			m = 0
-		}
-		scaleF32(want, 1/expSub(want, m))
-		got := slices.Clone(x)
-		softmaxScaledAVX2(&got[0], n, scale)
-		if !same(got, want) {
-			t.Fatalf("softmaxScaledAVX2(%v, scale %v) = %v, the AVX2 kernels in turn give %v", x, scale, got, want)
-		}
-
-		wantD := slices.Clone(d)
-		softmaxGradOut(wantD, p, wantD, float32(dotF64(wantD, p)))
-		scaleF32(wantD, scale)
-		gotD := slices.Clone(d)
-		softmaxGradRowAVX2(&gotD[0], &p[0], n, scale)
-		if !same(gotD, wantD) {
-			t.Fatalf("softmaxGradRowAVX2(%v, %v, scale %v) = %v, the AVX2 kernels in turn give %v", d, p, scale, gotD, wantD)
-		}
 	}
 }

@@ -1,5 +1,7 @@
 package tensor
 
+import "github.com/wickml/wick/internal/kernels"
+
 // widen returns a contiguous Float32 copy of the view (s, l) and its
 // layout: the 16-bit dtypes' elementwise ops compute in float32 and round
 // the result once, as PyTorch's CPU kernels for bfloat16 and float16 do.
@@ -97,6 +99,30 @@ func (c cpuBackend) Binary(op BinaryOp, dst, a Storage, al Layout, b Storage, bl
 	})
 }
 
+// arithFast selects kernels.Arith (the vector kernels where they run) in
+// binaryArith; tests switch it off to compare with the Go loops.
+var arithFast = true
+
+// streamMinElems is the smallest output that the arithmetic ops write with
+// non-temporal stores (kernels.StreamMinElems); tests lower it.
+var streamMinElems = kernels.StreamMinElems
+
+// arithKernel maps the four arithmetic ops to kernels.Arith's.
+func arithKernel(op BinaryOp) kernels.ArithOp {
+	switch op {
+	case OpAdd:
+		return kernels.Add
+	case OpSub:
+		return kernels.Sub
+	case OpMul:
+		return kernels.Mul
+	case OpDiv:
+		return kernels.Div
+	}
+	panicf("Binary", "internal: %v is not one of Add, Sub, Mul, Div", op)
+	return 0
+}
+
 // arithGo writes d[i] = a[i] op b[i] for the four arithmetic ops.
 func arithGo(op BinaryOp, d, a, b []float32) {
 	a, b = a[:len(d)], b[:len(d)]
@@ -122,12 +148,13 @@ func arithGo(op BinaryOp, d, a, b []float32) {
 
 // binaryArith is the inner loop of the four arithmetic ops, specialised for
 // the common stride patterns. stream asks for non-temporal stores where
-// the assembly has them (arithF32).
+// the assembly has them (kernels.Arith).
 func binaryArith(op BinaryOp, d, a []float32, sa int, b []float32, sb int, stream bool) {
 	n := len(d)
 	if sa == 1 && sb == 1 {
 		a, b = a[:n], b[:n]
-		if arithFast && arithF32(op, d, a, b, stream) { // cpu_fast.go
+		if arithFast {
+			kernels.Arith(arithKernel(op), d, a, b, stream)
 			return
 		}
 		arithGo(op, d, a, b)

@@ -5,9 +5,10 @@ import (
 	"testing"
 
 	"github.com/wickml/wick/internal/cputime"
+	"github.com/wickml/wick/internal/kernels"
 )
 
-// TestRowSumsF64 checks sumF64 and dotF64 (the AVX-512 and AVX2 kernels on
+// TestRowSumsF64 checks kernels.SumF64 and kernels.DotF64 (the AVX-512 and AVX2 kernels on
 // whole blocks, Go on the rest) against single-chain float64 sums on each
 // kernel path, on random rows of ragged lengths: the two differ only in the
 // order of float64 additions (and the kernels' fused products), far below
@@ -25,11 +26,11 @@ func TestRowSumsF64(t *testing.T) {
 				absSum += math.Abs(float64(a[i]))
 				absDot += math.Abs(float64(a[i]) * float64(b[i]))
 			}
-			if got := sumF64(a); math.Abs(got-wantSum) > 1e-14*absSum {
-				t.Fatalf("%s: n=%d: sumF64 = %v, want %v", asm, n, got, wantSum)
+			if got := kernels.SumF64(a); math.Abs(got-wantSum) > 1e-14*absSum {
+				t.Fatalf("%s: n=%d: kernels.SumF64 = %v, want %v", asm, n, got, wantSum)
 			}
-			if got := dotF64(a, b); math.Abs(got-wantDot) > 1e-14*absDot {
-				t.Fatalf("%s: n=%d: dotF64 = %v, want %v", asm, n, got, wantDot)
+			if got := kernels.DotF64(a, b); math.Abs(got-wantDot) > 1e-14*absDot {
+				t.Fatalf("%s: n=%d: kernels.DotF64 = %v, want %v", asm, n, got, wantDot)
 			}
 		}
 	})
@@ -56,18 +57,18 @@ func TestSoftmaxSweeps(t *testing.T) {
 					}
 				}
 			}
-			logSoftmaxOut(got, x, m, c)
+			kernels.LogSoftmaxOut(got, x, m, c)
 			for j, v := range x {
 				want[j] = v - m - c
 			}
 			check("log-softmax")
-			softmaxGradOut(got, e, g, a)
+			kernels.SoftmaxGradOut(got, e, g, a)
 			for j, v := range e {
 				want[j] = v * (g[j] - a)
 			}
 			check("softmax grad")
 			copy(got, e)
-			logSoftmaxGradOut(got, g, a)
+			kernels.LogSoftmaxGradOut(got, g, a)
 			for j, v := range e {
 				want[j] = g[j] - v*a
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/wickml/wick/internal/approx"
 	cpufeat "github.com/wickml/wick/internal/cpu"
 	"github.com/wickml/wick/internal/cputime"
+	"github.com/wickml/wick/internal/kernels"
 )
 
 // ulps returns how many float32 steps apart got and want are.
@@ -23,12 +24,28 @@ func ulps(got, want float32) int64 {
 	return d
 }
 
+// geluF32 writes x·Φ(x) (exact GELU) of each element of src into dst: the
+// GELU row's dense path (unary_ops.go), the vector kernels, then Go.
+func geluF32(dst, src []float32) { unaryOps[OpGELU].dense(dst, src, UnaryParams{}) }
+
+// geluGradF32 writes g·(Φ(x) + x·φ(x)) into dst, as geluF32 does.
+func geluGradF32(dst, g, x []float32) { unaryOps[OpGELU].denseGrad(dst, g, x, x, UnaryParams{}) }
+
+// geluTanhF32 writes GELU's tanh approximation of each element of src
+// into dst.
+func geluTanhF32(dst, src []float32) { unaryOps[OpGELUTanh].dense(dst, src, UnaryParams{}) }
+
+// geluTanhGradF32 writes g·GELUTanh′(x) into dst.
+func geluTanhGradF32(dst, g, x []float32) {
+	unaryOps[OpGELUTanh].denseGrad(dst, g, x, x, UnaryParams{})
+}
+
 // kernelPaths names the kernel paths that this build and machine run: "go"
 // (the Go fallbacks), "avx2" and "avx512" where the processor and OS
 // support them (whatever WICK_CPU asks for).
 func kernelPaths() []string {
 	paths := []string{"go"}
-	if hasAsm {
+	if kernels.HasAsm {
 		if cpufeat.Detected >= cpufeat.AVX2 {
 			paths = append(paths, "avx2")
 		}
@@ -45,9 +62,14 @@ func kernelPaths() []string {
 func setKernelPath(t testing.TB, path string) (restore func()) {
 	t.Helper()
 	exclusive(t)
-	a, b := geluAsm, avx512Asm
-	geluAsm, avx512Asm = path != "go", path == "avx512"
-	return func() { geluAsm, avx512Asm = a, b }
+	l := cpufeat.Generic
+	switch path {
+	case "avx2":
+		l = cpufeat.AVX2
+	case "avx512":
+		l = cpufeat.AVX512
+	}
+	return kernels.SetLevel(l)
 }
 
 // forEachPath runs f on each of kernelPaths, restoring the kernel choice
@@ -70,24 +92,24 @@ func TestExp32(t *testing.T) {
 	worst := int64(0)
 	for x := float32(-87.3); x < 88.7; x += 0.00731 {
 		want := float32(math.Exp(float64(x)))
-		if u := ulps(exp32(x), want); u > worst {
+		if u := ulps(kernels.Exp32(x), want); u > worst {
 			worst = u
 			if u > 2 {
-				t.Fatalf("exp32(%v) = %v, want %v (%d ulp)", x, exp32(x), want, u)
+				t.Fatalf("kernels.Exp32(%v) = %v, want %v (%d ulp)", x, kernels.Exp32(x), want, u)
 			}
 		}
 	}
-	t.Logf("exp32: worst %d ulp", worst)
+	t.Logf("kernels.Exp32: worst %d ulp", worst)
 	for _, x := range []float32{-100, -88, -1e30, float32(math.Inf(-1))} {
-		if got, want := exp32(x), float32(math.Exp(float64(x))); got != want {
-			t.Errorf("exp32(%v) = %v, want %v", x, got, want)
+		if got, want := kernels.Exp32(x), float32(math.Exp(float64(x))); got != want {
+			t.Errorf("kernels.Exp32(%v) = %v, want %v", x, got, want)
 		}
 	}
-	if got := exp32(89); !math.IsInf(float64(got), 1) {
-		t.Errorf("exp32(89) = %v, want +Inf", got)
+	if got := kernels.Exp32(89); !math.IsInf(float64(got), 1) {
+		t.Errorf("kernels.Exp32(89) = %v, want +Inf", got)
 	}
-	if got := exp32(float32(math.NaN())); got == got {
-		t.Errorf("exp32(NaN) = %v, want NaN", got)
+	if got := kernels.Exp32(float32(math.NaN())); got == got {
+		t.Errorf("kernels.Exp32(NaN) = %v, want NaN", got)
 	}
 }
 
@@ -96,7 +118,7 @@ func TestNormCDFPDF(t *testing.T) {
 		v := float64(x)
 		cdf := 0.5 * math.Erfc(-v/math.Sqrt2)
 		pdf := math.Exp(-0.5*v*v) / math.Sqrt(2*math.Pi)
-		gc, gp := normCDFPDF(x)
+		gc, gp := kernels.NormCDFPDF(x)
 		if d := math.Abs(float64(gc)-cdf) / cdf; d > 1e-6 && cdf > 1e-30 {
 			t.Fatalf("Φ(%v) = %v, want %v (rel %g)", x, gc, cdf, d)
 		}
@@ -134,7 +156,7 @@ func testGELUFast(t *testing.T) {
 	geluGradF32(dx, gs, xs)
 	close := func(got, want float32) bool { return approx.Scalar(float64(got), float64(want), 1e-6, 1e-7) }
 	for i, x := range xs {
-		if w := ref(x); !close(y[i], w) || !close(f32GELU(x), w) {
+		if w := ref(x); !close(y[i], w) || !close(kernels.GELU32(x), w) {
 			t.Fatalf("GELU(%v) = %v, want %v", x, y[i], w)
 		}
 		if w := refGrad(gs[i], x, y[i]); !close(dx[i], w) {
@@ -167,14 +189,14 @@ func TestGELUTanhFastMatchesReference(t *testing.T) {
 	dx := make([]float32, len(xs))
 	geluTanhGradF32(dx, gs, xs)
 	for i, x := range xs {
-		if w := ref(x); !close(y[i], w) || !close(f32GELUTanh(x), w) {
+		if w := ref(x); !close(y[i], w) || !close(kernels.GELUTanh32(x), w) {
 			t.Fatalf("GELUTanh(%v) = %v, want %v", x, y[i], w)
 		}
 		if w := refGrad(gs[i], x, y[i]); !close(dx[i], w) {
 			t.Fatalf("GELUTanh'(%v)·%v = %v, want %v", x, gs[i], dx[i], w)
 		}
 	}
-	if got := f32GELUTanh(-20); math.Float32bits(got) != math.Float32bits(float32(math.Copysign(0, -1))) {
+	if got := kernels.GELUTanh32(-20); math.Float32bits(got) != math.Float32bits(float32(math.Copysign(0, -1))) {
 		t.Errorf("GELUTanh(-20) = %v, want -0 like the reference", got)
 	}
 }
@@ -239,7 +261,7 @@ func TestExpSub(t *testing.T) {
 			for i, v := range x {
 				want[i] = float32(math.Exp(float64(v - 2.5)))
 			}
-			sum := expSub(x, 2.5)
+			sum := kernels.ExpSub(x, 2.5)
 			for i := range x {
 				if i == 0 {
 					if x[0] == x[0] {
@@ -263,7 +285,7 @@ func TestExpSub(t *testing.T) {
 			for _, v := range y {
 				ysum += math.Exp(float64(v - 2.5))
 			}
-			if got := expSub(y, 2.5); !approx.Scalar(float64(got), ysum, 1e-6, 0) {
+			if got := kernels.ExpSub(y, 2.5); !approx.Scalar(float64(got), ysum, 1e-6, 0) {
 				t.Errorf("asm=%v n=%d: sum %v, want %v", asm, n, got, ysum)
 			}
 		}
@@ -274,7 +296,8 @@ func TestExpSub(t *testing.T) {
 // tail) gives the reference loop's results bit for bit.
 func TestAdamWFastBitExact(t *testing.T) {
 	exclusive(t)
-	defer func(a, b, f bool) { geluAsm, avx512Asm, adamwFast = a, b, f }(geluAsm, avx512Asm, adamwFast)
+	defer func(f bool) { adamwFast = f }(adamwFast)
+	defer kernels.SetLevel(kernels.Level())()
 	g := NewGenerator(5)
 	const n = 1000 + 13 // ragged tails after the 16- and 8-lane blocks
 	mk := func(scale float64, pos bool) []float32 {
@@ -519,7 +542,7 @@ func softmaxRows(rows, cols int) []float32 {
 	return x
 }
 
-// TestSoftmaxFast compares the exp32 softmax, log-softmax and their
+// TestSoftmaxFast compares the kernels.Exp32 softmax, log-softmax and their
 // gradients (assembly and Go loops) with the float64 reference kernels.
 func TestSoftmaxFast(t *testing.T) {
 	defer func(f bool) { softmaxFast = f }(softmaxFast)
@@ -566,11 +589,11 @@ func TestRowMax4(t *testing.T) {
 					x[i] = -float32(i%7) - 100
 				}
 				x[at] = -3
-				if got := rowMax4(x); got != -3 {
+				if got := kernels.Max(x); got != -3 {
 					t.Fatalf("asm=%v n=%d: max with −3 at %d = %v", asm, n, at, got)
 				}
 				x[at] = float32(math.NaN())
-				if got := rowMax4(x); got == got {
+				if got := kernels.Max(x); got == got {
 					t.Fatalf("asm=%v n=%d: max with NaN at %d = %v", asm, n, at, got)
 				}
 			}
@@ -651,13 +674,13 @@ func TestExpSubTo(t *testing.T) {
 			x[n/2] = float32(math.Inf(-1))
 			src := append([]float32(nil), x...)
 			dst := make([]float32, n)
-			gotSum := expSubTo(dst, x, -1.25)
+			gotSum := kernels.ExpSubTo(dst, x, -1.25)
 			for i := range x {
 				if math.Float32bits(x[i]) != math.Float32bits(src[i]) {
 					t.Fatalf("asm=%v n=%d: source [%d] changed to %v", asm, n, i, x[i])
 				}
 			}
-			wantSum := expSub(x, -1.25)
+			wantSum := kernels.ExpSub(x, -1.25)
 			if math.Float32bits(gotSum) != math.Float32bits(wantSum) {
 				t.Fatalf("asm=%v n=%d: sum %v, want %v", asm, n, gotSum, wantSum)
 			}
@@ -678,7 +701,7 @@ func BenchmarkGELUTanhReference(b *testing.B) { benchGELURows(b, perElement(OpGE
 // fresh random inputs of ragged lengths, so that every lane of the 16-wide
 // blocks, the 8-wide block after them and the Go tail are compared.
 func TestAVX512MatchesAVX2(t *testing.T) {
-	if cpufeat.Detected < cpufeat.AVX512 || !hasAsm {
+	if cpufeat.Detected < cpufeat.AVX512 || !kernels.HasAsm {
 		t.Skipf("no AVX-512 kernels to compare: this build or machine runs at most %v", cpufeat.Detected)
 	}
 	g := NewGenerator(uint64(len(t.Name())) + 77)
@@ -700,8 +723,8 @@ func TestAVX512MatchesAVX2(t *testing.T) {
 			y, dx, e = make([]float32, n), make([]float32, n), make([]float32, n)
 			geluF32(y, x)
 			geluGradF32(dx, gr, x)
-			sum = expSubTo(e, x, 1.5)
-			m = rowMax4(gr)
+			sum = kernels.ExpSubTo(e, x, 1.5)
+			m = kernels.Max(gr)
 			return
 		}
 		y2, dx2, e2, s2, m2 := run("avx2")
@@ -808,7 +831,7 @@ func benchGELUFwdGrad(b *testing.B, name string, xs, gs []float32) {
 // BenchmarkGELUTail runs the GELU kernels (forward, and the derivative with
 // g = 1) over 16 Ki copies of one x: −13.1 and −13.0 are in [−13.22,
 // −12.95], where Φ(x) would be subnormal (the kernels flush it to 0
-// there: geluFlushX2), and each instruction meeting a subnormal costs a
+// there: kernels.GELUFlushX2), and each instruction meeting a subnormal costs a
 // microcode assist on Intel CPUs; −12.9, −10 and 0.5 are beside them.
 func BenchmarkGELUTail(b *testing.B) {
 	for _, x := range []float32{-13.1, -13.0, -12.9, -10, 0.5} {

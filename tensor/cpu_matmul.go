@@ -6,6 +6,10 @@ import (
 )
 
 func (b cpuBackend) MatMul(dst, a Storage, al Layout, bs Storage, bl Layout) {
+	if dst.DType() != Float32 || a.DType() != Float32 || bs.DType() != Float32 {
+		b.matMul16(dst, a, al, bs, bl) // cpu_matmul16.go
+		return
+	}
 	nd := len(al.Shape)
 	m, k, n := al.Shape[nd-2], al.Shape[nd-1], bl.Shape[nd-1]
 	// operands whose matrices are not unit-stride in either direction are

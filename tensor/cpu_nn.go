@@ -2,8 +2,12 @@ package tensor
 
 import (
 	"math"
+	"slices"
+	"sync"
 
 	"github.com/chewxy/math32"
+
+	"github.com/wickml/wick/internal/kernels"
 )
 
 func (cpuBackend) Softmax(dst, src Storage, rows, cols int, log bool) {
@@ -11,7 +15,7 @@ func (cpuBackend) Softmax(dst, src Storage, rows, cols int, log bool) {
 	parallelFor(rows, max(1, grain/max(cols, 1)), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			x, y := s[r*cols:(r+1)*cols], d[r*cols:(r+1)*cols]
-			if softmaxFast && cols > 0 && softmaxRowFast(y, x, log) { // cpu_fast.go
+			if softmaxFast && cols > 0 && kernels.SoftmaxRow(y, x, log) {
 				continue
 			}
 			m := math32.Inf(-1)
@@ -49,8 +53,8 @@ func (cpuBackend) SoftmaxGrad(dst, g, y Storage, rows, cols int, log bool) {
 	parallelFor(rows, max(1, grain/max(cols, 1)), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			gr, yr, dr := gs[r*cols:(r+1)*cols], ys[r*cols:(r+1)*cols], d[r*cols:(r+1)*cols]
-			if softmaxFast { // cpu_fast.go
-				softmaxGradRowFast(dr, gr, yr, log)
+			if softmaxFast {
+				kernels.SoftmaxGrad(dr, gr, yr, log)
 				continue
 			}
 			var acc float64
@@ -83,7 +87,7 @@ func optF(s Storage) []float32 {
 
 func (cpuBackend) LayerNorm(dst, mean, rstd, x, w, b Storage, rows, cols int, eps float32) {
 	d, ms, rs, xs, ws, bs := fs(dst), fs(mean), fs(rstd), fs(x), optF(w), optF(b)
-	if layerNormFast && cols > 0 { // cpu_fast.go
+	if layerNormFast && cols > 0 {
 		layerNormFwdFast(d, ms, rs, xs, ws, bs, rows, cols, eps)
 		return
 	}
@@ -118,7 +122,7 @@ func (cpuBackend) LayerNorm(dst, mean, rstd, x, w, b Storage, rows, cols int, ep
 
 func (cpuBackend) LayerNormGrad(dx, dw, db, g, x, mean, rstd, w Storage, rows, cols int) {
 	gs, xs, rs, ws := fs(g), fs(x), fs(rstd), optF(w)
-	if layerNormFast && rows > 0 && cols > 0 { // cpu_fast.go: one sweep
+	if layerNormFast && rows > 0 && cols > 0 { // one sweep
 		layerNormGradFast(optF(dx), optF(dw), optF(db), gs, xs, rs, ws, rows, cols)
 		return
 	}
@@ -191,6 +195,17 @@ func (cpuBackend) LayerNormGrad(dx, dw, db, g, x, mean, rstd, w Storage, rows, c
 }
 
 func (cpuBackend) Gather(dst, src, idx Storage, n, rowLen int) {
+	if dc := dst.(*cpuStorage).live(); is16(dc.dt) {
+		// a bfloat16 or float16 table: rows of bit patterns
+		d, s, ix := dc.h, src.(*cpuStorage).live().h, is(idx)
+		parallelFor(n, max(1, grain/max(rowLen, 1)), func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				r := int(ix[i])
+				copy(d[i*rowLen:(i+1)*rowLen], s[r*rowLen:(r+1)*rowLen])
+			}
+		})
+		return
+	}
 	d, s, ix := fs(dst), fs(src), is(idx)
 	parallelFor(n, max(1, grain/max(rowLen, 1)), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
@@ -223,7 +238,7 @@ func (cpuBackend) CrossEntropy(loss, logits, targets Storage, rows, cols int, ig
 				l[r] = 0
 				continue
 			}
-			if lse, ok := logSumExpFast(x[r*cols:(r+1)*cols], scratch); ok { // cpu_fast.go
+			if lse, ok := kernels.LogSumExp(x[r*cols:(r+1)*cols], scratch); ok {
 				l[r] = lse - x[r*cols+int(t[r])]
 				continue
 			}
@@ -243,7 +258,7 @@ func (cpuBackend) CrossEntropyGrad(dst, logits, targets Storage, rows, cols int,
 				continue
 			}
 			xr := x[r*cols : (r+1)*cols]
-			if softmaxScaledFast(dr, xr, scale) { // cpu_fast.go
+			if kernels.SoftmaxScaledTo(dr, xr, scale) {
 				dr[t[r]] -= scale
 				continue
 			}
@@ -268,9 +283,9 @@ func (cpuBackend) AdamW(param, grad, m, v Storage, n int, c AdamWStep) {
 	b1, b2 := float32(c.Beta1), float32(c.Beta2)
 	a1, a2 := float32(1-c.Beta1), float32(1-c.Beta2)
 	eps := float32(c.Eps)
-	if adamwFast { // cpu_fast.go: the same operations, 8 lanes at a time
-		k := &adamwConsts{b1: b1, a1: a1, b2: b2, a2: a2, bc2sqrt: bc2sqrt, eps: eps, stepSize: stepSize, decay: decay}
-		parallelFor(n, grain, func(lo, hi int) { adamwF32(p[lo:hi], g[lo:hi], ms[lo:hi], vs[lo:hi], k) })
+	if adamwFast { // kernels.AdamW: the same operations, 8 lanes at a time
+		k := &kernels.AdamWConsts{B1: b1, A1: a1, B2: b2, A2: a2, BC2Sqrt: bc2sqrt, Eps: eps, StepSize: stepSize, Decay: decay}
+		parallelFor(n, grain, func(lo, hi int) { kernels.AdamW(p[lo:hi], g[lo:hi], ms[lo:hi], vs[lo:hi], k) })
 		return
 	}
 	parallelFor(n, grain, func(lo, hi int) {
@@ -291,7 +306,88 @@ func (cpuBackend) GlobalNorm(dst Storage, srcs []Storage, ns []int) {
 	var acc float64
 	for i, s := range srcs {
 		x := fs(s)[:ns[i]]
-		acc += dotF64(x, x) // cpu_fast.go
+		acc += kernels.DotF64(x, x)
 	}
 	fs(dst)[0] = float32(math.Sqrt(acc))
+}
+
+// softmaxFast selects kernels.SoftmaxRow and kernels.SoftmaxGrad in
+// cpuBackend.Softmax and SoftmaxGrad; tests switch it off to compare with
+// the float64 reference.
+var softmaxFast = true
+
+// adamwFast selects kernels.AdamW in cpuBackend.AdamW; tests switch it
+// off to compare with the reference loop.
+var adamwFast = true
+
+// layerNormFast selects layerNormFwdFast and layerNormGradFast in
+// cpuBackend.LayerNorm and LayerNormGrad; tests switch it off to compare
+// with the reference.
+var layerNormFast = true
+
+// layerNormFwdFast is cpuBackend.LayerNorm with the rows in
+// kernels.LayerNormRow: the row sums in several float64 chains and the
+// affine step without per-element branches (same float64 arithmetic, other
+// summation order).
+func layerNormFwdFast(d, ms, rs, xs, ws, bs []float32, rows, cols int, eps float32) {
+	parallelFor(rows, max(1, grain/max(cols, 1)), func(lo, hi int) {
+		var s kernels.LNScratch
+		for r := lo; r < hi; r++ {
+			ms[r], rs[r] = kernels.LayerNormRow(d[r*cols:(r+1)*cols], xs[r*cols:(r+1)*cols], ws, bs, eps, &s)
+		}
+	})
+}
+
+// layerNormGradFast is cpuBackend.LayerNormGrad in one parallel sweep over
+// the rows (three passes over each row instead of five, kernels.LayerNormGradRow):
+// the float64 mean, then x̂, ĝ = g·w and their row sums together with the
+// per-chunk partial sums of dw and db, then dx. The partial sums are added
+// in chunk order, so results do not depend on scheduling. dxs, dws, dbs
+// and ws may be nil.
+func layerNormGradFast(dxs, dws, dbs, gs, xs, rs, ws []float32, rows, cols int) {
+	wantW := dws != nil || dbs != nil
+	type partial struct {
+		lo         int
+		accW, accB []float64
+	}
+	var (
+		mu       sync.Mutex
+		partials []partial
+	)
+	parallelFor(rows, max(1, grain/max(cols, 1)), func(lo, hi int) {
+		var s kernels.LNScratch
+		var accW, accB []float64
+		if wantW {
+			accW, accB = make([]float64, cols), make([]float64, cols)
+		}
+		for r := lo; r < hi; r++ {
+			var dx []float32
+			if dxs != nil {
+				dx = dxs[r*cols : (r+1)*cols]
+			}
+			kernels.LayerNormGradRow(dx, gs[r*cols:(r+1)*cols], xs[r*cols:(r+1)*cols], ws, rs[r], accW, accB, &s)
+		}
+		if wantW {
+			mu.Lock()
+			partials = append(partials, partial{lo, accW, accB})
+			mu.Unlock()
+		}
+	})
+	if !wantW {
+		return
+	}
+	slices.SortFunc(partials, func(a, b partial) int { return a.lo - b.lo })
+	for j := range cols {
+		var w, b float64
+		for _, p := range partials {
+			w += p.accW[j]
+			b += p.accB[j]
+		}
+		if dws != nil {
+			dws[j] += float32(w)
+		}
+		if dbs != nil {
+			dbs[j] += float32(b)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/chewxy/math32"
+	"github.com/wickml/wick/internal/kernels"
 	"github.com/wickml/wick/internal/parallel"
 )
 
@@ -42,7 +43,7 @@ func (cpuBackend) Reduce(op ReduceOp, dst, src Storage, sl Layout, dim int) {
 		line := s[sl.Offset : sl.Offset+n]
 		parallelFor(len(parts), 1, func(lo, hi int) {
 			for c := lo; c < hi; c++ {
-				parts[c] = sumF64(line[c*chunk : min((c+1)*chunk, n)])
+				parts[c] = kernels.SumF64(line[c*chunk : min((c+1)*chunk, n)])
 			}
 		})
 		var acc float64
@@ -99,7 +100,7 @@ func reduceLine(op ReduceOp, s []float32, base, st, n int) float32 {
 	switch op {
 	case ReduceSum:
 		if st == 1 {
-			return float32(sumF64(s[base : base+n])) // cpu_fast.go
+			return float32(kernels.SumF64(s[base : base+n]))
 		}
 		var acc float64
 		for j := range n {

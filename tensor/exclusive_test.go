@@ -3,8 +3,9 @@ package tensor
 import "testing"
 
 // exclusive marks t as a test that changes package state which the kernels
-// read without synchronisation (the kernel choices geluAsm, avx512Asm,
-// layerNormFast, adamwFast, softmaxFast, arithFast, streamMinElems,
+// read without synchronisation (the level of internal/kernels, which
+// kernels.SetLevel switches, and layerNormFast, adamwFast, softmaxFast,
+// arithFast, streamMinElems,
 // causalBlockTest): such a test must not run in parallel with any other
 // test, or the other's kernels would read the state as it changes. t.Setenv
 // enforces that: it panics in a test that called t.Parallel or under a

@@ -48,7 +48,7 @@ const geluGradMaxErr = 6.5
 // op table's 1 + erf, which cancels there) wherever Φ(x) is a normal
 // float32 (x ≥ −12.949952), over every 251st float32 bit pattern or all of
 // them with -gelu.errall, and fails past the bounds above. Below, where
-// Φ(x) < 2^-126, the kernels flush by design (geluFlushX2): it wants
+// Φ(x) < 2^-126, the kernels flush by design (kernels.GELUFlushX2): it wants
 // GELU(x) = −0 and GELU'(x) = +0 there.
 func TestGELUErrorBound(t *testing.T) {
 	step := uint64(251)

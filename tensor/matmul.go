@@ -1,13 +1,25 @@
 package tensor
 
+import "slices"
+
 // MatMul returns the matrix product with torch.matmul's rules: 1-D·1-D is a
 // dot product (0-d), a 1-D left operand is a row vector and a 1-D right
 // operand a column vector (the added dimension is removed again), and for
 // N-D operands the last two dims are multiplied while the batch dims
 // broadcast.
+//
+// On the CPU the operands may be BFloat16 or Float16 as well as Float32.
+// The products are summed in float32 and the result has the operands'
+// dtype when they share one (bfloat16 × bfloat16 is bfloat16, rounded once,
+// as in PyTorch); mixed dtypes give Float32 (PyTorch refuses them: Wick
+// takes a bfloat16 weight times float32 activations without a cast of the
+// activations, and the gradients come back in each operand's dtype).
+// BFloat16 products run on the CPU's AVX512_BF16 dot-product instructions
+// where it has them, and are otherwise widened to float32 in blocks (never
+// slower than the float32 product, bar the widening).
 func (t *Tensor) MatMul(o *Tensor) *Tensor {
 	sameDevice("MatMul", t, o)
-	mustFloat("MatMul", t, o)
+	mustFloating("MatMul", t, o)
 	if t.Dim() == 0 || o.Dim() == 0 {
 		panicf("MatMul", "both arguments need at least 1 dimension, got shapes %v and %v", t.layout.Shape, o.layout.Shape)
 	}
@@ -71,7 +83,11 @@ func matmulWith(a, b *Tensor, origA, origB []int, kernel func(dst, a Storage, al
 	}
 	al, _ := a.layout.broadcastTo(append(cloneInts(batch), m, k))
 	bl, _ := b.layout.broadcastTo(append(cloneInts(batch), k, n))
-	out := emptyOut("MatMul", a.backend, Float32, append(cloneInts(batch), m, n))
+	dt := a.DType()
+	if b.DType() != dt {
+		dt = Float32
+	}
+	out := emptyOut("MatMul", a.backend, dt, append(cloneInts(batch), m, n))
 	switch {
 	case out.Numel() == 0: // nothing to compute (a [1, 0] sequence's attention)
 	case k == 0: // sums of no products, as in PyTorch
@@ -85,20 +101,45 @@ func matmulWith(a, b *Tensor, origA, origB []int, kernel func(dst, a Storage, al
 		// view is then the transpose of a contiguous product, and the
 		// gradient reaching the stored tensor is contiguous (no strided
 		// copy when a leaf clones it)
+		// (gradAs: each gradient in its operand's dtype)
 		if a.requiresGrad {
+			g := wideFor(g, a)
 			if storedTransposed(a) {
-				a.accumulate(matmul(b.Detach(), g.Transpose(-1, -2), b.layout.Shape, g.layout.Shape).Transpose(-1, -2))
+				a.accumulate(gradAs(matmul(b.Detach(), g.Transpose(-1, -2), b.layout.Shape, g.layout.Shape).Transpose(-1, -2), a))
 			} else {
-				a.accumulate(matmul(g, b.Detach().Transpose(-1, -2), g.layout.Shape, b.layout.Shape))
+				a.accumulate(gradAs(matmul(g, b.Detach().Transpose(-1, -2), g.layout.Shape, b.layout.Shape), a))
 			}
 		}
 		if b.requiresGrad {
+			g := wideFor(g, b)
 			if storedTransposed(b) {
-				b.accumulate(matmul(g.Transpose(-1, -2), a.Detach(), g.layout.Shape, a.layout.Shape).Transpose(-1, -2))
+				b.accumulate(gradAs(matmul(g.Transpose(-1, -2), a.Detach(), g.layout.Shape, a.layout.Shape).Transpose(-1, -2), b))
 			} else {
-				b.accumulate(matmul(a.Detach().Transpose(-1, -2), g, a.layout.Shape, g.layout.Shape))
+				b.accumulate(gradAs(matmul(a.Detach().Transpose(-1, -2), g, a.layout.Shape, g.layout.Shape), b))
 			}
 		}
 	})
 	return out
+}
+
+// wideFor returns the output gradient g for the product that gives t's
+// gradient: widened to Float32 when g is 16-bit and t's batch dims were
+// broadcast, so that the per-batch products are summed over them in
+// float32 and rounded once (gradAs), as autograd in float32 would.
+func wideFor(g, t *Tensor) *Tensor {
+	if is16(g.DType()) && !slices.Equal(t.layout.Shape[:t.Dim()-2], g.layout.Shape[:g.Dim()-2]) {
+		return g.ToDType(Float32)
+	}
+	return g
+}
+
+// gradAs returns x, a gradient for t, in t's dtype: where t is 16-bit (or
+// x is) and its batch dims were broadcast, x is summed to t's shape in
+// float32 first (the 16-bit dtypes have no reductions of their own yet),
+// then rounded once.
+func gradAs(x, t *Tensor) *Tensor {
+	if (is16(x.DType()) || is16(t.DType())) && !slices.Equal(x.layout.Shape, t.layout.Shape) {
+		x = x.ToDType(Float32).sumTo(t.layout.Shape)
+	}
+	return x.ToDType(t.DType())
 }

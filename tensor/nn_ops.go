@@ -181,10 +181,12 @@ func (t *Tensor) IndexSelect(dim int, idx *Tensor) *Tensor {
 }
 
 // Embedding looks up rows of weight ([num, dim...]) at the Int64 indices idx
-// of any shape; the result has shape idx.shape + weight.shape[1:]. Its
-// gradient adds into the selected rows.
+// of any shape; the result has shape idx.shape + weight.shape[1:] and
+// weight's dtype (a BFloat16 or Float16 table on the CPU gives its rows as
+// they are, as torch.nn.functional.embedding does). Its gradient adds into
+// the selected rows (in float32 for a 16-bit table, rounded once).
 func Embedding(weight, idx *Tensor) *Tensor {
-	mustFloat("Embedding", weight)
+	mustFloating("Embedding", weight)
 	sameDevice("Embedding", weight, idx)
 	if idx.DType() != Int64 {
 		panicf("Embedding", "indices must be an int64 tensor, got %s", idx.DType())
@@ -196,7 +198,7 @@ func Embedding(weight, idx *Tensor) *Tensor {
 	rowShape := weight.layout.Shape[1:]
 	rowLen := numel(rowShape)
 	outShape := append(idx.Shape(), rowShape...)
-	checkAlloc("Embedding", Float32, outShape) // before the indices' copies
+	checkAlloc("Embedding", weight.DType(), outShape) // before the indices' copies
 	ix := idx.dense()
 	for _, v := range ix.Ints() {
 		if v < 0 || v >= num {
@@ -205,17 +207,23 @@ func Embedding(weight, idx *Tensor) *Tensor {
 	}
 	w := weight.dense()
 	n := ix.Numel()
-	out := emptyOut("Embedding", weight.backend, Float32, outShape)
+	out := emptyOut("Embedding", weight.backend, weight.DType(), outShape)
 	if n > 0 && rowLen > 0 {
 		weight.backend.Gather(out.storage, w.storage, ix.storage, n, rowLen)
 	}
 	record("Embedding", out, []*Tensor{w}, func(g *Tensor) {
-		g = g.dense()
+		// a 16-bit table's gradient is summed in float32 (rows picked
+		// more than once add up) and rounded once
+		g = g.ToDType(Float32).dense()
 		dw := ZerosLike(w)
+		if w.DType() != Float32 {
+			dw = emptyOut("Embedding", w.backend, Float32, w.layout.Shape)
+			w.backend.Fill(dw.storage, dw.layout, 0)
+		}
 		if n > 0 && rowLen > 0 {
 			weight.backend.ScatterAdd(dw.storage, ix.storage, g.storage, n, rowLen)
 		}
-		w.accumulate(dw)
+		w.accumulate(dw.ToDType(w.DType()))
 	})
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	cpufeat "github.com/wickml/wick/internal/cpu"
+	"github.com/wickml/wick/internal/kernels"
 )
 
 var unaryExhaustive = flag.Bool("unary.exhaustive", false,
@@ -130,7 +131,7 @@ func TestUnaryKernelsULP(t *testing.T) {
 // rows without ref give their AVX2 twins' bits, on random values and the
 // special values in every lane.
 func TestUnaryKernelsAVX512MatchAVX2(t *testing.T) {
-	if cpufeat.Detected < cpufeat.AVX512 || !hasAsm {
+	if cpufeat.Detected < cpufeat.AVX512 || !kernels.HasAsm {
 		t.Skipf("no AVX-512 kernels to compare: this build or machine runs at most %v", cpufeat.Detected)
 	}
 	g := NewGenerator(99)
@@ -147,8 +148,12 @@ func TestUnaryKernelsAVX512MatchAVX2(t *testing.T) {
 	for _, op := range unaryKernelOps {
 		u := &unaryOps[op]
 		a, b := make([]float32, n), make([]float32, n)
-		u.avx512(&a[0], &x[0], n)
-		u.avx2(&b[0], &x[0], n)
+		restore := setKernelPath(t, "avx512")
+		u.dense(a, x, UnaryParams{})
+		restore()
+		restore = setKernelPath(t, "avx2")
+		u.dense(b, x, UnaryParams{})
+		restore()
 		for k := range x {
 			if math.Float32bits(a[k]) != math.Float32bits(b[k]) && !(a[k] != a[k] && b[k] != b[k]) {
 				t.Errorf("%s(%v): avx512 %v, avx2 %v", u.name, x[k], a[k], b[k])

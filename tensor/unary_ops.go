@@ -1,6 +1,10 @@
 package tensor
 
-import "math"
+import (
+	"math"
+
+	"github.com/wickml/wick/internal/kernels"
+)
 
 // This file is the one place where a unary elementwise op is defined: its
 // constant, its name, its forward function and its derivative for the CPU
@@ -70,10 +74,12 @@ type unaryDef struct {
 	// The CPU fast paths. loop is fwd over a run of elements with stride
 	// st, written out for the ops of every training step so that no call
 	// is made per element (without it the backend calls fwd per element);
-	// it equals fwd element by element. avx512 and avx2 compute fwd over n
-	// elements, n a multiple of 16 or 8, where the processor has them
-	// (cpu_fast_amd64.s); avx512Grad and avx2Grad compute grad likewise
-	// (without y, so only for ops whose derivative does not read it). In
+	// it equals fwd element by element. vec computes fwd over the longest
+	// prefix that the vector kernels of internal/kernels take where the
+	// processor runs them (AVX-512 blocks of 16, then AVX2 blocks of 8)
+	// and returns its length (0 on the pure-Go path); vecGrad computes grad
+	// likewise (without y, so only for ops whose derivative does not read
+	// it). In
 	// a row with ref the kernels approximate ref in float32 as fwd and
 	// grad do (cpu_fast_test.go bounds them against ref); in a row without
 	// ref (Exp, Tanh, Sigmoid) they are within 1 ulp of fwd, not always
@@ -85,11 +91,9 @@ type unaryDef struct {
 	// measured). unary_fast_test.go checks the bound and counts the
 	// differences. The AVX-512 and AVX2 kernels of a row give the same
 	// bits; the Go tail after them gives fwd's.
-	loop       func(d, s []float32, st int, p UnaryParams)
-	avx512     func(dst, x *float32, n int)
-	avx2       func(dst, x *float32, n int)
-	avx512Grad func(dst, g, x *float32, n int)
-	avx2Grad   func(dst, g, x *float32, n int)
+	loop    func(d, s []float32, st int, p UnaryParams)
+	vec     func(dst, x []float32) int
+	vecGrad func(dst, g, x []float32) int
 
 	// cu and cuGrad are fwd (or ref where set) and grad in CUDA C, which
 	// go generate copies into csrc/unary_ops.cuh. Each is an expression,
@@ -112,11 +116,11 @@ var unaryOps = [...]unaryDef{
 		cu:   "-x", cuGrad: "-g",
 	},
 	OpExp: {
-		name:   "Exp",
-		fwd:    func(x float32, p UnaryParams) float32 { return float32(math.Exp(float64(x))) },
-		grad:   func(g, x, y float32, p UnaryParams) float32 { return g * y },
-		avx512: expAVX512, avx2: expAVX2,
-		cu: "(float)exp(v)", cuGrad: "g * y",
+		name: "Exp",
+		fwd:  func(x float32, p UnaryParams) float32 { return float32(math.Exp(float64(x))) },
+		grad: func(g, x, y float32, p UnaryParams) float32 { return g * y },
+		vec:  kernels.ExpVec,
+		cu:   "(float)exp(v)", cuGrad: "g * y",
 	},
 	OpLog: {
 		name: "Log",
@@ -151,18 +155,18 @@ var unaryOps = [...]unaryDef{
 		cu: "fabsf(x)", cuGrad: "x > 0.0f ? g : (x < 0.0f ? -g : 0.0f)",
 	},
 	OpTanh: {
-		name:   "Tanh",
-		fwd:    func(x float32, p UnaryParams) float32 { return float32(math.Tanh(float64(x))) },
-		grad:   func(g, x, y float32, p UnaryParams) float32 { return g * (1 - y*y) },
-		avx512: tanhAVX512, avx2: tanhAVX2,
-		cu: "(float)tanh(v)", cuGrad: "g * (1.0f - y * y)",
+		name: "Tanh",
+		fwd:  func(x float32, p UnaryParams) float32 { return float32(math.Tanh(float64(x))) },
+		grad: func(g, x, y float32, p UnaryParams) float32 { return g * (1 - y*y) },
+		vec:  kernels.TanhVec,
+		cu:   "(float)tanh(v)", cuGrad: "g * (1.0f - y * y)",
 	},
 	OpSigmoid: {
-		name:   "Sigmoid",
-		fwd:    func(x float32, p UnaryParams) float32 { return float32(1 / (1 + math.Exp(-float64(x)))) },
-		grad:   func(g, x, y float32, p UnaryParams) float32 { return g * (1 - y) * y },
-		avx512: sigmoidAVX512, avx2: sigmoidAVX2,
-		cu: "(float)(1.0 / (1.0 + exp(-v)))", cuGrad: "g * (1.0f - y) * y",
+		name: "Sigmoid",
+		fwd:  func(x float32, p UnaryParams) float32 { return float32(1 / (1 + math.Exp(-float64(x)))) },
+		grad: func(g, x, y float32, p UnaryParams) float32 { return g * (1 - y) * y },
+		vec:  kernels.SigmoidVec,
+		cu:   "(float)(1.0 / (1.0 + exp(-v)))", cuGrad: "g * (1.0f - y) * y",
 	},
 	OpReLU: { // NaN stays NaN
 		name: "ReLU",
@@ -182,11 +186,11 @@ var unaryOps = [...]unaryDef{
 		},
 		cu: "x != x ? x : (x > 0.0f ? x : 0.0f)", cuGrad: "y <= 0.0f ? 0.0f : g",
 	},
-	OpGELU: { // x·Φ(x), in float32 polynomials on the CPU (cpu_fast.go)
+	OpGELU: { // x·Φ(x), in float32 polynomials on the CPU (internal/kernels)
 		name: "GELU",
-		fwd:  func(x float32, p UnaryParams) float32 { return f32GELU(x) },
+		fwd:  func(x float32, p UnaryParams) float32 { return kernels.GELU32(x) },
 		grad: func(g, x, y float32, p UnaryParams) float32 {
-			cdf, pdf := normCDFPDF(x)
+			cdf, pdf := kernels.NormCDFPDF(x)
 			return g * (cdf + x*pdf)
 		},
 		ref: func(x float32) float32 {
@@ -199,8 +203,7 @@ var unaryOps = [...]unaryDef{
 			pdf := math.Exp(-0.5*v*v) / math.Sqrt(2*math.Pi)
 			return float32(float64(g) * (cdf + v*pdf))
 		},
-		avx512: geluAVX512, avx2: geluAVX2,
-		avx512Grad: geluGradAVX512, avx2Grad: geluGradAVX2,
+		vec: kernels.GELUVec, vecGrad: kernels.GELUGradVec,
 		cu: "(float)(0.5 * v * (1.0 + erf(v / WICK_SQRT2)))",
 		cuGrad: `double cdf = 0.5 * (1.0 + erf(v / WICK_SQRT2));
 			double pdf = exp(-0.5 * v * v) / sqrt(2.0 * WICK_PI);
@@ -208,8 +211,8 @@ var unaryOps = [...]unaryDef{
 	},
 	OpGELUTanh: { // x·σ(2u), u = √(2/π)·(x + 0.044715·x³), in float32 on the CPU
 		name: "GELUTanh",
-		fwd:  func(x float32, p UnaryParams) float32 { return f32GELUTanh(x) },
-		grad: func(g, x, y float32, p UnaryParams) float32 { return f32GELUTanhGrad(g, x) },
+		fwd:  func(x float32, p UnaryParams) float32 { return kernels.GELUTanh32(x) },
+		grad: func(g, x, y float32, p UnaryParams) float32 { return kernels.GELUTanhGrad32(g, x) },
 		ref: func(x float32) float32 {
 			v := float64(x)
 			return float32(0.5 * v * (1 + math.Tanh(sqrt2overPi*(v+0.044715*v*v*v))))
@@ -223,7 +226,7 @@ var unaryOps = [...]unaryDef{
 		},
 		loop: func(d, s []float32, st int, p UnaryParams) {
 			for k := range d {
-				d[k] = f32GELUTanh(s[k*st])
+				d[k] = kernels.GELUTanh32(s[k*st])
 			}
 		},
 		cu: "(float)(0.5 * v * (1.0 + tanh(WICK_SQRT2_OVER_PI * (v + 0.044715 * v * v * v))))",
@@ -347,17 +350,13 @@ func (u *unaryDef) strided(d, s []float32, st int, p UnaryParams) {
 	}
 }
 
-// dense writes op(s[k]) into d[k] for every k of d: the op's AVX-512
-// kernel over whole blocks of 16 where it has one and the processor runs
-// it, its AVX2 kernel over blocks of 8 likewise, then Go.
+// dense writes op(s[k]) into d[k] for every k of d: the op's vector
+// kernels (AVX-512 over whole blocks of 16, AVX2 over blocks of 8) where
+// it has them and the processor runs them, then Go.
 func (u *unaryDef) dense(d, s []float32, p UnaryParams) {
 	s = s[:len(d)]
-	if n := len(d) &^ 15; avx512Asm && u.avx512 != nil && n > 0 {
-		u.avx512(&d[0], &s[0], n)
-		d, s = d[n:], s[n:]
-	}
-	if n := len(d) &^ 7; geluAsm && u.avx2 != nil && n > 0 {
-		u.avx2(&d[0], &s[0], n)
+	if u.vec != nil {
+		n := u.vec(d, s)
 		d, s = d[n:], s[n:]
 	}
 	u.strided(d, s, 1, p)
@@ -368,12 +367,8 @@ func (u *unaryDef) dense(d, s []float32, p UnaryParams) {
 // does.
 func (u *unaryDef) denseGrad(d, g, x, y []float32, p UnaryParams) {
 	g, x = g[:len(d)], x[:len(d)]
-	if n := len(d) &^ 15; avx512Asm && u.avx512Grad != nil && n > 0 {
-		u.avx512Grad(&d[0], &g[0], &x[0], n)
-		d, g, x, y = d[n:], g[n:], x[n:], y[n:]
-	}
-	if n := len(d) &^ 7; geluAsm && u.avx2Grad != nil && n > 0 {
-		u.avx2Grad(&d[0], &g[0], &x[0], n)
+	if u.vecGrad != nil {
+		n := u.vecGrad(d, g, x)
 		d, g, x, y = d[n:], g[n:], x[n:], y[n:]
 	}
 	y = y[:len(d)]

@@ -3,7 +3,8 @@
 //
 // The path is chosen once, when the program starts: the best level the
 // processor and the operating system support (Detected), lowered by the
-// environment variable WICK_CPU when it is set to purego, avx2 or avx512, so
+// environment variable WICK_CPU when it is set to purego, avx2, avx512 or
+// avx512bf16, so
 // that tests and benchmarks can compare the paths on one machine. A request
 // for a level the machine lacks falls back to the best level it has, with a
 // one-line message on standard error; an unknown value is ignored with a
@@ -29,6 +30,10 @@ const (
 	// AVX512 is AVX-512 F, BW, DQ and VL, and the OS saving the ZMM and
 	// opmask registers (Intel since Skylake-SP, AMD since Zen 4).
 	AVX512
+	// AVX512BF16 is AVX512 with AVX512_BF16 (VDPBF16PS, the bfloat16 dot
+	// product with float32 accumulation; Intel since Cooper Lake, AMD
+	// since Zen 4).
+	AVX512BF16
 )
 
 // String returns the level's name as WICK_CPU spells it.
@@ -40,6 +45,8 @@ func (l Level) String() string {
 		return "avx2"
 	case AVX512:
 		return "avx512"
+	case AVX512BF16:
+		return "avx512bf16"
 	}
 	return fmt.Sprintf("Level(%d)", int(l))
 }
@@ -65,6 +72,12 @@ var HasAVX2FMA = Use >= AVX2
 // registers, and WICK_CPU does not ask for a lower path.
 var HasAVX512 = Use >= AVX512
 
+// HasAVX512BF16 reports whether the bfloat16 kernels that use AVX512_BF16
+// run: the processor has it beside AVX512, and WICK_CPU does not ask for a
+// lower path (WICK_CPU=avx512 keeps the other AVX-512 kernels and turns
+// these off).
+var HasAVX512BF16 = Use >= AVX512BF16
+
 // L1D and L2 are the sizes in bytes of the level-1 data cache and the
 // level-2 cache of one core, from CPUID (leaf 4 on Intel, 0x8000001D on
 // AMD); 0 where the processor does not report them.
@@ -86,8 +99,10 @@ func choose(env string, detected Level, w io.Writer) Level {
 		want = AVX2
 	case "avx512":
 		want = AVX512
+	case "avx512bf16":
+		want = AVX512BF16
 	default:
-		fmt.Fprintf(w, "wick: WICK_CPU=%q is not one of purego, avx2, avx512; ignored, using %s\n", env, detected)
+		fmt.Fprintf(w, "wick: WICK_CPU=%q is not one of purego, avx2, avx512, avx512bf16; ignored, using %s\n", env, detected)
 		return detected
 	}
 	if want > detected {

@@ -51,6 +51,13 @@ func detect() Level {
 	if ebx7&all512 != all512 || xcr0&zmmState != zmmState {
 		return AVX2
 	}
+	// CPUID leaf 7 sub-leaf 1, EAX bit 5: AVX512_BF16 (the sub-leaf
+	// exists where leaf 7 sub-leaf 0 reports a maximum sub-leaf ≥ 1 in EAX)
+	if eax7, _, _, _ := cpuid(7, 0); eax7 >= 1 {
+		if eax71, _, _, _ := cpuid(7, 1); eax71&(1<<5) != 0 {
+			return AVX512BF16
+		}
+	}
 	return AVX512
 }
 

@@ -38,6 +38,9 @@ func TestDetected(t *testing.T) {
 		want = AVX2
 		if has["avx512f"] && has["avx512bw"] && has["avx512dq"] && has["avx512vl"] {
 			want = AVX512
+			if has["avx512_bf16"] {
+				want = AVX512BF16
+			}
 		}
 	}
 	if Detected != want {
@@ -45,8 +48,8 @@ func TestDetected(t *testing.T) {
 			Detected, want, has["avx2"], has["fma"], has["avx512f"], has["avx512bw"], has["avx512dq"], has["avx512vl"], detects)
 	}
 	t.Logf("detected %v, using %v (WICK_CPU=%q)", Detected, Use, os.Getenv("WICK_CPU"))
-	if HasAVX2FMA != (Use >= AVX2) || HasAVX512 != (Use >= AVX512) || Use > Detected {
-		t.Errorf("Use=%v Detected=%v but HasAVX2FMA=%v HasAVX512=%v", Use, Detected, HasAVX2FMA, HasAVX512)
+	if HasAVX2FMA != (Use >= AVX2) || HasAVX512 != (Use >= AVX512) || HasAVX512BF16 != (Use >= AVX512BF16) || Use > Detected {
+		t.Errorf("Use=%v Detected=%v but HasAVX2FMA=%v HasAVX512=%v HasAVX512BF16=%v", Use, Detected, HasAVX2FMA, HasAVX512, HasAVX512BF16)
 	}
 }
 
@@ -65,6 +68,9 @@ func TestChoose(t *testing.T) {
 		{"avx2", AVX512, AVX2, false},
 		{" AVX512 ", AVX512, AVX512, false},
 		{"avx512", AVX2, AVX2, true},
+		{"avx512", AVX512BF16, AVX512, false},
+		{"avx512bf16", AVX512BF16, AVX512BF16, false},
+		{"avx512bf16", AVX512, AVX512, true},
 		{"avx2", Generic, Generic, true},
 		{"sse", AVX2, AVX2, true},
 	}

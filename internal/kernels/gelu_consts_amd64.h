@@ -1,6 +1,6 @@
 // The constants of the GELU and exp kernels: 32-byte vectors of one
-// repeated float32 (bit patterns of the constants in cpu_fast.go).
-// cpu_fast_amd64.s and the previous GELU kernels of gelu_prev_amd64.s,
+// repeated float32 (bit patterns of the constants in vec.go).
+// kernels_amd64.s and the previous GELU kernels of gelu_prev_amd64.s,
 // the test oracle of the current ones, include them; each file gets its
 // own static copy.
 

@@ -1,10 +1,11 @@
 //go:build amd64 && !purego
 
-package tensor
+package kernels
 
 import (
 	"flag"
 	"math"
+	"slices"
 	"testing"
 
 	cpufeat "github.com/wickml/wick/internal/cpu"
@@ -22,7 +23,7 @@ const geluPrevXMax = 174.673095703125
 // kernels' Φ(x) was subnormal (positive x give the same bits either way).
 func newlyFlushed(x float32) bool {
 	x2 := float32(x * x)
-	return x < 0 && x2 > geluFlushX2 && x2 <= geluPrevXMax
+	return x < 0 && x2 > GELUFlushX2 && x2 <= geluPrevXMax
 }
 
 // geluFlushedAs says whether cur is the flushed result for such an x, −0
@@ -189,4 +190,26 @@ func TestGELUTailMatchPrev(t *testing.T) {
 			t.Logf("%s: %d inputs, %d newly flushed, %d differ", k.name, n, flushed, differ)
 		}
 	}
+}
+
+// geluTailInputs (as tensor's gelu_error_test.go has it) returns every float32 x with |x| in [12, 14] (positive
+// then negative), a varied incoming gradient for each, and a copy of xs
+// with every eighth element replaced by 0.3, an erf lane, so that every
+// vector of 8 or 16 takes the kernels' mixed path.
+func geluTailInputs() (xs, gs, mx []float32) {
+	for _, sign := range []float32{1, -1} {
+		for b := math.Float32bits(12); b <= math.Float32bits(14); b++ {
+			xs = append(xs, sign*math.Float32frombits(b))
+		}
+	}
+	n := len(xs)
+	gs = make([]float32, n)
+	for i := range gs {
+		gs[i] = float32(int32(uint32(i)*2654435761)>>8) * 0x1p-12
+	}
+	mx = slices.Clone(xs)
+	for i := 3; i < n; i += 8 {
+		mx[i] = 0.3
+	}
+	return xs, gs, mx
 }

@@ -1,6 +1,6 @@
 //go:build amd64 && !purego
 
-package tensor
+package kernels
 
 // geluPrevAVX2, geluPrevGradAVX2, geluPrevAVX512 and geluPrevGradAVX512 are
 // the GELU kernels before the change that keeps underflowing lanes out of

@@ -1,24 +1,15 @@
 //go:build amd64 && !purego
 
-package tensor
+package kernels
 
-import cpufeat "github.com/wickml/wick/internal/cpu"
+// The assembly kernels of kernels_amd64.s, each with a Go twin of the
+// same name in kernels_noasm.go for builds without it (and the slice form
+// of that twin in generic.go, which kernels_amd64_test.go compares with
+// the assembly).
 
-// geluAsm says whether the GELU kernels run the AVX2+FMA assembly of
-// cpu_fast_amd64.s; tests switch it off to exercise the Go code.
-var geluAsm = cpufeat.HasAVX2FMA
-
-// streamMinElems is the smallest output, in elements, that the arithmetic
-// kernels write with non-temporal stores (see arithF32): one that does not
-// fit in a core's L2 (1 MiB where CPUID does not tell).
-var streamMinElems = cmpOr(cpufeat.L2, 1<<20) / 4
-
-func cmpOr(a, b int) int {
-	if a > 0 {
-		return a
-	}
-	return b
-}
+// hasAsm is true: this build has the assembly kernels (which run where
+// internal/cpu says the processor supports them).
+const hasAsm = true
 
 // geluAVX2 writes x·Φ(x) for n elements, n a multiple of 8.
 //
@@ -30,10 +21,10 @@ func geluAVX2(dst, x *float32, n int)
 //go:noescape
 func geluGradAVX2(dst, gr, x *float32, n int)
 
-// adamwAVX2 is cpuBackend.AdamW's loop for n elements, n a multiple of 8.
+// adamwAVX2 is AdamW's loop for n elements, n a multiple of 8.
 //
 //go:noescape
-func adamwAVX2(p, gr, m, v *float32, n int, c *adamwConsts)
+func adamwAVX2(p, gr, m, v *float32, n int, c *AdamWConsts)
 
 // maxAVX2 returns the largest of n elements (n a positive multiple of 8),
 // or NaN if one is NaN.
@@ -67,11 +58,6 @@ func divAVX2(d, a, b *float32, n int)
 //go:noescape
 func expSubToAVX2(dst, x *float32, n int, m float32) (sum float32)
 
-// avx512Asm says whether the kernels run the AVX-512 assembly of
-// cpu_fast_amd64.s on whole blocks of 16 (the AVX2 kernels and Go then
-// take the rest); tests switch it off to exercise the AVX2 code.
-var avx512Asm = cpufeat.HasAVX512
-
 // geluAVX512 is geluAVX2 for n a multiple of 16.
 //
 //go:noescape
@@ -85,7 +71,7 @@ func geluGradAVX512(dst, gr, x *float32, n int)
 // adamwAVX512 is adamwAVX2 for n a multiple of 16.
 //
 //go:noescape
-func adamwAVX512(p, gr, m, v *float32, n int, c *adamwConsts)
+func adamwAVX512(p, gr, m, v *float32, n int, c *AdamWConsts)
 
 // maxAVX512 is maxAVX2 for n a positive multiple of 16.
 //
@@ -146,12 +132,8 @@ func divNTAVX512(d, a, b *float32, n int)
 //go:noescape
 func expSubToAVX512(dst, x *float32, n int, m float32) (sum float32)
 
-// hasAsm is true: this build has the assembly kernels (which run where
-// internal/cpu says the processor supports them).
-const hasAsm = true
-
 // The row kernels of LayerNorm and softmax (see SUMF64 and the macros
-// after it in cpu_fast_amd64.s), n a multiple of 8 for the AVX2 ones and 16
+// after it in kernels_amd64.s), n a multiple of 8 for the AVX2 ones and 16
 // for the AVX-512 ones: the sums and LayerNorm's sweeps in float64 on
 // float32 data, softmax's sweeps in float32.
 
@@ -195,12 +177,12 @@ func dotF64AVX512(a, b *float32, n int) float64
 func softmaxGradAVX2(d, y, gr *float32, n int, a float32)
 
 // softmaxScaledAVX2 replaces n elements (n a positive multiple of 8) by
-// softmax(x·scale), as softmaxRowScaled does with the AVX2 kernels.
+// softmax(x·scale), as SoftmaxScaled does with the AVX2 kernels.
 //
 //go:noescape
 func softmaxScaledAVX2(x *float32, n int, scale float32)
 
-// softmaxGradRowAVX2 is softmaxGradRow on n elements (a multiple of 8) with
+// softmaxGradRowAVX2 is SoftmaxGradScaled on n elements (a multiple of 8) with
 // the AVX2 kernels.
 //
 //go:noescape
@@ -222,7 +204,7 @@ func logSoftmaxAVX2(y, x *float32, n int, m, c float32)
 func logSoftmaxAVX512(y, x *float32, n int, m, c float32)
 
 // expAVX2 writes e^x for n elements, n a multiple of 8, in float32
-// arithmetic with one final rounding (see cpu_fast_amd64.s): each result is
+// arithmetic with one final rounding (see kernels_amd64.s): each result is
 // within 1 ulp of the Go reference float32(math.Exp(float64(x))).
 //
 //go:noescape
@@ -230,7 +212,7 @@ func expAVX2(dst, x *float32, n int)
 
 // tanhAVX2 and sigmoidAVX2 write tanh(x) and 1/(1 + e^−x) for n elements,
 // n a multiple of 8, computed in float64 and rounded once (see
-// cpu_fast_amd64.s): each result is within 1 ulp of the Go reference's
+// kernels_amd64.s): each result is within 1 ulp of the Go reference's
 // and almost always equal to it.
 //
 //go:noescape

@@ -1,4 +1,4 @@
-// The GELU kernels of cpu_fast_amd64.s as they were before lanes whose
+// The GELU kernels of kernels_amd64.s as they were before lanes whose
 // e^(−x²/2) underflows (|x| > 13.2) stopped evaluating the exponential at
 // the clamp, and lanes with x ≥ 8 stopped evaluating the erfc tail: both
 // produced subnormal intermediates, which cost a microcode assist per

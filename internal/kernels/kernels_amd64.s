@@ -1,12 +1,12 @@
-// AVX2+FMA kernels of cpu_fast.go, 8 lanes at a time: exact GELU and its
-// derivative (the approximations of normCDFPDF and exp32), e^(x−m) with its
+// AVX2+FMA kernels of vec.go, 8 lanes at a time: exact GELU and its
+// derivative (the approximations of NormCDFPDF and Exp32), e^(x−m) with its
 // sum (softmax, cross-entropy) and the AdamW update; and their AVX-512
 // versions, 16 lanes at a time. The kernels whose two widths have the same
 // shape (arithmetic, scale, AdamW, the float64 row sum and dot product,
-// LayerNorm's row kernels of cpu_fast_layernorm.go and softmax's sweeps of
-// cpu_fast_softmax.go) are one macro body each, at the end of the file.
+// LayerNorm's row kernels of layernorm.go and softmax's sweeps of
+// softmax.go) are one macro body each, at the end of the file.
 // Constants are 32-byte vectors of one repeated float32 (bit patterns of the
-// constants in cpu_fast.go; docs/perf-train.md has the fit that produced
+// constants in vec.go; docs/perf-train.md has the fit that produced
 // them). After the macro bodies come the kernels of the unary op table's
 // Exp, Tanh and Sigmoid rows (unary_ops.go), each in both widths, with
 // their own constants.
@@ -29,7 +29,7 @@ GLOBL gelu_tailx<>(SB), RODATA|NOPTR, $32
 
 // The constants of the GELU parts below that the previous kernels
 // (gelu_prev_amd64.s) do not use: gelu_xmax (167.70126, the bound on x²
-// past which the kernels take e^(−x²/2) as 0: geluFlushX2 of cpu_fast.go),
+// past which the kernels take e^(−x²/2) as 0: GELUFlushX2 of vec.go),
 // −log2(e)/2, 2^23 + 127 (whose low bits,
 // after adding an integer n in [−126, 0], are the biased exponent of 2^n)
 // and the coefficients of the erf polynomial halved.
@@ -384,7 +384,7 @@ maxnan:
 	VZEROUPPER
 	RET
 
-// EXP8 leaves e^x in Y6 for x in Y1 (exp32's method: NaN stays NaN,
+// EXP8 leaves e^x in Y6 for x in Y1 (Exp32's method: NaN stays NaN,
 // arguments below −87.3 give 0), with gelu_minarg in Y13; it clobbers Y1,
 // Y3-Y5 and Y7. The lanes below −87.3 are computed from 0 and cleared at
 // the end: computed from −87.3 (clamped), their intermediate p·2^-126 was
@@ -428,7 +428,7 @@ DATA sm_maxarg<>+0(SB)/4, $0x7f7fc99e
 GLOBL sm_maxarg<>(SB), RODATA|NOPTR, $4
 
 // func expSubToAVX2(dst, x *float32, n int, m float32) (sum float32)
-// dst[i] = e^(x[i]−m) for n (a multiple of 8) elements (exp32's method; NaN
+// dst[i] = e^(x[i]−m) for n (a multiple of 8) elements (Exp32's method; NaN
 // stays NaN, arguments below −87.3 give 0); dst may be x. Returns the sum of
 // the results.
 TEXT ·expSubToAVX2(SB), NOSPLIT, $0-36
@@ -458,7 +458,7 @@ exptodone:
 
 // func softmaxScaledAVX2(x *float32, n int, scale float32)
 // x[i] = softmax(x·scale)[i] for n (a positive multiple of 8) elements:
-// softmaxRowScaled's scaleF32, rowMax4, expSub and scaleF32 by the
+// SoftmaxScaled's Scale, Max, ExpSub and Scale by the
 // reciprocal of the sum, in one call. Each pass is the AVX2 kernel's
 // (scaleAVX2, maxAVX2, expSubToAVX2), in its order, so the row comes out
 // bit for bit as the four calls leave it on the AVX2 path; the maximum is
@@ -1441,8 +1441,8 @@ TEXT ·dotF64AVX2(SB), NOSPLIT, $0-32
 
 // func softmaxGradRowAVX2(d, p *float32, n int, scale float32)
 // d[i] = p[i]·(d[i] − a)·scale with a = Σ d[i]·p[i] (dotF64AVX2's sum,
-// rounded to float32) for n (a multiple of 8) elements: softmaxGradRow's
-// dotF64, softmaxGradOut and scaleF32 in one call, each the AVX2 kernel's
+// rounded to float32) for n (a multiple of 8) elements: SoftmaxGradScaled's
+// DotF64, SoftmaxGradOut and Scale in one call, each the AVX2 kernel's
 // operations in its order.
 TEXT ·softmaxGradRowAVX2(SB), NOSPLIT, $0-28
 	MOVQ d+0(FP), SI

@@ -1,0 +1,181 @@
+package blas
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/wickml/wick/internal/cputime"
+	"github.com/wickml/wick/internal/testseed"
+)
+
+// toBF16 rounds f to the nearest bfloat16, ties to even (NaN not needed
+// here).
+func toBF16(f float32) uint16 {
+	b := math.Float32bits(f)
+	return uint16((b + 0x7FFF + (b>>16)&1) >> 16)
+}
+
+// randMat16 returns a rows×cols op(M) stored transposed or not, with a row
+// stride of its width plus pad, in bfloat16 (h) or float32 (!h) with
+// values that are exact bfloat16s either way.
+func randMat16(r *rand.Rand, rows, cols int, trans, h bool, pad int) Mat16 {
+	sr, sw := rows, cols
+	if trans {
+		sr, sw = cols, rows
+	}
+	ld := sw + pad
+	n := max(0, (sr-1)*ld+sw)
+	o := Mat16{LD: ld, Trans: trans}
+	if h {
+		o.H = make([]uint16, n)
+		for i := range o.H {
+			o.H[i] = toBF16(float32(r.NormFloat64()))
+		}
+	} else {
+		o.F = make([]float32, n)
+		for i := range o.F {
+			o.F[i] = bf16(toBF16(float32(r.NormFloat64())))
+		}
+	}
+	return o
+}
+
+// bf16Paths are the paths of GemmBF16 this build and machine run, as
+// settings of dpbf16Asm and dot16Asm: "widen" (both off: blocks widened to
+// float32 for Sgemm, few-row products as dot products in Go), "avx2" (the
+// bfloat16 dot kernel of few-row products), "avx512bf16" (and the
+// VDPBF16PS micro-kernel).
+func bf16Paths() []struct {
+	name      string
+	dp, dot16 bool
+} {
+	ps := []struct {
+		name      string
+		dp, dot16 bool
+	}{{"widen", false, false}}
+	if dot16Asm {
+		ps = append(ps, struct {
+			name      string
+			dp, dot16 bool
+		}{"avx2", false, true})
+	}
+	if dpbf16Asm {
+		ps = append(ps, struct {
+			name      string
+			dp, dot16 bool
+		}{"avx512bf16", true, true})
+	}
+	return ps
+}
+
+// TestGemmBF16 checks GemmBF16 on each path this machine runs against a
+// float64 product of the same values, for every combination of bfloat16
+// and float32 operands, transposed or not, with padded strides, ragged
+// sizes (tiles and pairs of depths cut at the edges, odd depths, more
+// than one block of depths and of widened columns) and the
+// few-row shapes of the dot-product path: within 2⁻²⁰ of Σ|a·b| per
+// element (float32 sums of up to a few hundred terms in any order).
+func TestGemmBF16(t *testing.T) {
+	r := rand.New(rand.NewPCG(testseed.Seed(t, 1), 7))
+	defer func(dp, d16 bool) { dpbf16Asm, dot16Asm = dp, d16 }(dpbf16Asm, dot16Asm)
+	shapes := [][3]int{{1, 1, 1}, {1, 37, 576}, {3, 40, 17}, {4, 33, 64}, {5, 31, 9}, {12, 32, 2}, {13, 65, 301}, {25, 70, 513}, {40, 7, 260}, {13, 40, 1000}, {6, 530, 20}}
+	for _, p := range bf16Paths() {
+		dpbf16Asm, dot16Asm = p.dp, p.dot16
+		for _, s := range shapes {
+			m, n, k := s[0], s[1], s[2]
+			for combo := range 16 {
+				ah, bh, ta, tb := combo&1 != 0, combo&2 != 0, combo&4 != 0, combo&8 != 0
+				if !ah && !bh {
+					continue
+				}
+				a := randMat16(r, m, k, ta, ah, r.IntN(3))
+				b := randMat16(r, k, n, tb, bh, r.IntN(3))
+				ldc := n + 1
+				c := make([]float32, (m-1)*ldc+n)
+				for i := range c {
+					c[i] = float32(math.NaN()) // every element must be written
+				}
+				GemmBF16(m, n, k, a, b, c, ldc, 0)
+				name := fmt.Sprintf("%s: %dx%dx%d A bf16=%v trans=%v, B bf16=%v trans=%v", p.name, m, n, k, ah, ta, bh, tb)
+				for i := range m {
+					for j := range n {
+						var want, mag float64
+						for q := range k {
+							v := float64(a.at(i, q)) * float64(b.at(q, j))
+							want += v
+							mag += math.Abs(v)
+						}
+						if got := float64(c[i*ldc+j]); !(math.Abs(got-want) <= mag*0x1p-20) {
+							t.Fatalf("%s: C[%d,%d] = %v, want %v", name, i, j, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestGemmBF16Float32 checks that GemmBF16 with two float32 operands is
+// Sgemm, bit for bit.
+func TestGemmBF16Float32(t *testing.T) {
+	r := rand.New(rand.NewPCG(testseed.Seed(t, 1), 8))
+	m, n, k := 7, 9, 33
+	a, b := randMat16(r, m, k, false, false, 0), randMat16(r, k, n, true, false, 0)
+	got, want := make([]float32, m*n), make([]float32, m*n)
+	GemmBF16(m, n, k, a, b, got, n, 1)
+	Sgemm(false, true, m, n, k, a.F, a.LD, b.F, b.LD, want, n, false, 1)
+	for i := range got {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("element %d: %v, Sgemm %v", i, got[i], want[i])
+		}
+	}
+}
+
+// BenchmarkGemmBF16 times bfloat16 products against the float32 ones of
+// the same shapes on one thread: generation's x·Wᵀ with a bfloat16 weight
+// (1×576 by 576×1536, float32 activations, a weight that stays in cache;
+// 1×768 by GPT-2's 768×50257 head, one that does not) and a training-size product
+// with both operands bfloat16 (256×576 by 576×1536), each on the paths
+// this machine runs, with the CPU time per op beside the wall time (less
+// disturbed on a shared machine). Timings only (no pass/fail).
+func BenchmarkGemmBF16(b *testing.B) {
+	defer func(dp, d16 bool) { dpbf16Asm, dot16Asm = dp, d16 }(dpbf16Asm, dot16Asm)
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, s := range []struct {
+		name    string
+		m, n, k int
+		ah      bool
+	}{{"gemv1x576x1536", 1, 1536, 576, false}, {"gemv1x768x50257", 1, 50257, 768, false}, {"gemm256x576x1536", 256, 1536, 576, true}} {
+		a := randMat16(r, s.m, s.k, false, s.ah, 0)
+		w := randMat16(r, s.k, s.n, true, true, 0)
+		af := make([]float32, s.m*s.k)
+		for i := range af {
+			af[i] = a.at(i/s.k, i%s.k)
+		}
+		wf := make([]float32, s.n*s.k)
+		widen16(wf, w.H)
+		c := make([]float32, s.m*s.n)
+		flops := 2 * float64(s.m*s.n*s.k)
+		b.Run(s.name+"/fp32", func(b *testing.B) {
+			cpu0 := cputime.Process()
+			for b.Loop() {
+				Sgemm(false, true, s.m, s.n, s.k, af, s.k, wf, s.k, c, s.n, false, 1)
+			}
+			cputime.ReportPerOp(b, cpu0)
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+		for _, p := range bf16Paths() {
+			b.Run(s.name+"/bf16-"+p.name, func(b *testing.B) {
+				dpbf16Asm, dot16Asm = p.dp, p.dot16
+				cpu0 := cputime.Process()
+				for b.Loop() {
+					GemmBF16(s.m, s.n, s.k, a, w, c, s.n, 1)
+				}
+				cputime.ReportPerOp(b, cpu0)
+				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
