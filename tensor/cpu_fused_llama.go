@@ -1,0 +1,234 @@
+package tensor
+
+import "math"
+
+// The fused kernels of the Llama family's layers (fused_llama.go), checked
+// at compile time like those of interfaces.go.
+var (
+	_ RMSNormer        = cpuBackend{} // Tensor.RMSNorm
+	_ Rotator          = cpuBackend{} // ApplyRotary
+	_ SwiGLUer         = cpuBackend{} // SwiGLU
+	_ GroupedAttention = cpuBackend{} // CausalAttention
+)
+
+// The CPU backend's fused Llama-family kernels (fused_llama.go): one pass
+// over each row (RMSNorm, rotary embeddings) or element (SwiGLU) where the
+// compositions take three to six, and grouped-query attention as the
+// backend's matrix products on the heads in place with the mask, scale and
+// softmax in one pass.
+
+func (cpuBackend) RMSNorm(dst, rstd, x, w Storage, rows, cols int, eps float32) {
+	d, rs, xs, ws := fs(dst), fs(rstd), fs(x), optF(w)
+	parallelFor(rows, max(1, grain/max(cols, 1)), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			xr, dr := xs[r*cols:(r+1)*cols], d[r*cols:(r+1)*cols]
+			var sum float64
+			for _, v := range xr {
+				sum += float64(v * v)
+			}
+			// as Square, Mean (a float64 sum rounded, then divided in
+			// float32), AddScalar and Rsqrt round
+			ms := float32(sum) / float32(cols)
+			inv := float32(1 / math.Sqrt(float64(ms+eps)))
+			rs[r] = inv
+			if ws == nil {
+				for j, v := range xr {
+					dr[j] = v * inv
+				}
+				continue
+			}
+			for j, v := range xr {
+				dr[j] = ws[j] * (v * inv)
+			}
+		}
+	})
+}
+
+func (cpuBackend) RMSNormGrad(dx, dw, g, x, rstd, w Storage, rows, cols int) {
+	gs, xs, rs, ws := fs(g), fs(x), fs(rstd), optF(w)
+	if dx != nil {
+		dxs := fs(dx)
+		parallelFor(rows, max(1, grain/max(cols, 1)), func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				gr, xr, dr := gs[r*cols:(r+1)*cols], xs[r*cols:(r+1)*cols], dxs[r*cols:(r+1)*cols]
+				inv := float64(rs[r])
+				var dot float64
+				for j := range gr {
+					dh := float64(gr[j])
+					if ws != nil {
+						dh *= float64(ws[j])
+					}
+					dot += dh * float64(xr[j])
+				}
+				c := inv * inv * inv * dot / float64(cols)
+				for j := range gr {
+					dh := float64(gr[j])
+					if ws != nil {
+						dh *= float64(ws[j])
+					}
+					dr[j] = float32(inv*dh - float64(xr[j])*c)
+				}
+			}
+		})
+	}
+	if dw == nil {
+		return
+	}
+	dws := fs(dw)
+	parallelFor(cols, 64, func(lo, hi int) {
+		acc := make([]float64, hi-lo)
+		for r := range rows {
+			inv := float64(rs[r])
+			gr, xr := gs[r*cols+lo:r*cols+hi], xs[r*cols+lo:r*cols+hi]
+			for j := range acc {
+				acc[j] += float64(gr[j]) * float64(xr[j]) * inv
+			}
+		}
+		for j, a := range acc {
+			dws[lo+j] += float32(a)
+		}
+	})
+}
+
+func (cpuBackend) Rotary(dst, x Storage, xl Layout, cos, sin Storage, transpose bool) {
+	ds, xs, cs, ss := fs(dst), fs(x), fs(cos), fs(sin)
+	a, h, t, d := xl.Shape[0], xl.Shape[1], xl.Shape[2], xl.Shape[3]
+	half := d / 2
+	rows := a * h * t
+	parallelFor(rows, max(1, grain/max(d, 1)), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			ti, hi2, ai := r%t, (r/t)%h, r/(t*h)
+			xr := xs[xl.Offset+ai*xl.Strides[0]+hi2*xl.Strides[1]+ti*xl.Strides[2]:]
+			dr := ds[r*d : (r+1)*d]
+			c, s := cs[ti*d:(ti+1)*d], ss[ti*d:(ti+1)*d]
+			for i := range half {
+				x1, x2 := xr[i], xr[i+half]
+				if transpose {
+					dr[i] = float32(x1*c[i]) + float32(x2*s[i+half])
+					dr[i+half] = float32(x2*c[i+half]) - float32(x1*s[i])
+				} else {
+					// as x·cos + cat(−x₂, x₁)·sin rounds (the
+					// conversions keep the products from fusing)
+					dr[i] = float32(x1*c[i]) + float32(-x2*s[i])
+					dr[i+half] = float32(x2*c[i+half]) + float32(x1*s[i+half])
+				}
+			}
+		}
+	})
+}
+
+func (cpuBackend) SwiGLU(dst, gate, up Storage, n int) {
+	d, a, u := fs(dst), fs(gate), fs(up)
+	parallelFor(n, grain, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			x := a[i]
+			d[i] = x * sigmoid64(x) * u[i]
+		}
+	})
+}
+
+func (cpuBackend) SwiGLUGrad(dgate, dup, g, gate, up Storage, n int) {
+	da, du, gs, a, u := optF(dgate), optF(dup), fs(g), fs(gate), fs(up)
+	parallelFor(n, grain, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			x := a[i]
+			s := sigmoid64(x)
+			if da != nil {
+				da[i] = gs[i] * u[i] * s * (1 + x*(1-s))
+			}
+			if du != nil {
+				du[i] = gs[i] * (x * s)
+			}
+		}
+	})
+}
+
+// gqaMats returns the layouts of the grouped products: the B·Hkv groups of
+// query rows [g·T, D], of keys and values [S, D] and of weights [g·T, S].
+func gqaMats(b, h, hkv, t, s, d int) (ql, kl, pl Layout) {
+	g := h / hkv
+	return contiguousLayout([]int{b * hkv, g * t, d}), contiguousLayout([]int{b * hkv, s, d}), contiguousLayout([]int{b * hkv, g * t, s})
+}
+
+// transposed is l [n, r, c] viewed as [n, c, r].
+func transposed(l Layout) Layout {
+	return Layout{Shape: []int{l.Shape[0], l.Shape[2], l.Shape[1]}, Strides: []int{l.Strides[0], l.Strides[2], l.Strides[1]}, Offset: l.Offset}
+}
+
+func (cb cpuBackend) GroupedAttention(y, p, q, k, v Storage, b, h, hkv, t, s, d, offset int) {
+	ql, kl, pl := gqaMats(b, h, hkv, t, s, d)
+	cb.MatMul(p, q, ql, k, transposed(kl))
+	ps := fs(p)
+	scale := attentionScale(d)
+	parallelFor(b*h*t, max(1, grain/max(s, 1)), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			gqaSoftmaxRow(ps[r*s:(r+1)*s], offset+r%t+1, scale)
+		}
+	})
+	cb.MatMul(y, p, pl, v, kl)
+}
+
+// gqaSoftmaxRow turns the scores of one query row in place into its
+// attention weights over the first n (≤ len(row)) keys, zeros after them,
+// as the fused attention does: scale·S rounded to float32, a maximum that
+// is not finite not subtracted, exponentials and their sum in float64.
+func gqaSoftmaxRow(row []float32, n int, scale float32) {
+	n = min(n, len(row))
+	m := float32(math.Inf(-1))
+	for j := range n {
+		v := row[j] * scale
+		row[j] = v
+		if v > m || v != v {
+			m = v
+		}
+	}
+	if math.IsInf(float64(m), 0) || m != m {
+		m = 0
+	}
+	var sum float64
+	for j := range n {
+		e := math.Exp(float64(row[j] - m))
+		sum += e
+	}
+	inv := 1 / sum
+	for j := range n {
+		row[j] = float32(math.Exp(float64(row[j]-m)) * inv)
+	}
+	clear(row[n:])
+}
+
+func (cb cpuBackend) GroupedAttentionGrad(dq, dk, dv, dy, p, q, k, v Storage, b, h, hkv, t, s, d, offset int) {
+	ql, kl, pl := gqaMats(b, h, hkv, t, s, d)
+	if dv != nil {
+		cb.MatMul(dv, p, transposed(pl), dy, ql) // dV = Pᵀ·dY
+	}
+	if dq == nil && dk == nil {
+		return
+	}
+	ds := pooledF32(b*h*t*s, false)
+	defer ds.Release()
+	cb.MatMul(ds, dy, ql, v, transposed(kl)) // dP = dY·Vᵀ
+	dss, ps := fs(ds), fs(p)
+	scale := attentionScale(d)
+	parallelFor(b*h*t, max(1, grain/max(s, 1)), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			n := min(offset+r%t+1, s)
+			dr, pr := dss[r*s:(r+1)*s], ps[r*s:(r+1)*s]
+			var dot float64
+			for j := range n {
+				dot += float64(pr[j]) * float64(dr[j])
+			}
+			dt := float32(dot)
+			for j := range n {
+				dr[j] = pr[j] * (dr[j] - dt) * scale
+			}
+			clear(dr[n:])
+		}
+	})
+	if dq != nil {
+		cb.MatMul(dq, ds, pl, k, kl) // dQ = dS·K
+	}
+	if dk != nil {
+		cb.MatMul(dk, ds, transposed(pl), q, ql) // dK = dSᵀ·Q
+	}
+}
