@@ -2,15 +2,6 @@ package tensor
 
 import "math"
 
-// The fused kernels of the Llama family's layers (fused_llama.go), checked
-// at compile time like those of interfaces.go.
-var (
-	_ RMSNormer        = cpuBackend{} // Tensor.RMSNorm
-	_ Rotator          = cpuBackend{} // ApplyRotary
-	_ SwiGLUer         = cpuBackend{} // SwiGLU
-	_ GroupedAttention = cpuBackend{} // CausalAttention
-)
-
 // The CPU backend's fused Llama-family kernels (fused_llama.go): one pass
 // over each row (RMSNorm, rotary embeddings) or element (SwiGLU) where the
 // compositions take three to six, and grouped-query attention as the
