@@ -6,7 +6,8 @@ import "math"
 // over each row (RMSNorm, rotary embeddings) or element (SwiGLU) where the
 // compositions take three to six, and grouped-query attention as the
 // backend's matrix products on the heads in place with the mask, scale and
-// softmax in one pass.
+// softmax in one pass (the row kernels of the packed attention,
+// cpu_attention.go).
 
 func (cpuBackend) RMSNorm(dst, rstd, x, w Storage, rows, cols int, eps float32) {
 	d, rs, xs, ws := fs(dst), fs(rstd), fs(x), optF(w)
@@ -108,22 +109,30 @@ func (cpuBackend) Rotary(dst, x Storage, xl Layout, cos, sin Storage, transpose 
 	})
 }
 
-func (cpuBackend) SwiGLU(dst, gate, up Storage, n int) {
-	d, a, u := fs(dst), fs(gate), fs(up)
+// SwiGLU and SwiGLUGrad take σ(gate) from the backend's Sigmoid (its
+// vector kernels where the processor has them) into a scratch buffer, then
+// combine in one pass: the same values as the composition, in two passes
+// instead of three each way.
+func (cb cpuBackend) SwiGLU(dst, gate, up Storage, n int) {
+	sig := pooledF32(n, false)
+	defer sig.Release()
+	cb.Unary(OpSigmoid, UnaryParams{}, sig, gate, contiguousLayout([]int{n}))
+	d, a, u, ss := fs(dst), fs(gate), fs(up), fs(sig)
 	parallelFor(n, grain, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			x := a[i]
-			d[i] = x * sigmoid64(x) * u[i]
+			d[i] = a[i] * ss[i] * u[i]
 		}
 	})
 }
 
-func (cpuBackend) SwiGLUGrad(dgate, dup, g, gate, up Storage, n int) {
-	da, du, gs, a, u := optF(dgate), optF(dup), fs(g), fs(gate), fs(up)
+func (cb cpuBackend) SwiGLUGrad(dgate, dup, g, gate, up Storage, n int) {
+	sig := pooledF32(n, false)
+	defer sig.Release()
+	cb.Unary(OpSigmoid, UnaryParams{}, sig, gate, contiguousLayout([]int{n}))
+	da, du, gs, a, u, ss := optF(dgate), optF(dup), fs(g), fs(gate), fs(up), fs(sig)
 	parallelFor(n, grain, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			x := a[i]
-			s := sigmoid64(x)
+			x, s := a[i], ss[i]
 			if da != nil {
 				da[i] = gs[i] * u[i] * s * (1 + x*(1-s))
 			}
@@ -153,39 +162,11 @@ func (cb cpuBackend) GroupedAttention(y, p, q, k, v Storage, b, h, hkv, t, s, d,
 	scale := attentionScale(d)
 	parallelFor(b*h*t, max(1, grain/max(s, 1)), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			gqaSoftmaxRow(ps[r*s:(r+1)*s], offset+r%t+1, scale)
+			// cpu_attention.go's row kernels: query r%t sees offset+r%t+1 keys
+			softmaxCausalRow(ps[r*s:(r+1)*s], min(offset+r%t+1, s), scale)
 		}
 	})
 	cb.MatMul(y, p, pl, v, kl)
-}
-
-// gqaSoftmaxRow turns the scores of one query row in place into its
-// attention weights over the first n (≤ len(row)) keys, zeros after them,
-// as the fused attention does: scale·S rounded to float32, a maximum that
-// is not finite not subtracted, exponentials and their sum in float64.
-func gqaSoftmaxRow(row []float32, n int, scale float32) {
-	n = min(n, len(row))
-	m := float32(math.Inf(-1))
-	for j := range n {
-		v := row[j] * scale
-		row[j] = v
-		if v > m || v != v {
-			m = v
-		}
-	}
-	if math.IsInf(float64(m), 0) || m != m {
-		m = 0
-	}
-	var sum float64
-	for j := range n {
-		e := math.Exp(float64(row[j] - m))
-		sum += e
-	}
-	inv := 1 / sum
-	for j := range n {
-		row[j] = float32(math.Exp(float64(row[j]-m)) * inv)
-	}
-	clear(row[n:])
 }
 
 func (cb cpuBackend) GroupedAttentionGrad(dq, dk, dv, dy, p, q, k, v Storage, b, h, hkv, t, s, d, offset int) {
@@ -203,17 +184,7 @@ func (cb cpuBackend) GroupedAttentionGrad(dq, dk, dv, dy, p, q, k, v Storage, b,
 	scale := attentionScale(d)
 	parallelFor(b*h*t, max(1, grain/max(s, 1)), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			n := min(offset+r%t+1, s)
-			dr, pr := dss[r*s:(r+1)*s], ps[r*s:(r+1)*s]
-			var dot float64
-			for j := range n {
-				dot += float64(pr[j]) * float64(dr[j])
-			}
-			dt := float32(dot)
-			for j := range n {
-				dr[j] = pr[j] * (dr[j] - dt) * scale
-			}
-			clear(dr[n:])
+			softmaxGradCausalRow(dss[r*s:(r+1)*s], ps[r*s:(r+1)*s], min(offset+r%t+1, s), scale)
 		}
 	})
 	if dq != nil {

@@ -1,7 +1,6 @@
 package tensor
 
 import (
-	"math"
 	"slices"
 
 	"github.com/chewxy/math32"
@@ -50,8 +49,8 @@ type Rotator interface {
 // SwiGLUer is an optional Backend method set, checked by SwiGLU.
 type SwiGLUer interface {
 	// SwiGLU writes y = silu(gate)·up = gate·σ(gate)·up over n contiguous
-	// elements, σ(x) = 1/(1 + e⁻ˣ) evaluated in float64 and rounded once
-	// (as Sigmoid does), the products in float32 in that order.
+	// elements, σ(x) = 1/(1 + e⁻ˣ) as Sigmoid computes it, the products
+	// in float32 in that order.
 	SwiGLU(dst, gate, up Storage, n int)
 	// SwiGLUGrad writes dgate = g·up·σ·(1 + gate·(1−σ)) and dup =
 	// g·gate·σ (either may be nil) given the gradient g of y.
@@ -307,6 +306,3 @@ func causalAttentionComposed(q, k, v *Tensor, offset int) *Tensor {
 	}
 	return att.Softmax(-1).MatMul(v).Reshape(b, h, t, d)
 }
-
-// sigmoid64 is σ(x) as Sigmoid computes it: in float64, rounded once.
-func sigmoid64(x float32) float32 { return float32(1 / (1 + math.Exp(-float64(x)))) }
