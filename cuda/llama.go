@@ -106,11 +106,13 @@ type gqaShape struct {
 }
 
 // q, kv and p are the (offset, leading dimension, batch stride) of the
-// query-shaped (q, y, dy, dq), key-shaped (k, v, dk, dv) and weight-shaped
-// (p, dP) matrices.
-func (g gqaShape) q() [3]int  { return [3]int{0, g.d, g.m * g.d} }
-func (g gqaShape) kv() [3]int { return [3]int{0, g.d, g.s * g.d} }
-func (g gqaShape) p() [3]int  { return [3]int{0, g.s, g.m * g.s} }
+// query-shaped (q, y, dy, dq), contiguous key-shaped (dk, dv) and
+// weight-shaped (p, dP) matrices; in is that of keys or values read
+// through their layout (the pointer points at its offset).
+func (g gqaShape) q() [3]int                 { return [3]int{0, g.d, g.m * g.d} }
+func (g gqaShape) kv() [3]int                { return [3]int{0, g.d, g.s * g.d} }
+func (g gqaShape) p() [3]int                 { return [3]int{0, g.s, g.m * g.s} }
+func (g gqaShape) in(l tensor.Layout) [3]int { return [3]int{0, l.Strides[1], l.Strides[0]} }
 
 // gqaGemm runs C = op(X)·op(Y) over the batch (rowMajor's operands).
 func (b *backend) gqaGemm(op string, gs gqaShape, tx, ty bool, m, n, k int, X cu.DevicePtr, xm [3]int, Y cu.DevicePtr, ym [3]int, C cu.DevicePtr, cm [3]int) {
@@ -118,37 +120,37 @@ func (b *backend) gqaGemm(op string, gs gqaShape, tx, ty bool, m, n, k int, X cu
 }
 
 // GroupedAttention writes y [B, H, T, D] and the weights p [B, H, T, S].
-func (b *backend) GroupedAttention(y, p, q, k, v tensor.Storage, bs, h, hkv, t, s, d, offset int) {
+func (b *backend) GroupedAttention(y, p, q, k tensor.Storage, kl tensor.Layout, v tensor.Storage, vl tensor.Layout, bs, h, hkv, t, s, d, offset int) {
 	const op = "CausalAttention"
 	defer b.d.enter()()
 	ys, ps, qs := b.rows(op, y, bs*h*t*d), b.rows(op, p, bs*h*t*s), b.rows(op, q, bs*h*t*d)
-	ks, vs := b.rows(op, k, bs*hkv*s*d), b.rows(op, v, bs*hkv*s*d)
+	ks, vs := b.view(op, k, kl), b.view(op, v, vl)
 	defer keepAlive(ys, ps, qs, ks, vs)
 	if bs*h*t*d == 0 || s == 0 {
 		return
 	}
-	b.attnChecks(op, max(h/hkv*t, s), d)
+	b.attnChecks(op, max(h/hkv*t, s), max(d, kl.Strides[1], vl.Strides[1]))
 	gs := gqaShape{batch: bs * hkv, m: h / hkv * t, s: s, d: d}
 	pp := ps.ptr(op, 0)
-	b.gqaGemm(op, gs, false, true, gs.m, s, d, qs.ptr(op, 0), gs.q(), ks.ptr(op, 0), gs.kv(), pp, gs.p()) // S = Q·Kᵀ
+	b.gqaGemm(op, gs, false, true, gs.m, s, d, qs.ptr(op, 0), gs.q(), ks.ptr(op, kl.Offset), gs.in(kl), pp, gs.p()) // S = Q·Kᵀ
 	a := &args{}
 	a.ptr(pp).i64(bs * h * t).i64(t).i64(s).i64(offset).f32(attentionScale(d))
 	b.d.launchRows(op, b.d.k.llama.gqaSoftmax, bs*h*t, a)
-	b.gqaGemm(op, gs, false, false, gs.m, d, s, pp, gs.p(), vs.ptr(op, 0), gs.kv(), ys.ptr(op, 0), gs.q()) // Y = P·V
+	b.gqaGemm(op, gs, false, false, gs.m, d, s, pp, gs.p(), vs.ptr(op, vl.Offset), gs.in(vl), ys.ptr(op, 0), gs.q()) // Y = P·V
 	b.d.syncIfDebugging(op)
 }
 
 // GroupedAttentionGrad writes dq, dk and dv (each nil if not wanted).
-func (b *backend) GroupedAttentionGrad(dq, dk, dv, dy, p, q, k, v tensor.Storage, bs, h, hkv, t, s, d, offset int) {
+func (b *backend) GroupedAttentionGrad(dq, dk, dv, dy, p, q, k tensor.Storage, kl tensor.Layout, v tensor.Storage, vl tensor.Layout, bs, h, hkv, t, s, d, offset int) {
 	const op = "CausalAttentionGrad"
 	defer b.d.enter()()
 	gys, ps, qs := b.rows(op, dy, bs*h*t*d), b.rows(op, p, bs*h*t*s), b.rows(op, q, bs*h*t*d)
-	ks, vs := b.rows(op, k, bs*hkv*s*d), b.rows(op, v, bs*hkv*s*d)
+	ks, vs := b.view(op, k, kl), b.view(op, v, vl)
 	defer keepAlive(dq, dk, dv, gys, ps, qs, ks, vs)
 	if bs*h*t*d == 0 || s == 0 {
 		return
 	}
-	b.attnChecks(op, max(h/hkv*t, s), d)
+	b.attnChecks(op, max(h/hkv*t, s), max(d, kl.Strides[1], vl.Strides[1]))
 	gs := gqaShape{batch: bs * hkv, m: h / hkv * t, s: s, d: d}
 	g, pp := gys.ptr(op, 0), ps.ptr(op, 0)
 	if dv != nil {
@@ -161,12 +163,12 @@ func (b *backend) GroupedAttentionGrad(dq, dk, dv, dy, p, q, k, v tensor.Storage
 	dp := b.scratch(op, int64(bs*h*t*s)*4)
 	defer b.d.alloc.put(dp) // later users queue behind these kernels
 	dpp := cu.DevicePtr(dp.ptr)
-	b.gqaGemm(op, gs, false, true, gs.m, s, d, g, gs.q(), vs.ptr(op, 0), gs.kv(), dpp, gs.p()) // dP = dY·Vᵀ
+	b.gqaGemm(op, gs, false, true, gs.m, s, d, g, gs.q(), vs.ptr(op, vl.Offset), gs.in(vl), dpp, gs.p()) // dP = dY·Vᵀ
 	a := &args{}
 	a.ptr(dpp).ptr(pp).i64(bs * h * t).i64(t).i64(s).i64(offset).f32(attentionScale(d))
 	b.d.launchRows(op, b.d.k.llama.gqaSoftmaxGrad, bs*h*t, a)
 	if dq != nil {
-		b.gqaGemm(op, gs, false, false, gs.m, d, s, dpp, gs.p(), ks.ptr(op, 0), gs.kv(), b.opt(op, dq, bs*h*t*d), gs.q()) // dQ = dS·K
+		b.gqaGemm(op, gs, false, false, gs.m, d, s, dpp, gs.p(), ks.ptr(op, kl.Offset), gs.in(kl), b.opt(op, dq, bs*h*t*d), gs.q()) // dQ = dS·K
 	}
 	if dk != nil {
 		b.gqaGemm(op, gs, true, false, s, d, gs.m, dpp, gs.p(), qs.ptr(op, 0), gs.q(), b.opt(op, dk, bs*hkv*s*d), gs.kv()) // dK = dSᵀ·Q

@@ -56,7 +56,8 @@ func fusedOnBoth(t *testing.T, name string, mk func(gen *tensor.Generator) []*te
 
 // TestFusedLlamaOps runs RMSNorm, ApplyRotary on heads viewed through
 // strides, SwiGLU and grouped-query CausalAttention (ratios 1, 3 and H,
-// offsets) on the GPU's fused kernels and the CPU's, forward and backward.
+// offsets, keys read from a cache slice) on the GPU's fused kernels and
+// the CPU's, forward and backward.
 func TestFusedLlamaOps(t *testing.T) {
 	gpu(t)
 	fusedOnBoth(t, "RMSNorm", func(g *tensor.Generator) []*tensor.Tensor {
@@ -73,8 +74,11 @@ func TestFusedLlamaOps(t *testing.T) {
 	for _, c := range []struct{ h, hkv, t, offset int }{{4, 4, 7, 0}, {6, 2, 7, 0}, {4, 1, 5, 0}, {6, 2, 1, 8}, {4, 1, 3, 4}} {
 		fusedOnBoth(t, fmt.Sprintf("CausalAttention H=%d Hkv=%d T=%d offset=%d", c.h, c.hkv, c.t, c.offset), func(g *tensor.Generator) []*tensor.Tensor {
 			s := c.offset + c.t
-			return []*tensor.Tensor{g.Randn(2, c.t, c.h, 8).Transpose(1, 2), g.Randn(2, c.hkv, s, 8), g.Randn(2, s, c.hkv, 8).Transpose(1, 2)}
-		}, func(in []*tensor.Tensor) *tensor.Tensor { return tensor.CausalAttention(in[0], in[1], in[2], c.offset) })
+			return []*tensor.Tensor{g.Randn(2, c.t, c.h, 8).Transpose(1, 2), g.Randn(2, c.hkv, s+3, 8), g.Randn(2, s, c.hkv, 8).Transpose(1, 2)}
+		}, func(in []*tensor.Tensor) *tensor.Tensor {
+			// keys from a cache with room for 3 more positions
+			return tensor.CausalAttention(in[0], in[1].Slice(2, 0, c.offset+c.t), in[2], c.offset)
+		})
 	}
 }
 

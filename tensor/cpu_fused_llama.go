@@ -143,11 +143,11 @@ func (cb cpuBackend) SwiGLUGrad(dgate, dup, g, gate, up Storage, n int) {
 	})
 }
 
-// gqaMats returns the layouts of the grouped products: the B·Hkv groups of
-// query rows [g·T, D], of keys and values [S, D] and of weights [g·T, S].
-func gqaMats(b, h, hkv, t, s, d int) (ql, kl, pl Layout) {
+// gqaMats returns the layouts of the grouped products' B·Hkv groups of
+// query rows [g·T, D] and of weights [g·T, S].
+func gqaMats(b, h, hkv, t, s, d int) (ql, pl Layout) {
 	g := h / hkv
-	return contiguousLayout([]int{b * hkv, g * t, d}), contiguousLayout([]int{b * hkv, s, d}), contiguousLayout([]int{b * hkv, g * t, s})
+	return contiguousLayout([]int{b * hkv, g * t, d}), contiguousLayout([]int{b * hkv, g * t, s})
 }
 
 // transposed is l [n, r, c] viewed as [n, c, r].
@@ -155,8 +155,8 @@ func transposed(l Layout) Layout {
 	return Layout{Shape: []int{l.Shape[0], l.Shape[2], l.Shape[1]}, Strides: []int{l.Strides[0], l.Strides[2], l.Strides[1]}, Offset: l.Offset}
 }
 
-func (cb cpuBackend) GroupedAttention(y, p, q, k, v Storage, b, h, hkv, t, s, d, offset int) {
-	ql, kl, pl := gqaMats(b, h, hkv, t, s, d)
+func (cb cpuBackend) GroupedAttention(y, p, q, k Storage, kl Layout, v Storage, vl Layout, b, h, hkv, t, s, d, offset int) {
+	ql, pl := gqaMats(b, h, hkv, t, s, d)
 	cb.MatMul(p, q, ql, k, transposed(kl))
 	ps := fs(p)
 	scale := attentionScale(d)
@@ -166,11 +166,11 @@ func (cb cpuBackend) GroupedAttention(y, p, q, k, v Storage, b, h, hkv, t, s, d,
 			softmaxCausalRow(ps[r*s:(r+1)*s], min(offset+r%t+1, s), scale)
 		}
 	})
-	cb.MatMul(y, p, pl, v, kl)
+	cb.MatMul(y, p, pl, v, vl)
 }
 
-func (cb cpuBackend) GroupedAttentionGrad(dq, dk, dv, dy, p, q, k, v Storage, b, h, hkv, t, s, d, offset int) {
-	ql, kl, pl := gqaMats(b, h, hkv, t, s, d)
+func (cb cpuBackend) GroupedAttentionGrad(dq, dk, dv, dy, p, q, k Storage, kl Layout, v Storage, vl Layout, b, h, hkv, t, s, d, offset int) {
+	ql, pl := gqaMats(b, h, hkv, t, s, d)
 	if dv != nil {
 		cb.MatMul(dv, p, transposed(pl), dy, ql) // dV = Pᵀ·dY
 	}
@@ -179,7 +179,7 @@ func (cb cpuBackend) GroupedAttentionGrad(dq, dk, dv, dy, p, q, k, v Storage, b,
 	}
 	ds := pooledF32(b*h*t*s, false)
 	defer ds.Release()
-	cb.MatMul(ds, dy, ql, v, transposed(kl)) // dP = dY·Vᵀ
+	cb.MatMul(ds, dy, ql, v, transposed(vl)) // dP = dY·Vᵀ
 	dss, ps := fs(ds), fs(p)
 	scale := attentionScale(d)
 	parallelFor(b*h*t, max(1, grain/max(s, 1)), func(lo, hi int) {

@@ -60,17 +60,20 @@ type SwiGLUer interface {
 // GroupedAttention is an optional Backend method set, checked by
 // CausalAttention: causal scaled dot-product attention whose query heads
 // share key/value heads, without copies of the shared heads. q is the
-// contiguous [B, H, T, D], k and v the contiguous [B, Hkv, S, D] with
-// Hkv dividing H and S = offset + T; query head h reads key/value head
-// h/(H/Hkv) and query i (position offset+i) sees keys 0 … offset+i. The
-// saved weights p are [B, H, T, S], zero where masked; the scale is
-// 1/√D rounded to float32.
+// contiguous [B, H, T, D]; k and v are [B, Hkv, S, D] with Hkv dividing H
+// and S = offset + T, read through kl and vl: each a 3-D layout
+// [B·Hkv, S, D] with strides (head, row, 1), the rows at least D apart
+// (a slice of a key/value cache [B, Hkv, capacity, D] is one). Query head
+// h reads key/value head h/(H/Hkv) and query i (position offset+i) sees
+// keys 0 … offset+i. The saved weights p are [B, H, T, S], zero where
+// masked; the scale is 1/√D rounded to float32.
 type GroupedAttention interface {
 	// GroupedAttention writes y [B, H, T, D] and p.
-	GroupedAttention(y, p, q, k, v Storage, b, h, hkv, t, s, d, offset int)
-	// GroupedAttentionGrad writes dq, dk and dv (every element; each may be
-	// nil if not wanted) given the gradient dy of y and the saved p.
-	GroupedAttentionGrad(dq, dk, dv, dy, p, q, k, v Storage, b, h, hkv, t, s, d, offset int)
+	GroupedAttention(y, p, q, k Storage, kl Layout, v Storage, vl Layout, b, h, hkv, t, s, d, offset int)
+	// GroupedAttentionGrad writes dq [B, H, T, D] and the contiguous dk
+	// and dv [B, Hkv, S, D] (every element; each may be nil if not
+	// wanted) given the gradient dy of y and the saved p.
+	GroupedAttentionGrad(dq, dk, dv, dy, p, q, k Storage, kl Layout, v Storage, vl Layout, b, h, hkv, t, s, d, offset int)
 }
 
 // RMSNorm normalises t over its last dimension by the reciprocal of its
@@ -242,7 +245,8 @@ func swiGLUComposed(gate, up *Tensor) *Tensor { return gate.Mul(gate.Sigmoid()).
 //	softmax(q·kᵀ/√D + mask)·v
 //
 // On backends that implement GroupedAttention it is one operation each
-// way on float32 tensors (q, k and v are made contiguous first); elsewhere
+// way on float32 tensors (q is made contiguous; k and v are read in place
+// when they are slices of a key/value cache or contiguous); elsewhere
 // (and for other dtypes) it is the
 // composition of MatMul, MulScalar, MaskedFill, Softmax and MatMul on q
 // viewed as [B, Hkv, (H/Hkv)·T, D]. It panics if the shapes, dtypes or
@@ -261,10 +265,11 @@ func CausalAttention(q, k, v *Tensor, offset int) *Tensor {
 	if !ok || q.DType() != Float32 || k.DType() != Float32 || v.DType() != Float32 || q.Numel() == 0 {
 		return causalAttentionComposed(q, k, v, offset)
 	}
-	qd, kd, vd := q.dense(), k.dense(), v.dense()
+	qd, kd, vd := q.dense(), kvView(k), kvView(v)
+	kl, vl := kvLayout(kd), kvLayout(vd)
 	y := emptyOut("CausalAttention", q.backend, Float32, []int{b, h, t, d})
 	p := emptyOut("CausalAttention", q.backend, Float32, []int{b, h, t, s})
-	fb.GroupedAttention(y.storage, p.storage, qd.storage, kd.storage, vd.storage, b, h, hkv, t, s, d, offset)
+	fb.GroupedAttention(y.storage, p.storage, qd.storage, kd.storage, kl, vd.storage, vl, b, h, hkv, t, s, d, offset)
 	record("CausalAttention", y, []*Tensor{qd, kd, vd}, func(g *Tensor) {
 		g = g.dense()
 		var dq, dk, dv *Tensor
@@ -277,12 +282,45 @@ func CausalAttention(q, k, v *Tensor, offset int) *Tensor {
 		if vd.requiresGrad {
 			dv = emptyOut("CausalAttention", q.backend, Float32, vd.layout.Shape)
 		}
-		fb.GroupedAttentionGrad(storageOrNil(dq), storageOrNil(dk), storageOrNil(dv), g.storage, p.storage, qd.storage, kd.storage, vd.storage, b, h, hkv, t, s, d, offset)
+		fb.GroupedAttentionGrad(storageOrNil(dq), storageOrNil(dk), storageOrNil(dv), g.storage, p.storage, qd.storage, kd.storage, kl, vd.storage, vl, b, h, hkv, t, s, d, offset)
 		qd.accumulate(dq)
 		kd.accumulate(dk)
 		vd.accumulate(dv)
 	})
 	return y
+}
+
+// kvView returns x [B, Hkv, S, D] itself when kvLayout can describe it (a
+// slice of a key/value cache, a contiguous tensor), else a contiguous copy.
+func kvView(x *Tensor) *Tensor {
+	sh, st := x.layout.Shape, x.layout.Strides
+	b, hkv, s, d := sh[0], sh[1], sh[2], sh[3]
+	rowsOK := st[3] == 1 || d == 1
+	apart := s == 1 || st[2] >= d
+	merges := b == 1 || hkv == 1 || st[0] == hkv*st[1]
+	if rowsOK && apart && merges && st[1] >= 0 && st[0] >= 0 {
+		return x
+	}
+	return x.dense()
+}
+
+// kvLayout is the [B·Hkv, S, D] layout of x (kvView's result), with the
+// strides of dims of size 1 made what a contiguous tensor has.
+func kvLayout(x *Tensor) Layout {
+	sh, st := x.layout.Shape, x.layout.Strides
+	b, hkv, s, d := sh[0], sh[1], sh[2], sh[3]
+	row := st[2]
+	if s == 1 {
+		row = d
+	}
+	head := st[1] // = st[0]/hkv unless b == 1
+	if hkv == 1 {
+		head = st[0]
+	}
+	if b*hkv == 1 {
+		head = s * row
+	}
+	return Layout{Shape: []int{b * hkv, s, d}, Strides: []int{head, row, 1}, Offset: x.layout.Offset}
 }
 
 // causalAttentionComposed is CausalAttention from primitive ops: the

@@ -97,7 +97,33 @@ func TestCausalAttentionMatchesComposed(t *testing.T) {
 			k, v := Randn(c.b, c.hkv, s, c.d), Randn(c.b, c.hkv, s, c.d)
 			fusedCase(t, []*Tensor{q, k, v}, func(in []*Tensor) *Tensor { return CausalAttention(in[0], in[1], in[2], c.offset) },
 				func(in []*Tensor) *Tensor { return causalAttentionComposed(in[0], in[1], in[2], c.offset) }, 1e-5, 1e-6)
+			// keys from a cache of capacity s+2, values with the heads
+			// of a position side by side, as layers pass them
+			fusedCase(t, []*Tensor{q, Randn(c.b, c.hkv, s+2, c.d), Randn(c.b, s, c.hkv, c.d)}, func(in []*Tensor) *Tensor {
+				return CausalAttention(in[0], in[1].Slice(2, 0, s), in[2].Transpose(1, 2), c.offset)
+			}, func(in []*Tensor) *Tensor {
+				return causalAttentionComposed(in[0], in[1].Slice(2, 0, s), in[2].Transpose(1, 2), c.offset)
+			}, 1e-5, 1e-6)
 		})
+	}
+	// the layouts CausalAttention reads in place
+	cache := Zeros(2, 3, 10, 4)
+	for _, c := range []struct {
+		name    string
+		x       *Tensor
+		inPlace bool
+	}{
+		{"contiguous", Zeros(2, 3, 5, 4), true},
+		{"cache slice", cache.Slice(2, 0, 6), true},
+		{"cache slice at a position", cache.Slice(2, 2, 6), true},
+		{"one batch element, interleaved heads", Zeros(1, 5, 3, 4).Transpose(1, 2), true},
+		{"one head, interleaved", Zeros(2, 5, 1, 4).Transpose(1, 2), true},
+		{"interleaved heads", Zeros(2, 5, 3, 4).Transpose(1, 2), false},
+		{"strided features", Zeros(2, 3, 4, 5).Transpose(2, 3), false},
+	} {
+		if got := kvView(c.x) == c.x; got != c.inPlace {
+			t.Errorf("%s %v strides %v: read in place %v, want %v", c.name, c.x.Shape(), c.x.Strides(), got, c.inPlace)
+		}
 	}
 }
 

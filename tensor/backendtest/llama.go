@@ -338,7 +338,8 @@ func gqaGradRef(dy, p, q, k, v []float32, bs, h, hkv, tt, s, d, offset int) (dq,
 // testGroupedAttention checks GroupedAttention and its gradient for
 // grouped (H/Hkv = 3), multi-head (1) and multi-query (H) attention, with
 // queries at offset 0 (training, prefill) and after cached positions
-// (decoding one or several tokens).
+// (decoding one or several tokens), with contiguous keys and values and
+// with slices of a cache [B, Hkv, capacity, D] at an offset.
 func testGroupedAttention(t testing.TB, b tensor.Backend) {
 	ga, ok := b.(tensor.GroupedAttention)
 	if !ok {
@@ -352,30 +353,70 @@ func testGroupedAttention(t testing.TB, b tensor.Backend) {
 	} {
 		bs, h, hkv, tt, offset, d := c[0], c[1], c[2], c[3], c[4], c[5]
 		s := offset + tt
-		name := fmt.Sprintf("GroupedAttention B=%d H=%d Hkv=%d T=%d offset=%d D=%d", bs, h, hkv, tt, offset, d)
-		q, k, v := randn(r, bs*h*tt*d), randn(r, bs*hkv*s*d), randn(r, bs*hkv*s*d)
-		for i := range q {
-			q[i] *= 2
-		}
-		qs, ks, vs := b.FromFloat32s(q), b.FromFloat32s(k), b.FromFloat32s(v)
-		y, p := poisoned(b, tensor.Float32, bs*h*tt*d), poisoned(b, tensor.Float32, bs*h*tt*s)
-		ga.GroupedAttention(y, p, qs, ks, vs, bs, h, hkv, tt, s, d, offset)
-		wy, ay, wp, ap := gqaRef(q, k, v, bs, h, hkv, tt, s, d, offset)
-		checkBound(t, name+" p", read(b, p), wp, ap)
-		checkBound(t, name+" y", read(b, y), wy, ay)
+		for _, kv := range []string{"contiguous", "cache", "interleaved"} {
+			if kv == "interleaved" && bs > 1 && hkv > 1 {
+				continue // [B, S, Hkv, D] viewed as [B·Hkv, S, D] needs B or Hkv 1
+			}
+			name := fmt.Sprintf("GroupedAttention B=%d H=%d Hkv=%d T=%d offset=%d D=%d k,v %s", bs, h, hkv, tt, offset, d, kv)
+			q, k, v := randn(r, bs*h*tt*d), randn(r, bs*hkv*s*d), randn(r, bs*hkv*s*d)
+			for i := range q {
+				q[i] *= 2
+			}
+			qs := b.FromFloat32s(q)
+			// the keys and values as stored: contiguous; in a cache of
+			// s+3 positions per head after 5 other elements; or with the
+			// heads of a position side by side ([B, S, Hkv, D], as a
+			// projection writes them), rows Hkv·D apart
+			kl := tensor.Layout{Shape: []int{bs * hkv, s, d}, Strides: []int{s * d, d, 1}}
+			store := func(x []float32) tensor.Storage { return b.FromFloat32s(x) }
+			switch kv {
+			case "cache":
+				capacity, pad := s+3, 5
+				kl = tensor.Layout{Shape: []int{bs * hkv, s, d}, Strides: []int{capacity * d, d, 1}, Offset: pad}
+				store = func(x []float32) tensor.Storage {
+					buf := randn(r, pad+bs*hkv*capacity*d)
+					for hd := range bs * hkv {
+						copy(buf[pad+hd*capacity*d:], x[hd*s*d:(hd+1)*s*d])
+					}
+					return b.FromFloat32s(buf)
+				}
+			case "interleaved":
+				head := d
+				if hkv == 1 {
+					head = s * d
+				}
+				kl = tensor.Layout{Shape: []int{bs * hkv, s, d}, Strides: []int{head, hkv * d, 1}}
+				store = func(x []float32) tensor.Storage {
+					buf := make([]float32, len(x))
+					for hd := range bs * hkv {
+						bi, kh := hd/hkv, hd%hkv
+						for j := range s {
+							copy(buf[((bi*s+j)*hkv+kh)*d:], x[(hd*s+j)*d:(hd*s+j+1)*d])
+						}
+					}
+					return b.FromFloat32s(buf)
+				}
+			}
+			ks, vs := store(k), store(v)
+			y, p := poisoned(b, tensor.Float32, bs*h*tt*d), poisoned(b, tensor.Float32, bs*h*tt*s)
+			ga.GroupedAttention(y, p, qs, ks, kl, vs, kl, bs, h, hkv, tt, s, d, offset)
+			wy, ay, wp, ap := gqaRef(q, k, v, bs, h, hkv, tt, s, d, offset)
+			checkBound(t, name+" p", read(b, p), wp, ap)
+			checkBound(t, name+" y", read(b, y), wy, ay)
 
-		p32 := round32(wp)
-		dy := randn(r, bs*h*tt*d)
-		dq, dk, dv := poisoned(b, tensor.Float32, len(q)), poisoned(b, tensor.Float32, len(k)), poisoned(b, tensor.Float32, len(v))
-		ps, dys := b.FromFloat32s(p32), b.FromFloat32s(dy)
-		ga.GroupedAttentionGrad(dq, dk, dv, dys, ps, qs, ks, vs, bs, h, hkv, tt, s, d, offset)
-		wq, aq, wk, ak, wv, av := gqaGradRef(dy, p32, q, k, v, bs, h, hkv, tt, s, d, offset)
-		checkBound(t, name+" dq", read(b, dq), wq, aq)
-		checkBound(t, name+" dk", read(b, dk), wk, ak)
-		checkBound(t, name+" dv", read(b, dv), wv, av)
-		// the value gradient alone (keys and values frozen or not wanted)
-		dv = poisoned(b, tensor.Float32, len(v))
-		ga.GroupedAttentionGrad(nil, nil, dv, dys, ps, qs, ks, vs, bs, h, hkv, tt, s, d, offset)
-		checkBound(t, name+" dv alone", read(b, dv), wv, av)
+			p32 := round32(wp)
+			dy := randn(r, bs*h*tt*d)
+			dq, dk, dv := poisoned(b, tensor.Float32, len(q)), poisoned(b, tensor.Float32, len(k)), poisoned(b, tensor.Float32, len(v))
+			ps, dys := b.FromFloat32s(p32), b.FromFloat32s(dy)
+			ga.GroupedAttentionGrad(dq, dk, dv, dys, ps, qs, ks, kl, vs, kl, bs, h, hkv, tt, s, d, offset)
+			wq, aq, wk, ak, wv, av := gqaGradRef(dy, p32, q, k, v, bs, h, hkv, tt, s, d, offset)
+			checkBound(t, name+" dq", read(b, dq), wq, aq)
+			checkBound(t, name+" dk", read(b, dk), wk, ak)
+			checkBound(t, name+" dv", read(b, dv), wv, av)
+			// the value gradient alone (queries and keys frozen)
+			dv = poisoned(b, tensor.Float32, len(v))
+			ga.GroupedAttentionGrad(nil, nil, dv, dys, ps, qs, ks, kl, vs, kl, bs, h, hkv, tt, s, d, offset)
+			checkBound(t, name+" dv alone", read(b, dv), wv, av)
+		}
 	}
 }
