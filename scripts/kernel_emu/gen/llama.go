@@ -61,7 +61,8 @@ func writeLlamaCases() {
 		s, g := offset+t, h/hkv
 		q, k, v := randn(b*h*t*d, 1), randn(b*hkv*s*d, 1), randn(b*hkv*s*d, 1)
 		y, pr := c.Alloc(tensor.Float32, b*h*t*d), c.Alloc(tensor.Float32, b*h*t*s)
-		c.(tensor.GroupedAttention).GroupedAttention(y, pr, c.FromFloat32s(q), c.FromFloat32s(k), c.FromFloat32s(v), b, h, hkv, t, s, d, offset)
+		kl := tensor.Layout{Shape: []int{b * hkv, s, d}, Strides: []int{s * d, d, 1}}
+		c.(tensor.GroupedAttention).GroupedAttention(y, pr, c.FromFloat32s(q), c.FromFloat32s(k), kl, c.FromFloat32s(v), kl, b, h, hkv, t, s, d, offset)
 		pv := c.Float32s(pr, whole(b*h*t*s))
 		S := make([]float32, b*h*t*s)
 		for bi := range b {
