@@ -1,13 +1,20 @@
 package tensor
 
-import "math"
+import (
+	"math"
+
+	"github.com/wickml/wick/internal/blas"
+	"github.com/wickml/wick/internal/parallel"
+)
 
 // The CPU backend's fused Llama-family kernels (fused_llama.go): one pass
 // over each row (RMSNorm, rotary embeddings) or element (SwiGLU) where the
-// compositions take three to six, and grouped-query attention as the
-// backend's matrix products on the heads in place with the mask, scale and
-// softmax in one pass (the row kernels of the packed attention,
-// cpu_attention.go).
+// compositions take three to six, and grouped-query attention as matrix
+// products on the heads in place with the mask, scale and softmax in one
+// pass (the row kernels of the packed attention, cpu_attention.go): for
+// T > 1 blocked like the packed attention so that the products skip what
+// the causal mask hides, for one query (decoding) the backend's MatMul
+// over the B·Hkv groups.
 
 func (cpuBackend) RMSNorm(dst, rstd, x, w Storage, rows, cols int, eps float32) {
 	d, rs, xs, ws := fs(dst), fs(rstd), fs(x), optF(w)
@@ -156,6 +163,10 @@ func transposed(l Layout) Layout {
 }
 
 func (cb cpuBackend) GroupedAttention(y, p, q, k Storage, kl Layout, v Storage, vl Layout, b, h, hkv, t, s, d, offset int) {
+	if t > 1 {
+		gqaCausal(fs(y), fs(p), fs(q), fs(k), kl, fs(v), vl, b, h, hkv, t, s, d, offset)
+		return
+	}
 	ql, pl := gqaMats(b, h, hkv, t, s, d)
 	cb.MatMul(p, q, ql, k, transposed(kl))
 	ps := fs(p)
@@ -170,6 +181,10 @@ func (cb cpuBackend) GroupedAttention(y, p, q, k Storage, kl Layout, v Storage, 
 }
 
 func (cb cpuBackend) GroupedAttentionGrad(dq, dk, dv, dy, p, q, k Storage, kl Layout, v Storage, vl Layout, b, h, hkv, t, s, d, offset int) {
+	if t > 1 {
+		gqaCausalGrad(optF(dq), optF(dk), optF(dv), fs(dy), fs(p), fs(q), fs(k), kl, fs(v), vl, b, h, hkv, t, s, d, offset)
+		return
+	}
 	ql, pl := gqaMats(b, h, hkv, t, s, d)
 	if dv != nil {
 		cb.MatMul(dv, p, transposed(pl), dy, ql) // dV = Pᵀ·dY
@@ -193,4 +208,83 @@ func (cb cpuBackend) GroupedAttentionGrad(dq, dk, dv, dy, p, q, k Storage, kl La
 	if dk != nil {
 		cb.MatMul(dk, ds, transposed(pl), q, ql) // dK = dSᵀ·Q
 	}
+}
+
+// gqaCausal is GroupedAttention for T > 1 (training, prefill) as the
+// packed attention computes it (cpu_attention.go): one task per (batch,
+// query head) on the shared pool, single-threaded sgemm calls on the heads
+// in place that skip what the mask hides. Query i of a head sees the
+// offset cached keys and keys offset … offset+i; the T new keys are cut
+// into causalBlocks, the columns [offset+j0, offset+j1) of S computed over
+// the rows [j0, T) only, and the rows [i0, i1) of Y summed over the depth
+// [0, offset+i1) only.
+func gqaCausal(ys, ps, qs, ks []float32, kl Layout, vs []float32, vl Layout, b, h, hkv, t, s, d, offset int) {
+	g := h / hkv
+	scale := attentionScale(d)
+	parallel.For(b*h, 1, func(lo, hi int) {
+		for task := lo; task < hi; task++ {
+			kv := task/h*hkv + task%h/g
+			q, y := qs[task*t*d:], ys[task*t*d:]
+			k, v := ks[kl.Offset+kv*kl.Strides[0]:], vs[vl.Offset+kv*vl.Strides[0]:]
+			pr := ps[task*t*s : (task+1)*t*s]
+			if offset > 0 {
+				blas.Sgemm(false, true, t, offset, d, q, d, k, kl.Strides[1], pr, s, false, 1)
+			}
+			for j0, j1 := range causalBlocks(t) {
+				blas.Sgemm(false, true, t-j0, j1-j0, d, q[j0*d:], d, k[(offset+j0)*kl.Strides[1]:], kl.Strides[1], pr[j0*s+offset+j0:], s, false, 1)
+			}
+			for i := range t {
+				softmaxCausalRow(pr[i*s:(i+1)*s], offset+i+1, scale)
+			}
+			for i0, i1 := range causalBlocks(t) {
+				blas.SgemmRange(false, false, i1-i0, d, s, 0, offset+i1, pr[i0*s:], s, v, vl.Strides[1], y[i0*d:], d, 1)
+			}
+		}
+	})
+}
+
+// gqaCausalGrad is GroupedAttentionGrad for T > 1, one task per (batch,
+// key/value head) that goes through the heads of its group in turn (dK and
+// dV add up over them): dP like S and dQ like Y in gqaCausal's blocks,
+// dK and dV over the whole depth.
+func gqaCausalGrad(dqs, dks, dvs, dys, ps, qs, ks []float32, kl Layout, vs []float32, vl Layout, b, h, hkv, t, s, d, offset int) {
+	g := h / hkv
+	scale := attentionScale(d)
+	parallel.For(b*hkv, 1, func(lo, hi int) {
+		var dp []float32
+		if dqs != nil || dks != nil {
+			dp = make([]float32, t*s)
+		}
+		for kv := lo; kv < hi; kv++ {
+			k, v := ks[kl.Offset+kv*kl.Strides[0]:], vs[vl.Offset+kv*vl.Strides[0]:]
+			for hh := range g {
+				task := kv/hkv*h + kv%hkv*g + hh
+				q, dy := qs[task*t*d:], dys[task*t*d:]
+				pr := ps[task*t*s : (task+1)*t*s]
+				if dvs != nil {
+					blas.Sgemm(true, false, s, d, t, pr, s, dy, d, dvs[kv*s*d:], d, hh > 0, 1) // dV += Pᵀ·dY
+				}
+				if dp == nil {
+					continue
+				}
+				if offset > 0 {
+					blas.Sgemm(false, true, t, offset, d, dy, d, v, vl.Strides[1], dp, s, false, 1)
+				}
+				for j0, j1 := range causalBlocks(t) {
+					blas.Sgemm(false, true, t-j0, j1-j0, d, dy[j0*d:], d, v[(offset+j0)*vl.Strides[1]:], vl.Strides[1], dp[j0*s+offset+j0:], s, false, 1)
+				}
+				for i := range t {
+					softmaxGradCausalRow(dp[i*s:(i+1)*s], pr[i*s:(i+1)*s], offset+i+1, scale)
+				}
+				if dqs != nil {
+					for i0, i1 := range causalBlocks(t) {
+						blas.SgemmRange(false, false, i1-i0, d, s, 0, offset+i1, dp[i0*s:], s, k, kl.Strides[1], dqs[task*t*d+i0*d:], d, 1)
+					}
+				}
+				if dks != nil {
+					blas.Sgemm(true, false, s, d, t, dp, s, q, d, dks[kv*s*d:], d, hh > 0, 1) // dK += dSᵀ·Q
+				}
+			}
+		}
+	})
 }

@@ -183,3 +183,28 @@ func TestFusedLlamaPanics(t *testing.T) {
 		}
 	}
 }
+
+// TestCausalAttentionBlocks runs the CPU's blocked grouped attention (T >
+// 1) with blocks of 3, 5 and 10 positions, so that the skipped products
+// and depths of several blocks, after cached positions or not, meet
+// ragged lengths; the composition is the reference.
+func TestCausalAttentionBlocks(t *testing.T) {
+	exclusive(t)
+	defer func(n int) { causalBlockTest = n }(causalBlockTest)
+	ManualSeed(17)
+	for _, blk := range []int{3, 5, 10} {
+		causalBlockTest = blk
+		for _, c := range []struct{ b, h, hkv, t, offset, d int }{
+			{2, 6, 2, 17, 0, 8}, {1, 4, 1, 11, 6, 4}, {2, 3, 3, 23, 2, 16}, {1, 2, 2, 2, 0, 4},
+		} {
+			t.Run(fmt.Sprintf("block%d_B%d_H%d_Hkv%d_T%d_off%d", blk, c.b, c.h, c.hkv, c.t, c.offset), func(t *testing.T) {
+				s := c.offset + c.t
+				q, k, v := Randn(c.b, c.h, c.t, c.d), Randn(c.b, c.hkv, s+1, c.d), Randn(c.b, c.hkv, s, c.d)
+				fusedCase(t, []*Tensor{q, k, v}, func(in []*Tensor) *Tensor { return CausalAttention(in[0], in[1].Slice(2, 1, s+1), in[2], c.offset) },
+					func(in []*Tensor) *Tensor {
+						return causalAttentionComposed(in[0], in[1].Slice(2, 1, s+1), in[2], c.offset)
+					}, 1e-5, 1e-6)
+			})
+		}
+	}
+}
