@@ -68,6 +68,10 @@ type Checkpoint struct {
 	// LM is the trained model of any family, in evaluation mode, as
 	// LoadCheckpoint or NewCausalLM built it (Model too, for a GPT).
 	LM CausalLM
+	// Adapter is the LoRA adapters of a run that trained them (see
+	// checkpointAdapter): SaveCheckpoint writes them, NewCausalLM applies
+	// the file's to the model it builds; nil without adapters.
+	Adapter *LoRA
 }
 
 // trainRecord is the part of the MetaTrain record that this package reads.
@@ -206,8 +210,11 @@ func (ck *Checkpoint) NewModel() (*GPT, error) {
 		panic(&tensor.Error{Pkg: "nn", Op: "Checkpoint.NewModel", Msg: "the checkpoint holds no tensors (LoadCheckpoint has built its Model already)"})
 	}
 	model := newGPTZeros(ck.Config)
-	if err := LoadStateDict(model, ck.Tensors.WithoutPrefix(OptimizerPrefix)); err != nil {
+	if err := LoadStateDict(model, ck.modelTensors()); err != nil {
 		return nil, fmt.Errorf("nn: checkpoint %s does not match its model_args: %w", ck.Path, err)
+	}
+	if err := ck.applyAdapter(model); err != nil {
+		return nil, err
 	}
 	model.Eval()
 	ck.Model = model
@@ -233,8 +240,11 @@ func (ck *Checkpoint) NewCausalLM() (CausalLM, error) {
 		panic(&tensor.Error{Pkg: "nn", Op: "Checkpoint.NewCausalLM", Msg: "the checkpoint holds no tensors (LoadCheckpoint has built its model already)"})
 	}
 	model := newLlamaZeros(*ck.LlamaConfig)
-	if err := LoadStateDict(model, ck.Tensors.WithoutPrefix(OptimizerPrefix)); err != nil {
+	if err := LoadStateDict(model, ck.modelTensors()); err != nil {
 		return nil, fmt.Errorf("nn: checkpoint %s does not match its llama_args: %w", ck.Path, err)
+	}
+	if err := ck.applyAdapter(model); err != nil {
+		return nil, err
 	}
 	model.Eval()
 	ck.LM = model

@@ -30,6 +30,9 @@ func runSample(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := stoppableErr(ctx, "reading --start=FILE: stopped", o.validateSample); err != nil {
 		return err
 	}
+	if err := o.checkSampleAdapter(); err != nil {
+		return err
+	}
 	if _, err := useDevice(o.Device); err != nil {
 		return err
 	}
@@ -47,7 +50,7 @@ func runSample(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	// The model is built as nn.LoadCheckpoint builds it, without random
 	// draws, so that the tokens drawn from --seed are those a program
 	// gets from nn.LoadCheckpoint, tensor.ManualSeed(seed) and Generate.
-	ck := &nn.Checkpoint{Path: path, Config: meta.Model, LlamaConfig: meta.Llama, Tokenizer: meta.tok, Tensors: sd}
+	ck := &nn.Checkpoint{Path: path, Config: meta.Model, LlamaConfig: meta.Llama, Tokenizer: meta.tok, Tensors: sd, Metadata: adapterMetadata(meta)}
 	model, err := ck.NewCausalLM()
 	if err != nil {
 		return errors.New(strings.TrimPrefix(err.Error(), "nn: "))
@@ -87,6 +90,9 @@ func samplePretrained(ctx context.Context, o *options, stdout io.Writer) error {
 	}
 	model, err := stoppable(ctx, "reading --init_from stopped", func() (nn.CausalLM, error) { return loadPretrainedModel(pre) })
 	if err != nil {
+		return err
+	}
+	if err := applySampleAdapter(o, model); err != nil {
 		return err
 	}
 	tensor.ManualSeed(o.Seed)
