@@ -15,3 +15,7 @@
 #include "norm.cu"
 #include "sort.cu"
 #include "scan.cu"
+#include "rmsnorm.cu"
+#include "rotary.cu"
+#include "swiglu.cu"
+#include "gqa.cu"

@@ -15,6 +15,11 @@ var (
 	_ tensor.Normer         = (*backend)(nil) // GlobalNorm, ClipGradNorm
 	_ tensor.DropoutMasker  = (*backend)(nil) // Dropout
 
+	_ tensor.RMSNormer        = (*backend)(nil) // Tensor.RMSNorm
+	_ tensor.Rotator          = (*backend)(nil) // ApplyRotary
+	_ tensor.SwiGLUer         = (*backend)(nil) // SwiGLU
+	_ tensor.GroupedAttention = (*backend)(nil) // CausalAttention
+
 	// Release returns a storage's device memory to the allocator's cache
 	// early (Tensor.Release).
 	_ interface{ Release() } = (*storage)(nil)

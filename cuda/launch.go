@@ -43,6 +43,15 @@ type kernels struct {
 	randUniform, randNormal, dropoutMask               cu.Function
 	attnSoftmax, attnSoftmaxGrad                       cu.Function
 	sort, scan                                         cu.Function
+	llama                                              llamaKernels
+}
+
+// llamaKernels are the fused kernels of the Llama family's layers
+// (cuda/llama.go).
+type llamaKernels struct {
+	rmsnorm, rmsnormDx, rmsnormDwPart, rmsnormDwSum cu.Function
+	rotary, swiglu, swigluGrad                      cu.Function
+	gqaSoftmax, gqaSoftmaxGrad                      cu.Function
 }
 
 // loadKernels loads the embedded PTX into the current context and looks up
@@ -101,6 +110,15 @@ func loadKernels() (cu.Module, *kernels, error) {
 		{"wick_attn_softmax_grad_f32", &k.attnSoftmaxGrad},
 		{"wick_sort_f32", &k.sort},
 		{"wick_scan_f32", &k.scan},
+		{"wick_rmsnorm_f32", &k.llama.rmsnorm},
+		{"wick_rmsnorm_dx_f32", &k.llama.rmsnormDx},
+		{"wick_rmsnorm_dw_part_f32", &k.llama.rmsnormDwPart},
+		{"wick_rmsnorm_dw_sum_f32", &k.llama.rmsnormDwSum},
+		{"wick_rotary_f32", &k.llama.rotary},
+		{"wick_swiglu_f32", &k.llama.swiglu},
+		{"wick_swiglu_grad_f32", &k.llama.swigluGrad},
+		{"wick_gqa_softmax_f32", &k.llama.gqaSoftmax},
+		{"wick_gqa_softmax_grad_f32", &k.llama.gqaSoftmaxGrad},
 	}
 	for _, e := range table {
 		fn, err := mod.Function(e.name)

@@ -32,7 +32,9 @@ func (SiLU) String() string { return "SiLU()" }
 
 // GatedMLP is the gated feed-forward layer of the Llama family (SwiGLU
 // with SiLU): down_proj(silu(gate_proj(x)) · up_proj(x)), Hugging Face's
-// LlamaMLP, with its names gate_proj, up_proj and down_proj.
+// LlamaMLP, with its names gate_proj, up_proj and down_proj. The gating
+// silu(gate)·up is tensor.SwiGLU, one fused kernel each way on the CPU and
+// CUDA backends (Act names the activation; Forward does not call it).
 type GatedMLP struct {
 	GateProj *Linear // [Inter, Hidden]
 	UpProj   *Linear // [Inter, Hidden]
@@ -60,7 +62,7 @@ func NewGatedMLP(hidden, inter int, bias bool, gen *tensor.Generator) *GatedMLP 
 // dimension is not Hidden.
 func (m *GatedMLP) Forward(x *tensor.Tensor) *tensor.Tensor {
 	return tensor.Scope(func() *tensor.Tensor {
-		return m.DownProj.Forward(m.Act.Forward(m.GateProj.Forward(x)).Mul(m.UpProj.Forward(x)))
+		return m.DownProj.Forward(tensor.SwiGLU(m.GateProj.Forward(x), m.UpProj.Forward(x)))
 	})
 }
 

@@ -31,7 +31,8 @@ func TestCausalAttentionOffset(t *testing.T) {
 		full := nn.CausalAttention(q, k, v, 0)
 		if hkv == 4 {
 			ref := tensor.ScaledDotProductAttention(q, k, v, true)
-			if d := maxDiff(t, "sdpa", full, ref); d != 0 {
+			// the fused kernels' softmax rounds unlike the composition's
+			if d := maxDiff(t, "sdpa", full, ref); d > 1e-6 {
 				t.Errorf("offset 0 differs from tensor.ScaledDotProductAttention by %g", d)
 			}
 		}

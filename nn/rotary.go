@@ -129,14 +129,12 @@ func (r *Rotary) cosSinAt(t int, position func(int) int, dev tensor.Device) (cos
 // ApplyRotary rotates x [..., T, HeadDim] by the angles of cos and sin
 // [T, HeadDim] (from CosSin) with Hugging Face's rotate_half convention:
 // x·cos + rotate_half(x)·sin, where rotate_half(x) = cat(−x₂, x₁) for the
-// halves x₁, x₂ of the last dimension. It panics if the shapes disagree.
+// halves x₁, x₂ of the last dimension. It is tensor.ApplyRotary, one fused
+// kernel each way on the CPU and CUDA backends. It panics if the shapes
+// disagree.
 func ApplyRotary(x, cos, sin *tensor.Tensor) *tensor.Tensor {
 	if x.Dim() < 2 || cos.Dim() != 2 || x.Size(-1) != cos.Size(1) || x.Size(-2) != cos.Size(0) || x.Size(-1)%2 != 0 {
 		panic(&tensor.Error{Pkg: "nn", Op: "ApplyRotary", Msg: fmt.Sprintf("expected x [..., T, D] with even D and cos, sin [T, D], got %v and %v", x.Shape(), cos.Shape())})
 	}
-	last := x.Dim() - 1
-	d := x.Size(-1)
-	x1, x2 := x.Slice(last, 0, d/2), x.Slice(last, d/2, d)
-	rot := tensor.Cat([]*tensor.Tensor{x2.Neg(), x1}, last)
-	return x.Mul(cos).Add(rot.Mul(sin))
+	return tensor.ApplyRotary(x, cos, sin)
 }

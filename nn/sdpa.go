@@ -20,16 +20,17 @@ import (
 //
 //	softmax(q·kᵀ/√D + mask)·v
 //
-// computed as q.MatMul(kᵀ).MulScalar(1/√D), MaskedFill(−Inf), Softmax,
-// MatMul(v), the composition tensor.ScaledDotProductAttention and GPT's
-// cached generation use. It panics if the shapes disagree.
+// It is tensor.CausalAttention: one fused operation each way on the CPU and
+// CUDA backends, reading each key/value head once for its group of query
+// heads (no RepeatKV copies). It panics if the shapes disagree.
 func CausalAttention(q, k, v *tensor.Tensor, offset int) *tensor.Tensor {
-	return causalAttention(q, k, v, offset, nil)
+	checkAttentionShapes(q, k, v, offset)
+	return tensor.CausalAttention(q, k, v, offset)
 }
 
-// causalAttention is CausalAttention with drop, if not nil, applied to the
-// attention weights after the softmax (GPT's attention dropout).
-func causalAttention(q, k, v *tensor.Tensor, offset int, drop *Dropout) *tensor.Tensor {
+// checkAttentionShapes panics unless q, k, v and offset are as
+// CausalAttention expects.
+func checkAttentionShapes(q, k, v *tensor.Tensor, offset int) {
 	if q.Dim() != 4 || k.Dim() != 4 || v.Dim() != 4 || offset < 0 {
 		panic(&tensor.Error{Pkg: "nn", Op: "CausalAttention", Msg: fmt.Sprintf("expected q [B, H, T, D], k and v [B, Hkv, offset+T, D] and offset ≥ 0, got %v, %v, %v and %d", q.Shape(), k.Shape(), v.Shape(), offset)})
 	}
@@ -38,6 +39,16 @@ func causalAttention(q, k, v *tensor.Tensor, offset int, drop *Dropout) *tensor.
 	if k.Size(0) != b || v.Size(0) != b || k.Size(3) != d || v.Size(1) != hkv || v.Size(2) != s || s != offset+t || hkv <= 0 || h%hkv != 0 {
 		panic(&tensor.Error{Pkg: "nn", Op: "CausalAttention", Msg: fmt.Sprintf("expected q [B, H, T, D], k and v [B, Hkv, offset+T, D] with Hkv dividing H, got %v, %v, %v and offset %d", q.Shape(), k.Shape(), v.Shape(), offset)})
 	}
+}
+
+// causalAttention is CausalAttention composed from primitive ops as
+// q.MatMul(kᵀ).MulScalar(1/√D), MaskedFill(−Inf), Softmax, MatMul(v), with
+// drop, if not nil, applied to the attention weights after the softmax
+// (GPT's attention dropout).
+func causalAttention(q, k, v *tensor.Tensor, offset int, drop *Dropout) *tensor.Tensor {
+	checkAttentionShapes(q, k, v, offset)
+	h, t, d := q.Size(1), q.Size(2), q.Size(3)
+	hkv, s := k.Size(1), k.Size(2)
 	if hkv != h {
 		k, v = RepeatKV(k, h/hkv), RepeatKV(v, h/hkv)
 	}

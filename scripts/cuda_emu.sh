@@ -21,7 +21,10 @@
 # every op of the tensor surface, forward and backward). Then it trains
 # a small model with `train --device cuda` and with `--device cpu` (10
 # steps, 5 more resumed from the checkpoint, a sample) and checks that the
-# losses agree.
+# losses agree, and fine-tunes random Llama and Qwen3 hub models with
+# `train --init_from=DIR --device cuda` against `--device cpu` (cmd/train's
+# TestFineTuneLlamaCUDA: the fused RMSNorm, rotary, SwiGLU and
+# grouped-query attention kernels end to end).
 #
 # What the emulation checks: the Go side's driver and cuBLAS calls (context
 # current on the calling thread, launch shapes, argument counts and sizes
@@ -50,13 +53,14 @@ fi
 # shellcheck source=scripts/kernel_emu/build_driver.sh
 . scripts/kernel_emu/build_driver.sh
 
-echo "== cuda_emu: building the test binaries of packages cuda and tensor"
+echo "== cuda_emu: building the test binaries of packages cuda, tensor and cmd/train"
 mkdir -p "$tmp/lib"
 go test -c -tags cuda -o "$tmp/cuda.test" ./cuda/
 go test -c -tags cuda -o "$tmp/tensor.test" ./tensor/
+go test -c -tags cuda -o "$tmp/train.test" ./cmd/train/
 
 echo "== cuda_emu: building the emulated driver and cuBLAS"
-emu_build_driver "$tmp" "$tmp/cuda.test" "$tmp/tensor.test"
+emu_build_driver "$tmp" "$tmp/cuda.test" "$tmp/tensor.test" "$tmp/train.test"
 export LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # blocks and threads run in a random order (float atomics land in a
 # different order at every launch, as on a GPU); WICKEMU_SEED repeats a run
@@ -145,5 +149,14 @@ if cmp -s "$tmp/sample-cuda.txt" "$tmp/sample-cpu.txt"; then
 else
 	echo "  note: the samples differ (sampling follows the logits, which differ in the last bits)"
 fi
+
+echo "== cuda_emu: train --init_from=DIR --device cuda on Llama-family models against --device cpu (cmd/train: TestFineTuneLlamaCUDA)"
+if ! (cd cmd/train && "$tmp/train.test" -test.count=1 -test.v -test.run '^TestFineTuneLlamaCUDA$') >"$tmp/llama.log" 2>&1 ||
+	! grep -q -- '^--- PASS: TestFineTuneLlamaCUDA' "$tmp/llama.log" || grep -q -- '--- SKIP' "$tmp/llama.log"; then
+	grep -E -A6 -- '--- FAIL|--- SKIP|panic|loss [0-9]+:' "$tmp/llama.log" | head -40
+	die "fine-tuning a Llama-family model on the emulated GPU failed, skipped or disagrees with the CPU"
+fi
+grep -E -- '^    --- PASS' "$tmp/llama.log" | awk '{ printf "  %-5s %s\n", $2, $3 }'
+echo "  every logged loss (train and eval) of cuda and cpu agrees to 1e-4 relative"
 echo
 echo "cuda_emu: OK"

@@ -14,6 +14,9 @@
 #      only for want of a Go toolchain or other host tools); a skip in a
 #      GPU binary fails the run (TestNoGPU excepted: it tests the machine
 #      without a GPU),
+#      The Llama family's GPU tests (the suite's RMSNorm, Rotary, SwiGLU
+#      and GroupedAttention, TestFusedLlamaOps, TestLlamaTrainingMatchesCPU,
+#      cmd/train's TestFineTuneLlamaCUDA) are then listed by name,
 #   3. the tests that hardware may make flaky, 20 times each
 #      (the suite's Embedding: float atomics in any order; MatMul and
 #      TestMatMulTF32: TF32; Softmax: long rows),
@@ -95,6 +98,29 @@ for name in "${failed[@]}"; do
 	grep -E -- '^(--- FAIL|panic:|FAIL)' "$OUT/$name.log" | head -20
 	tail -n 25 "$OUT/$name.log"
 done
+
+# the Llama family's fused kernels by name (they ran in the table above;
+# this lists them so that a failure among a package's other tests cannot
+# hide them): the backend suite's cases, the tensor-level ops against the
+# CPU, a small model trained on both, and train --init_from on hub models
+if [ -z "${ONLY:-}" ] && [ -f "$OUT/cuda.log" ]; then
+	echo
+	echo "== the Llama family on the GPU (RMSNorm, rotary, SwiGLU, grouped-query attention)"
+	for t in TestBackend/RMSNorm TestBackend/Rotary TestBackend/SwiGLU TestBackend/GroupedAttention TestFusedLlamaOps TestLlamaTrainingMatchesCPU; do
+		res=missing
+		grep -q -- "--- PASS: $t " "$OUT/cuda.log" && res=PASS
+		grep -q -- "--- FAIL: $t " "$OUT/cuda.log" && res=FAIL
+		printf '  %-32s %s\n' "$t" "$res"
+		[ "$res" = PASS ] || failed+=("$t")
+	done
+	if [ -f "$OUT/cmd_train.log" ]; then
+		res=missing
+		grep -q -- '^--- PASS: TestFineTuneLlamaCUDA ' "$OUT/cmd_train.log" && res=PASS
+		grep -q -- '^--- FAIL: TestFineTuneLlamaCUDA ' "$OUT/cmd_train.log" && res=FAIL
+		printf '  %-32s %s (train --init_from=DIR --device cuda against cpu)\n' TestFineTuneLlamaCUDA "$res"
+		[ "$res" = PASS ] || failed+=(TestFineTuneLlamaCUDA)
+	fi
+fi
 
 if [ "${EXTRA:-1}" != 0 ] && [ -z "${ONLY:-}" -o "${ONLY:-}" = cuda ] && [ -x .gpu/cuda.test ]; then
 	echo

@@ -11,6 +11,12 @@ var (
 	_ Normer          = cpuBackend{} // GlobalNorm
 	_ uninitAllocator = cpuBackend{} // emptyOut
 
+	// the Llama family's fused layers (fused_llama.go)
+	_ RMSNormer        = cpuBackend{} // Tensor.RMSNorm
+	_ Rotator          = cpuBackend{} // ApplyRotary
+	_ SwiGLUer         = cpuBackend{} // SwiGLU
+	_ GroupedAttention = cpuBackend{} // CausalAttention
+
 	// Release returns a storage's memory early (Tensor.Release).
 	_ interface{ Release() } = (*cpuStorage)(nil)
 )

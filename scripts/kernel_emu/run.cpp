@@ -242,6 +242,38 @@ int main(int argc, char** argv) {
             auto dp = r.a[3].f;
             launch(G(std::min<i64>(rows, 3)), BR, [&] { wick_attn_softmax_grad_f32(dp.data(), r.a[2].f.data(), rows, T, scale, causal); });
             cmp(name + " dS", dp, r.a[4].f, 1e-5, 1e-7);
+        } else if (r.kind == "rmsnorm") {
+            i64 rows = v[0], C = v[1];
+            std::vector<float> y(rows * C, NAN), rstd(rows, NAN), dx(rows * C, NAN), dw = r.a[5].f;
+            launch(G(std::min<i64>(rows, 2)), BR, [&] { wick_rmsnorm_f32(y.data(), rstd.data(), r.a[0].f.data(), r.a[1].f.data(), rows, C, 1e-6f); });
+            cmp(name + " y", y, r.a[2].f); cmp(name + " rstd", rstd, r.a[3].f);
+            launch(G(std::min<i64>(rows, 2)), BR, [&] { wick_rmsnorm_dx_f32(dx.data(), r.a[4].f.data(), r.a[0].f.data(), r.a[3].f.data(), r.a[1].f.data(), rows, C); });
+            cmp(name + " dx", dx, r.a[6].f);
+            i64 chunk = 32, chunks = (rows + chunk - 1) / chunk;
+            std::vector<double> part(chunks * C, NAN);
+            launch(G((C + 255) / 256, chunks), G(256), [&] { wick_rmsnorm_dw_part_f32(part.data(), r.a[4].f.data(), r.a[0].f.data(), r.a[3].f.data(), rows, C, chunk); });
+            launch(G(2), B1, [&] { wick_rmsnorm_dw_sum_f32(dw.data(), part.data(), chunks, C); });
+            cmp(name + " dw", dw, r.a[7].f);
+        } else if (r.kind == "rotary") {
+            i64 A = v[0], H = v[1], T = v[2], D = v[3], off = v[7]; int tr = (int)v[8];
+            std::vector<float> y(A * H * T * D, NAN);
+            launch(G(2), B1, [&] { wick_rotary_f32(y.data(), r.a[0].f.data() + off, A, H, T, D, v[4], v[5], v[6], r.a[1].f.data(), r.a[2].f.data(), tr); });
+            cmp(name + (tr ? " transpose" : ""), y, r.a[3].f, 0, 0);
+        } else if (r.kind == "swiglu") {
+            i64 n = v[0];
+            std::vector<float> y(n, NAN), da(n, NAN), du(n, NAN);
+            launch(G(2), B1, [&] { wick_swiglu_f32(y.data(), r.a[0].f.data(), r.a[1].f.data(), n); });
+            cmp(name + " y", y, r.a[3].f, 0, 0);
+            launch(G(2), B1, [&] { wick_swiglu_grad_f32(da.data(), du.data(), r.a[2].f.data(), r.a[0].f.data(), r.a[1].f.data(), n); });
+            cmp(name + " dgate", da, r.a[4].f, 0, 0); cmp(name + " dup", du, r.a[5].f, 0, 0);
+        } else if (r.kind == "gqa") {
+            i64 rows = v[0], T = v[1], S = v[2], off = v[3]; float scale = r.a[0].f[0];
+            auto p = r.a[1].f;
+            launch(G(std::min<i64>(rows, 3)), BR, [&] { wick_gqa_softmax_f32(p.data(), rows, T, S, off, scale); });
+            cmp(name + " p", p, r.a[2].f, 1e-5, 1e-7);
+            auto dp = r.a[3].f;
+            launch(G(std::min<i64>(rows, 3)), BR, [&] { wick_gqa_softmax_grad_f32(dp.data(), r.a[2].f.data(), rows, T, S, off, scale); });
+            cmp(name + " dS", dp, r.a[4].f, 1e-5, 1e-7);
         } else if (r.kind == "random") {
             i64 n = v[0]; unsigned long long seed = (unsigned long long)v[1], off = (unsigned long long)v[2];
             std::vector<float> u(n, NAN), z(n, NAN), m(n, NAN);

@@ -60,6 +60,10 @@ var checks = []check{
 	{"GlobalNorm", testGlobalNorm},
 	{"Attention", testAttention},
 	{"DropoutMask", testDropoutMask},
+	{"RMSNorm", testRMSNorm},
+	{"Rotary", testRotary},
+	{"SwiGLU", testSwiGLU},
+	{"GroupedAttention", testGroupedAttention},
 }
 
 // Run runs every check of the suite on b, each as a subtest of t named

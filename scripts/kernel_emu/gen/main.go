@@ -131,6 +131,7 @@ func main() {
 	w = bufio.NewWriter(f)
 	c, _ = tensor.BackendFor(tensor.CPU)
 	writeCases()
+	writeLlamaCases()
 	if err := w.Flush(); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
