@@ -206,11 +206,17 @@ func runBatch(f func() *tensor.Tensor) *tensor.Tensor {
 	return out
 }
 
-// linearRows is l.Forward on x [N, In] with the row-invariant product.
+// linearRows is l.Forward on x [N, In] with the row-invariant product
+// (for bfloat16 or float16 weights, rowsMatMul16).
 func linearRows(l *Linear, x *tensor.Tensor) *tensor.Tensor {
-	y := x.MatMulRowInvariant(l.Weight.T())
+	var y *tensor.Tensor
+	if l.Weight.DType() != x.DType() {
+		y = rowsMatMul16(x, l.Weight.T())
+	} else {
+		y = x.MatMulRowInvariant(l.Weight.T())
+	}
 	if l.Bias != nil {
-		y = y.Add(l.Bias)
+		y = y.Add(l.Bias.ToDType(y.DType()))
 	}
 	if a := l.lora; a != nil && !a.merged {
 		y = y.Add(a.delta(x))
@@ -252,7 +258,7 @@ func (g *GPT) ForwardBatch(b *Batch) *tensor.Tensor {
 	return runBatch(func() *tensor.Tensor {
 		n, c, h := len(b.Tokens), g.Config.NEmbd, g.Config.NHead
 		dev := g.Wte.Weight.Device()
-		x := g.Wte.Forward(tensor.FromInts(b.Tokens, n).To(dev)).Add(g.Wpe.Forward(tensor.FromInts(b.positions(), n).To(dev)))
+		x := embedAdd(g.Wte, g.Wpe, tensor.FromInts(b.Tokens, n).To(dev), tensor.FromInts(b.positions(), n).To(dev))
 		for i, bl := range g.H {
 			qkv := linearRows(bl.Attn.CAttn, bl.Ln1.Forward(x)).Split(c, 1)
 			heads := func(z *tensor.Tensor) *tensor.Tensor { return z.Reshape(n, h, c/h) }
@@ -280,7 +286,7 @@ func (m *Llama) ForwardBatch(b *Batch) *tensor.Tensor {
 		dev := m.EmbedTokens.Weight.Device()
 		pos := b.positions()
 		cos, sin := m.RotaryEmbeds.cosSinAt(n, func(i int) int { return pos[i] }, dev) // [N, D]
-		x := m.EmbedTokens.Forward(tensor.FromInts(b.Tokens, n).To(dev))
+		x := activation(m.EmbedTokens.Forward(tensor.FromInts(b.Tokens, n).To(dev)))
 		for i, l := range m.Layers {
 			a := l.SelfAttn
 			c := a.Config

@@ -53,7 +53,7 @@ func (g *GPT) forwardCached(idx *tensor.Tensor, c *KVCache) *tensor.Tensor {
 		panic(&tensor.Error{Pkg: "nn", Op: "GPT.Generate", Msg: fmt.Sprintf("key/value cache of %d positions cannot take %d more after %d", c.Capacity, t, c.Len)})
 	}
 	pos := tensor.ArangeInt(c.Len+t).Slice(0, c.Len, c.Len+t).To(idx.Device())
-	x := g.Drop.Forward(g.Wte.Forward(idx).Add(g.Wpe.Forward(pos)))
+	x := g.Drop.Forward(embedAdd(g.Wte, g.Wpe, idx, pos))
 	for i, b := range g.H {
 		x = b.forwardCached(x, c.K[i], c.V[i], c.Len)
 	}

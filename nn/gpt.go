@@ -250,7 +250,7 @@ func (g *GPT) hidden(idx *tensor.Tensor) *tensor.Tensor {
 	// once the backward pass has released them (tensor.Scope)
 	return tensor.Scope(func() *tensor.Tensor {
 		pos := tensor.ArangeInt(t).To(idx.Device())
-		x := g.Drop.Forward(g.Wte.Forward(idx).Add(g.Wpe.Forward(pos)))
+		x := g.Drop.Forward(embedAdd(g.Wte, g.Wpe, idx, pos))
 		for _, b := range g.H {
 			if g.ActivationCheckpointing {
 				x = Checkpointed{b}.Forward(x)

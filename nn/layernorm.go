@@ -32,8 +32,10 @@ func NewLayerNorm(n int, bias bool) *LayerNorm {
 }
 
 // Forward normalises x [..., N]. It panics if x's last dimension is not N.
+// Bfloat16 or float16 weights (ToDType) are widened to x's dtype: with
+// float32 activations the statistics and the product are float32.
 func (ln *LayerNorm) Forward(x *tensor.Tensor) *tensor.Tensor {
-	return x.LayerNorm(ln.Weight, ln.Bias, ln.Eps)
+	return x.LayerNorm(asDTypeOf(ln.Weight, x), asDTypeOf(ln.Bias, x), ln.Eps)
 }
 
 // NamedParameters returns weight and (if present) bias.

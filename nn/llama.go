@@ -247,7 +247,7 @@ func (m *Llama) hidden(idx *tensor.Tensor, cache *KVCache) *tensor.Tensor {
 		pos = cache.Len
 	}
 	cos, sin := m.RotaryEmbeds.CosSin(pos, idx.Size(1), idx.Device())
-	x := m.EmbedTokens.Forward(idx)
+	x := activation(m.EmbedTokens.Forward(idx))
 	for i, l := range m.Layers {
 		switch {
 		case cache != nil:

@@ -31,11 +31,13 @@ func NewRMSNorm(n int, eps float32) *RMSNorm {
 }
 
 // Forward normalises x [..., N]. It panics if x's last dimension is not N.
+// A bfloat16 or float16 weight (ToDType) is widened to x's dtype: with
+// float32 activations, weight.float() * x_normed in float32.
 func (r *RMSNorm) Forward(x *tensor.Tensor) *tensor.Tensor {
 	if x.Dim() == 0 || x.Size(-1) != r.N {
 		panic(&tensor.Error{Pkg: "nn", Op: "RMSNorm", Msg: fmt.Sprintf("input of shape %v does not end in %d features", x.Shape(), r.N)})
 	}
-	return x.RMSNorm(r.Weight, r.Eps)
+	return x.RMSNorm(asDTypeOf(r.Weight, x), r.Eps)
 }
 
 // NamedParameters returns weight.
