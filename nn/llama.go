@@ -164,7 +164,7 @@ func NewLlama(cfg LlamaConfig) *Llama { return NewLlamaWith(cfg, nil) }
 // NewLlamaWith is NewLlama with the weights drawn from gen (the global
 // generator if gen is nil).
 func NewLlamaWith(cfg LlamaConfig, gen *tensor.Generator) *Llama {
-	m := newLlamaZeros(cfg)
+	m := newLlamaZeros(cfg, tensor.Float32)
 	autograd.NoGrad(func() {
 		for _, p := range m.NamedParameters() {
 			switch {
@@ -179,15 +179,16 @@ func NewLlamaWith(cfg LlamaConfig, gen *tensor.Generator) *Llama {
 }
 
 // newLlamaZeros returns a Llama of cfg with zero Linear and Embedding
-// weights and RMSNorm weights one, for a loader to fill.
-func newLlamaZeros(cfg LlamaConfig) *Llama {
+// weights and RMSNorm weights one, for a loader to fill, its parameters of
+// dt (zerosOf).
+func newLlamaZeros(cfg LlamaConfig, dt tensor.DType) *Llama {
 	if err := cfg.Validate(); err != nil {
 		panic(&tensor.Error{Pkg: "nn", Op: "NewLlama", Msg: strings.TrimPrefix(err.Error(), "nn: ")})
 	}
 	if err := cfg.checkSize(); err != nil {
 		panic(&tensor.Error{Pkg: "nn", Op: "NewLlama", Msg: err.Error()})
 	}
-	z := func(shape ...int) *tensor.Tensor { return tensor.Zeros(shape...).RequiresGrad() }
+	z := func(shape ...int) *tensor.Tensor { return zerosOf(dt, shape...) }
 	linear := func(in, out int, bias bool) *Linear {
 		l := &Linear{Weight: z(out, in), In: in, Out: out}
 		if bias {
@@ -229,6 +230,7 @@ func newLlamaZeros(cfg LlamaConfig) *Llama {
 	} else {
 		m.LMHead = linear(h, cfg.VocabSize, false)
 	}
+	toDTypeSmall(m, dt)
 	return m
 }
 

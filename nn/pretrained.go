@@ -44,7 +44,8 @@ const (
 //     [out, in]. The attention-mask buffers attn.bias and attn.masked_bias
 //     are skipped. lm_head.weight may be absent (it is tied to wte);
 //     when present it must equal wte.weight. Tensors may be F32, F16 or
-//     BF16 (converted to float32); any other dtype is an error.
+//     BF16 (converted to float32, or kept in bfloat16 or float16 by
+//     LoadPretrainedWith); any other dtype is an error.
 //
 // The weights are streamed from the files into the model's tensors, so
 // loading needs little memory beyond the float32 model itself (the largest
@@ -60,17 +61,7 @@ const (
 // index, every header, name, shape, dtype and file length are checked
 // before any weight is read; a model is returned only once it is complete,
 // never with an error.
-func LoadPretrained(name string) (*GPT, error) {
-	dir, err := PretrainedDir(name)
-	if err != nil {
-		return nil, err
-	}
-	g, err := loadPretrained(dir)
-	if err != nil {
-		return nil, fmt.Errorf("nn: LoadPretrained: %w", err)
-	}
-	return g, nil
-}
+func LoadPretrained(name string) (*GPT, error) { return LoadPretrainedWith(name, LoadOptions{}) }
 
 // ReadPretrainedConfig reads the config.json of the Hugging Face GPT-2
 // model in dir (a directory, or a hub name: see PretrainedDir) and returns
@@ -200,7 +191,7 @@ const maxProblems = 8
 
 // loadPretrained is LoadPretrained for a directory, with errors that do
 // not say "nn: LoadPretrained".
-func loadPretrained(dir string) (*GPT, error) {
+func loadPretrained(dir string, dt tensor.DType) (*GPT, error) {
 	cfg, err := readHFConfig(filepath.Join(dir, hfConfigFile))
 	if err != nil {
 		return nil, err
@@ -234,7 +225,7 @@ func loadPretrained(dir string) (*GPT, error) {
 		return nil, problemList(problems)
 	}
 
-	g := newGPTZeros(cfg)
+	g := newGPTZeros(cfg, dt)
 	sizes := fmt.Sprintf("n_embd %d, n_layer %d, vocab_size %d, n_positions %d", cfg.NEmbd, cfg.NLayer, cfg.VocabSize, cfg.BlockSize)
 	checkSource := func(s *safetensors.Ref, want []int, layout string) {
 		switch {
@@ -375,10 +366,11 @@ func sameValues(r *safetensors.Reader, a, b *safetensors.Ref) error {
 // newGPTZeros returns a GPT of cfg whose Linear and Embedding weights and
 // biases are zero (LayerNorm's as NewLayerNorm makes them), for a loader
 // to fill: NewGPT's random initialisation would cost time and memory for
-// weights about to be overwritten. Its structure is NewGPTWith's.
-func newGPTZeros(cfg GPTConfig) *GPT {
+// weights about to be overwritten. Its structure is NewGPTWith's. Its
+// parameters are of dt (zerosOf).
+func newGPTZeros(cfg GPTConfig, dt tensor.DType) *GPT {
 	c := cfg.NEmbd
-	z := func(shape ...int) *tensor.Tensor { return tensor.Zeros(shape...).RequiresGrad() }
+	z := func(shape ...int) *tensor.Tensor { return zerosOf(dt, shape...) }
 	linear := func(in, out int) *Linear {
 		l := &Linear{Weight: z(out, in), In: in, Out: out}
 		if cfg.Bias {
@@ -414,6 +406,7 @@ func newGPTZeros(cfg GPTConfig) *GPT {
 		})
 	}
 	g.LmHead = &Linear{Weight: g.Wte.Weight, In: c, Out: cfg.VocabSize}
+	toDTypeSmall(g, dt)
 	return g
 }
 

@@ -29,34 +29,16 @@ import (
 //
 // name is a directory or a hub name found in the Hugging Face cache (see
 // PretrainedDir). The weights are model.safetensors or the shards of
-// model.safetensors.index.json, F32, F16 or BF16 (converted to float32),
-// streamed into the model's tensors. config.json, the index, every
+// model.safetensors.index.json, F32, F16 or BF16 (converted to float32;
+// LoadCausalLMWith keeps them in bfloat16 or float16), streamed into the
+// model's tensors. config.json, the index, every
 // header, name, shape, dtype and file length are checked before any weight
 // is read, and every problem is reported, one line each naming the file
 // and the tensor (wrapping ErrBadConfig, ErrMissingTensor,
 // ErrUnexpectedTensor, ErrShapeMismatch, ErrDTypeMismatch, ErrTruncated,
 // or fs.ErrNotExist for a missing file). The model is on the default
 // device, in training mode, its parameters requiring gradients.
-func LoadCausalLM(name string) (CausalLM, error) {
-	dir, err := PretrainedDir(name)
-	if err != nil {
-		return nil, err
-	}
-	typ, err := readModelType(filepath.Join(dir, hfConfigFile))
-	if err != nil {
-		return nil, fmt.Errorf("nn: LoadCausalLM: %w", err)
-	}
-	var m CausalLM
-	if typ == "" || typ == "gpt2" {
-		m, err = loadPretrained(dir)
-	} else {
-		m, err = loadLlama(dir)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("nn: LoadCausalLM: %w", err)
-	}
-	return m, nil
-}
+func LoadCausalLM(name string) (CausalLM, error) { return LoadCausalLMWith(name, LoadOptions{}) }
 
 // ReadModelType returns the model_type of the config.json of the Hugging
 // Face model in dir (a directory or a hub name: see PretrainedDir): "gpt2"
@@ -358,7 +340,7 @@ func readLlamaConfig(path string) (LlamaConfig, error) {
 }
 
 // loadLlama is LoadCausalLM for a Llama-family directory.
-func loadLlama(dir string) (*Llama, error) {
+func loadLlama(dir string, dt tensor.DType) (*Llama, error) {
 	cfg, err := readLlamaConfig(filepath.Join(dir, hfConfigFile))
 	if err != nil {
 		return nil, err
@@ -391,7 +373,7 @@ func loadLlama(dir string) (*Llama, error) {
 		return nil, problemList(problems)
 	}
 
-	m := newLlamaZeros(cfg)
+	m := newLlamaZeros(cfg, dt)
 	sizes := fmt.Sprintf("%s, hidden_size %d, %d layers, %d heads, %d key/value heads, head_dim %d, intermediate_size %d, vocab_size %d",
 		cfg.ModelType, cfg.HiddenSize, cfg.NumHiddenLayers, cfg.NumAttentionHeads, cfg.NumKeyValueHeads, cfg.HeadDim, cfg.IntermediateSize, cfg.VocabSize)
 	checkSource := func(s *safetensors.Ref, want []int) bool {

@@ -209,7 +209,7 @@ func (ck *Checkpoint) NewModel() (*GPT, error) {
 	if ck.Tensors == nil {
 		panic(&tensor.Error{Pkg: "nn", Op: "Checkpoint.NewModel", Msg: "the checkpoint holds no tensors (LoadCheckpoint has built its Model already)"})
 	}
-	model := newGPTZeros(ck.Config)
+	model := newGPTZeros(ck.Config, tensor.Float32)
 	if err := LoadStateDict(model, ck.modelTensors()); err != nil {
 		return nil, fmt.Errorf("nn: checkpoint %s does not match its model_args: %w", ck.Path, err)
 	}
@@ -239,7 +239,7 @@ func (ck *Checkpoint) NewCausalLM() (CausalLM, error) {
 	if ck.Tensors == nil {
 		panic(&tensor.Error{Pkg: "nn", Op: "Checkpoint.NewCausalLM", Msg: "the checkpoint holds no tensors (LoadCheckpoint has built its model already)"})
 	}
-	model := newLlamaZeros(*ck.LlamaConfig)
+	model := newLlamaZeros(*ck.LlamaConfig, tensor.Float32)
 	if err := LoadStateDict(model, ck.modelTensors()); err != nil {
 		return nil, fmt.Errorf("nn: checkpoint %s does not match its llama_args: %w", ck.Path, err)
 	}

@@ -259,10 +259,13 @@ func (t *Tensor) Fill_(v float32) *Tensor {
 // offset+len(data)−1 of t (counted in row-major order), in place. Like
 // CopyFrom it is never recorded. It lets a loader fill a large tensor piece
 // by piece from a file without holding a second copy of it.
-// SetFloat32s panics if t is not a contiguous Float32 tensor or the range
-// does not lie within its elements.
+// A BFloat16 or Float16 tensor on the CPU takes the values rounded to
+// nearest even (exact for values read from a file of that dtype).
+// SetFloat32s panics if t is not a contiguous Float32 tensor (or 16-bit
+// one on the CPU) or the range does not lie within its elements.
 func (t *Tensor) SetFloat32s(offset int, data []float32) *Tensor {
-	if t.DType() != Float32 || !t.IsContiguous() {
+	_, onCPU := t.storage.(*cpuStorage)
+	if t.DType() != Float32 && !(is16(t.DType()) && onCPU) || !t.IsContiguous() {
 		panicf("SetFloat32s", "expected a contiguous float32 tensor, got %s tensor of shape %v and strides %v", t.DType(), t.layout.Shape, t.layout.Strides)
 	}
 	if n := t.Numel(); offset < 0 || offset > n || len(data) > n-offset {
@@ -274,6 +277,13 @@ func (t *Tensor) SetFloat32s(offset int, data []float32) *Tensor {
 	}
 	start := t.layout.Offset + offset
 	if s, ok := t.storage.(*cpuStorage); ok {
+		if is16(t.DType()) {
+			from, h := halfOf(t.DType()).from, s.live().h[start:start+len(data)]
+			for i, v := range data {
+				h[i] = from(v)
+			}
+			return t
+		}
 		copy(s.live().f[start:start+len(data)], data)
 		return t
 	}

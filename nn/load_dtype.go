@@ -1,0 +1,97 @@
+package nn
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/wickml/wick/tensor"
+)
+
+// LoadOptions are the choices of LoadCausalLMWith and LoadPretrainedWith.
+// The zero value loads as LoadCausalLM and LoadPretrained do.
+type LoadOptions struct {
+	// DType is the dtype of the loaded parameters: Float32 (the zero
+	// value), BFloat16 or Float16 (on the CPU, for inference: see
+	// ToDType). Each tensor goes from the file's dtype straight into a
+	// parameter of DType a chunk at a time, without a float32 copy of the
+	// model: a BF16 file loaded as BFloat16 (or an F16 one as Float16)
+	// keeps its values bit for bit, an F32 file is rounded to nearest
+	// even tensor by tensor. The 16-bit parameters do not require
+	// gradients (only float32 tensors take them).
+	DType tensor.DType
+}
+
+// check returns an error for a DType the models cannot load as.
+func (o LoadOptions) check() error {
+	switch o.DType {
+	case tensor.Float32, tensor.BFloat16, tensor.Float16:
+		return nil
+	}
+	return fmt.Errorf("dtype %s is not one of float32, bfloat16, float16", o.DType)
+}
+
+// LoadCausalLMWith is LoadCausalLM with opts: with DType BFloat16, for
+// example, a BF16 checkpoint stays in bfloat16 (half the memory of
+// float32, half the bytes read per generated token) while the forward
+// passes compute in float32.
+func LoadCausalLMWith(name string, opts LoadOptions) (CausalLM, error) {
+	if err := opts.check(); err != nil {
+		return nil, fmt.Errorf("nn: LoadCausalLM: %w", err)
+	}
+	dir, err := PretrainedDir(name)
+	if err != nil {
+		return nil, err
+	}
+	typ, err := readModelType(filepath.Join(dir, hfConfigFile))
+	if err != nil {
+		return nil, fmt.Errorf("nn: LoadCausalLM: %w", err)
+	}
+	var m CausalLM
+	if typ == "" || typ == "gpt2" {
+		m, err = loadPretrained(dir, opts.DType)
+	} else {
+		m, err = loadLlama(dir, opts.DType)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("nn: LoadCausalLM: %w", err)
+	}
+	return m, nil
+}
+
+// LoadPretrainedWith is LoadPretrained with opts (see LoadOptions).
+func LoadPretrainedWith(name string, opts LoadOptions) (*GPT, error) {
+	if err := opts.check(); err != nil {
+		return nil, fmt.Errorf("nn: LoadPretrained: %w", err)
+	}
+	dir, err := PretrainedDir(name)
+	if err != nil {
+		return nil, err
+	}
+	g, err := loadPretrained(dir, opts.DType)
+	if err != nil {
+		return nil, fmt.Errorf("nn: LoadPretrained: %w", err)
+	}
+	return g, nil
+}
+
+// zerosOf returns a zero parameter of dt for a loader to fill: a float32
+// one requiring grad, or a 16-bit one allocated as such (no float32
+// tensor of its size).
+func zerosOf(dt tensor.DType, shape ...int) *tensor.Tensor {
+	if dt == tensor.Float32 {
+		return tensor.Zeros(shape...).RequiresGrad()
+	}
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return tensor.FromBits16(dt, make([]uint16, n), shape...)
+}
+
+// toDTypeSmall converts what the zero models build in float32 whatever
+// the dtype (norm weights and biases, [N] vectors) to dt.
+func toDTypeSmall(m Module, dt tensor.DType) {
+	if dt != tensor.Float32 {
+		ToDType(m, dt)
+	}
+}
