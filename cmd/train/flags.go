@@ -118,7 +118,11 @@ func newFlagSet(o *options, sample bool) (*flag.FlagSet, []flagGroup) {
 	fs.StringVar(&o.Prompt, "start", o.Prompt, "alias of --prompt (nanoGPT's sample.py name)")
 	fs.Float64Var(&o.Temperature, "temperature", o.Temperature, "sampling temperature: < 1 is more conservative, > 1 more random; 0 is greedy (the most likely token); else from 0.001 to 100")
 	fs.IntVar(&o.TopK, "top_k", o.TopK, "sample only among the top_k most likely tokens (0: all)")
-	fs.StringVar(&o.Dtype, "dtype", o.Dtype, "float32 (the only dtype so far; nanoGPT's bfloat16/float16 are refused)")
+	dtypeUsage := "float32 (the only dtype training computes in so far; nanoGPT's bfloat16/float16 are refused: they are for train sample and serve)"
+	if sample {
+		dtypeUsage = "dtype of the model's weights: float32, bfloat16 or float16 (16-bit weights on the cpu: half the memory, activations in float32; a BF16/F16 --init_from file is kept as it is)"
+	}
+	fs.StringVar(&o.Dtype, "dtype", o.Dtype, dtypeUsage)
 	initUsage := "scratch, resume (nanoGPT's name for --resume), or a pretrained model to fine-tune (config.json's model_type gpt2, llama, mistral, qwen2 or qwen3): a Hugging Face model directory (config.json, model.safetensors) or a hub name (gpt2, gpt2-medium, gpt2-large, gpt2-xl, or owner/name) found in the Hugging Face cache"
 	if sample {
 		if o.InitFrom == "scratch" { // nanoGPT's sample.py default
@@ -473,8 +477,9 @@ func (o *options) validateSample() error {
 		return fmt.Errorf("--temperature%v", sampling.CheckTemperature(o.Temperature))
 	case o.TopK < 0:
 		return fmt.Errorf("--top_k must be ≥ 0, got %d", o.TopK)
-	case o.Dtype != "float32":
-		return fmt.Errorf("--dtype=%s is not supported; Wick computes in float32 (use --dtype=float32)", o.Dtype)
+	}
+	if _, err := weightDType(o.Dtype); err != nil {
+		return err
 	}
 	if err := o.readPrompt(); err != nil {
 		return err
@@ -553,6 +558,9 @@ func (o *options) validate() error {
 			return err
 		}
 		o.Data, o.binDir = f, dir
+	}
+	if o.Dtype != "float32" {
+		return fmt.Errorf("--dtype=%s is not supported for training yet (bfloat16 and float16 are for train sample and serve so far); train with --dtype=float32", o.Dtype)
 	}
 	return o.validateSample()
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/wickml/wick/nn"
+	"github.com/wickml/wick/tensor"
 	"github.com/wickml/wick/tokenizer"
 )
 
@@ -198,16 +199,18 @@ func checkVocab(tok tokenizer.Tokenizer, p *pretrainedModel) error {
 }
 
 // loadPretrainedModel reads the weights of p and prepares the model for
-// the run: a GPT's context cropped to p.cfg.BlockSize, its dropout set.
-func loadPretrainedModel(p *pretrainedModel) (nn.CausalLM, error) {
+// the run, its weights of dt: a GPT's context cropped to p.cfg.BlockSize,
+// its dropout set.
+func loadPretrainedModel(p *pretrainedModel, dt tensor.DType) (nn.CausalLM, error) {
+	opts := nn.LoadOptions{DType: dt}
 	if p.llama != nil {
-		m, err := nn.LoadCausalLM(p.dir)
+		m, err := nn.LoadCausalLMWith(p.dir, opts)
 		if err != nil {
 			return nil, errors.New(trimNN(err))
 		}
 		return m, nil
 	}
-	model, err := nn.LoadPretrained(p.dir)
+	model, err := nn.LoadPretrainedWith(p.dir, opts)
 	if err != nil {
 		return nil, errors.New(trimNN(err))
 	}

@@ -33,11 +33,16 @@ func runSample(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := o.checkSampleAdapter(); err != nil {
 		return err
 	}
-	if _, err := useDevice(o.Device); err != nil {
+	dev, err := useDevice(o.Device)
+	if err != nil {
+		return err
+	}
+	dt, err := checkSampleDType(o, dev)
+	if err != nil {
 		return err
 	}
 	if o.pretrained() {
-		return samplePretrained(ctx, o, stdout)
+		return samplePretrained(ctx, o, dt, stdout)
 	}
 	path := ckptPath(o.OutDir)
 	sd, meta, err := readCheckpointStoppable(ctx, path)
@@ -55,6 +60,7 @@ func runSample(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return errors.New(strings.TrimPrefix(err.Error(), "nn: "))
 	}
+	nn.ToDType(model, dt) // a checkpoint is float32: rounded parameter by parameter
 	tensor.ManualSeed(o.Seed)
 	text, err := generate(ctx, model, meta.tok, o)
 	if err != nil {
@@ -67,8 +73,8 @@ func runSample(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // samplePretrained is the sample command with --init_from naming a
 // pretrained model: its tokenizer comes from --tokenizer_dir or the
 // model's directory, and the model is sampled at its full context,
-// stopping at its config's EOS tokens.
-func samplePretrained(ctx context.Context, o *options, stdout io.Writer) error {
+// stopping at its config's EOS tokens, its weights loaded as dt.
+func samplePretrained(ctx context.Context, o *options, dt tensor.DType, stdout io.Writer) error {
 	pre, err := stoppable(ctx, "reading --init_from stopped", func() (*pretrainedModel, error) { return findPretrained(o) })
 	if err != nil {
 		return err
@@ -88,7 +94,7 @@ func samplePretrained(ctx context.Context, o *options, stdout io.Writer) error {
 	if err := checkSampleMemory(o, sampleShape(pre.cfg, pre.llama)); err != nil {
 		return err
 	}
-	model, err := stoppable(ctx, "reading --init_from stopped", func() (nn.CausalLM, error) { return loadPretrainedModel(pre) })
+	model, err := stoppable(ctx, "reading --init_from stopped", func() (nn.CausalLM, error) { return loadPretrainedModel(pre, dt) })
 	if err != nil {
 		return err
 	}

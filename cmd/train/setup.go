@@ -191,7 +191,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var model nn.CausalLM
 	switch {
 	case pre != nil:
-		if model, err = stoppable(ctx, "reading --init_from stopped", func() (nn.CausalLM, error) { return loadPretrainedModel(pre) }); err != nil {
+		if model, err = stoppable(ctx, "reading --init_from stopped", func() (nn.CausalLM, error) { return loadPretrainedModel(pre, tensor.Float32) }); err != nil {
 			return err
 		}
 	case llama != nil:
