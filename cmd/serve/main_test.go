@@ -210,7 +210,7 @@ func TestStartupErrors(t *testing.T) {
 		want string
 	}{
 		{nil, "--model is required"},
-		{[]string{"--model=" + ckpt, "--dtype=bfloat16"}, "--dtype=bfloat16 is not supported"},
+		{[]string{"--model=" + ckpt, "--dtype=int8"}, "--dtype=int8 is not supported (want float32, bfloat16 or float16)"},
 		{[]string{"--model=" + filepath.Join(dir, "none")}, "none"},
 		{[]string{"--model=" + corrupt}, "corrupt.safetensors"},
 		{[]string{"--model=" + ckpt, "--kv_cache_memory=lots"}, "kv_cache_memory"},

@@ -10,6 +10,7 @@ import (
 	"github.com/wickml/wick/chat"
 	"github.com/wickml/wick/internal/boundedread"
 	"github.com/wickml/wick/nn"
+	"github.com/wickml/wick/tensor"
 	"github.com/wickml/wick/tokenizer"
 )
 
@@ -30,9 +31,11 @@ type model struct {
 // or a hub name in the Hugging Face cache. tokDir, when set, is the
 // directory of a Hugging Face model's tokenizer (and chat template), in
 // place of the model's own. templateFile, when set, is a Jinja chat
-// template that replaces the model's.
-func loadModel(path, tokDir, templateFile string) (*model, error) {
-	m, err := load(path, tokDir)
+// template that replaces the model's. The weights are of dt: a Hugging
+// Face model's loaded so (nn.LoadCausalLMWith), a checkpoint's rounded
+// to it (nn.ToDType).
+func loadModel(path, tokDir, templateFile string, dt tensor.DType) (*model, error) {
+	m, err := load(path, tokDir, dt)
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +60,7 @@ func loadModel(path, tokDir, templateFile string) (*model, error) {
 	return m, nil
 }
 
-func load(path, tokDir string) (*model, error) {
+func load(path, tokDir string, dt tensor.DType) (*model, error) {
 	fail := func(err error) error {
 		msg := err.Error()
 		for _, p := range []string{"nn: ", "LoadCausalLM: ", "LoadCheckpoint: "} {
@@ -86,13 +89,14 @@ func load(path, tokDir string) (*model, error) {
 		if tokDir != "" {
 			return nil, fmt.Errorf("--tokenizer_dir: --model=%s is a train checkpoint, which holds its own tokenizer", path)
 		}
+		nn.ToDType(ck.LM, dt)
 		return &model{lm: ck.LM, tok: ck.Tokenizer, kind: "train checkpoint"}, nil
 	}
 	dir, err := nn.PretrainedDir(path)
 	if err != nil {
 		return nil, fail(err)
 	}
-	lm, err := nn.LoadCausalLM(dir)
+	lm, err := nn.LoadCausalLMWith(dir, nn.LoadOptions{DType: dt})
 	if err != nil {
 		return nil, fail(err)
 	}
@@ -144,4 +148,16 @@ func nonFiniteParam(m nn.Module) string {
 		}
 	}
 	return ""
+}
+
+// weightDType returns the dtype of the weights --dtype names (nanoGPT's
+// spellings; validate has refused any other).
+func weightDType(s string) tensor.DType {
+	switch s {
+	case "bfloat16":
+		return tensor.BFloat16
+	case "float16":
+		return tensor.Float16
+	}
+	return tensor.Float32
 }
