@@ -85,6 +85,10 @@ func run(cfg nn.GPTConfig, prompt, newTok, ttft, runs int, seed uint64, bandwidt
 	gen := tensor.NewGenerator(seed)
 	model := nn.NewGPTWith(cfg, gen)
 	model.Eval()
+	itemSize, err := weightsToDType(model)
+	if err != nil {
+		return err
+	}
 	tokens := func(n int) *tensor.Tensor {
 		ids := make([]int, n)
 		for i := range ids {
@@ -93,7 +97,7 @@ func run(cfg nn.GPTConfig, prompt, newTok, ttft, runs int, seed uint64, bandwidt
 		return tensor.FromInts(ids, 1, n)
 	}
 	if bandwidth {
-		bytes := 4 * float64(nn.NumParams(model)-cfg.BlockSize*cfg.NEmbd)
+		bytes := float64(itemSize) * float64(nn.NumParams(model)-cfg.BlockSize*cfg.NEmbd)
 		bw := copyBandwidth(1 << 30)
 		fmt.Printf("bandwidth threads=%d copy_GB/s=%.2f weights_MB/token=%.1f bound_ms/token=%.2f bound_tokens/s=%.2f\n",
 			runtime.GOMAXPROCS(0), bw/1e9, bytes/1e6, bytes/bw*1e3, bw/bytes)
