@@ -75,17 +75,18 @@ func LoadPretrainedWith(name string, opts LoadOptions) (*GPT, error) {
 }
 
 // zerosOf returns a zero parameter of dt for a loader to fill: a float32
-// one requiring grad, or a 16-bit one allocated as such (no float32
-// tensor of its size).
+// one requiring grad, or a 16-bit one allocated as such, once (the zeros
+// like a broadcast view of one element: no float32 tensor of its size,
+// no second buffer).
 func zerosOf(dt tensor.DType, shape ...int) *tensor.Tensor {
 	if dt == tensor.Float32 {
 		return tensor.Zeros(shape...).RequiresGrad()
 	}
-	n := 1
-	for _, d := range shape {
-		n *= d
+	one := make([]int, len(shape))
+	for i := range one {
+		one[i] = 1
 	}
-	return tensor.FromBits16(dt, make([]uint16, n), shape...)
+	return tensor.ZerosLike(tensor.FromBits16(dt, []uint16{0}, one...).Expand(shape...))
 }
 
 // toDTypeSmall converts what the zero models build in float32 whatever
