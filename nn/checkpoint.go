@@ -49,8 +49,9 @@ func StateDictOf(m Module) StateDict {
 // any other name is an error. All problems are reported together, each
 // naming its tensor and wrapping ErrMissingTensor, ErrUnexpectedTensor,
 // ErrShapeMismatch or ErrDTypeMismatch (several: the first on the
-// error's line, the next few one per line below it, then how many more); m is changed only if there are
-// none. Like PyTorch, a tied tensor present under both names takes the
+// error's line, the next few one per line below it, then how many more);
+// a nil tensor is an error naming it (ErrMissingTensor); m is changed only
+// if there are none. Like PyTorch, a tied tensor present under both names takes the
 // value listed last in the state dict (lm_head.weight). It panics like
 // NewContainer if m embeds a Container that leaves out a field holding
 // parameters.
@@ -59,6 +60,8 @@ func LoadStateDict(m Module, sd StateDict) error {
 	var errs []error
 	check := func(p NamedParam, t *tensor.Tensor) {
 		switch {
+		case t == nil:
+			errs = append(errs, fmt.Errorf("tensor %q: %w: the state dict holds nil under its name (model needs shape %v)", p.Name, ErrMissingTensor, p.Param.Shape()))
 		case t.DType() != tensor.Float32:
 			errs = append(errs, fmt.Errorf("tensor %q: %w: file has %s, model needs %s", p.Name, ErrDTypeMismatch, t.DType(), p.Param.DType()))
 		case !slices.Equal(t.Shape(), p.Param.Shape()):

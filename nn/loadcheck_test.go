@@ -559,3 +559,89 @@ func appendSparseTensor(t *testing.T, path, name string) string {
 	}
 	return path
 }
+
+// TestLoadStateDictNil (issue #31, item 11): a nil tensor in a state dict
+// is an error naming it, not a nil dereference.
+func TestLoadStateDictNil(t *testing.T) {
+	m, _ := boundsGPT()
+	before := snapshot(m)
+	sd := nn.StateDictOf(m)
+	sd["transformer.wpe.weight"] = nil
+	sd["lm_head.weight"] = nil
+	err := nn.LoadStateDict(m, sd)
+	if !errors.Is(err, nn.ErrMissingTensor) || !strings.Contains(err.Error(), `tensor "transformer.wpe.weight": missing tensor: the state dict holds nil under its name (model needs shape [8 8])`) || !strings.Contains(err.Error(), `tensor "lm_head.weight": missing tensor: the state dict holds nil`) {
+		t.Errorf("LoadStateDict with nil tensors: %v", err)
+	}
+	if !equalSnapshots(before, snapshot(m)) {
+		t.Error("the model changed although LoadStateDict failed")
+	}
+}
+
+// TestLoadPretrainedHugeConfig (issue #31, item 2): a GPT-2 config.json
+// that describes a model far beyond the allocation limit, with one small
+// layer of weights, is an error naming the sizes and config.json,
+// returned before anything is built or read: it was an out-of-memory kill
+// for n_layer 1e9 and a goroutine trace for the others.
+func TestLoadPretrainedHugeConfig(t *testing.T) {
+	for _, tt := range []struct{ key, value, want string }{
+		{"n_layer", "1000000000", "n_layer 1000000000"},
+		{"vocab_size", "2147483648", "vocab_size 2147483648"},
+		{"n_positions", "1000000000", "block_size 1000000000"},
+		{"n_embd", "1000000", "n_embd 1000000"},
+	} {
+		dir := t.TempDir()
+		writeHubModel(t, dir, 16, 8, 1, 8, "F32", 1)
+		cpath := filepath.Join(dir, "config.json")
+		var c map[string]any
+		b, err := os.ReadFile(cpath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &c); err != nil {
+			t.Fatal(err)
+		}
+		c[tt.key] = json.RawMessage(tt.value)
+		if tt.key == "n_embd" {
+			c["n_head"] = 4
+		}
+		b, _ = json.Marshal(c)
+		if err := os.WriteFile(cpath, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		alloc := allocated(func() {
+			if perr := tensor.Catch(func() { _, err = nn.LoadPretrained(dir) }); perr != nil {
+				t.Errorf("%s %s: LoadPretrained panicked: %v", tt.key, tt.value, perr)
+			}
+		})
+		if !errors.Is(err, nn.ErrTooLarge) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), cpath) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s %s: %v", tt.key, tt.value, err)
+		}
+		if alloc > smallAlloc {
+			t.Errorf("%s %s: allocated %d bytes", tt.key, tt.value, alloc)
+		}
+	}
+}
+
+// TestNewGPTTooLarge (issue #31, item 2): NewGPT of n_layer 1e9 panics
+// with a *tensor.Error naming the sizes before allocating anything (it was
+// an out-of-memory kill), and NumParams counts what NewGPT builds.
+func TestNewGPTTooLarge(t *testing.T) {
+	cfg := nn.GPTConfig{VocabSize: 10, BlockSize: 8, NLayer: 1_000_000_000, NHead: 2, NEmbd: 8}
+	var perr error
+	alloc := allocated(func() { perr = tensor.Catch(func() { nn.NewGPT(cfg) }) })
+	var te *tensor.Error
+	if !errors.As(perr, &te) || te.Op != "NewGPT" || !strings.Contains(perr.Error(), "n_layer 1000000000") || !strings.Contains(perr.Error(), "above the allocation limit") {
+		t.Errorf("NewGPT of n_layer 1e9: %v", perr)
+	}
+	if alloc > smallAlloc {
+		t.Errorf("NewGPT of n_layer 1e9 allocated %d bytes", alloc)
+	}
+	for _, cfg := range []nn.GPTConfig{
+		{VocabSize: 10, BlockSize: 8, NLayer: 1, NHead: 2, NEmbd: 8},
+		{VocabSize: 65, BlockSize: 16, NLayer: 3, NHead: 4, NEmbd: 16, Bias: true},
+	} {
+		if got, want := cfg.NumParams(), int64(nn.NumParams(nn.NewGPT(cfg))); got != want {
+			t.Errorf("%+v: NumParams %d, NewGPT has %d", cfg, got, want)
+		}
+	}
+}
