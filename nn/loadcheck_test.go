@@ -74,7 +74,7 @@ func writeSparse(t *testing.T, sd nn.StateDict, meta map[string]string, extra ..
 				binary.Write(&data, binary.LittleEndian, math.Float32bits(v))
 			}
 		}
-		hdr[n] = map[string]any{"dtype": dt, "shape": x.Shape(), "data_offsets": []int{begin, data.Len()}}
+		hdr[n] = map[string]any{"dtype": dt, "shape": append([]int{}, x.Shape()...), "data_offsets": []int{begin, data.Len()}}
 	}
 	end := int64(data.Len())
 	for _, e := range extra {

@@ -42,7 +42,7 @@ func rewriteSparse(t *testing.T, dir, name string, n int64) {
 				bin.Write(&data, bin.LittleEndian, math.Float32bits(v))
 			}
 		}
-		hdr[k] = map[string]any{"dtype": dt, "shape": x.Shape(), "data_offsets": []int{begin, data.Len()}}
+		hdr[k] = map[string]any{"dtype": dt, "shape": append([]int{}, x.Shape()...), "data_offsets": []int{begin, data.Len()}}
 	}
 	end := int64(data.Len())
 	hdr[name] = map[string]any{"dtype": "F32", "shape": []int64{n}, "data_offsets": []int64{end, end + 4*n}}
@@ -71,7 +71,8 @@ func rewriteSparse(t *testing.T, dir, name string, n int64) {
 
 // TestCheckpointTensorBoundsCLI (issue #31, item 3): checkpoints that used
 // to get train sample and --resume killed for memory, an extra 8 GiB model
-// tensor and an 8 GiB optimizer tensor (sparse files of a few KB), now
+// tensor and an 8 GiB optimizer tensor (sparse files of a few KB), and
+// (item 1) a 1 KB tokenizer standing for 32 GiB, now
 // give one line and exit status 1 with little memory used, under
 // --max_memory=1GiB as without it; sample, which does not read the
 // optimizer's state, samples. --max_memory below what the checkpoint's
@@ -80,28 +81,42 @@ func rewriteSparse(t *testing.T, dir, name string, n int64) {
 func TestCheckpointTensorBoundsCLI(t *testing.T) {
 	tmp := t.TempDir()
 	resume := []string{"--resume", "--data=testdata/tiny.txt", "--max_iters=1", "--eval_interval=1", "--eval_iters=1"}
+	// issue #31, item 1: a 1 KB BPE tokenizer whose merges double a
+	// token's length each (32 GiB of tokens)
+	merges := [][2]int{{0, 0}}
+	for i := range 33 {
+		merges = append(merges, [2]int{256 + i, 256 + i})
+	}
+	bomb, err := json.Marshal(map[string]any{"kind": "bpe", "merges": merges})
+	if err != nil {
+		t.Fatal(err)
+	}
+	withBomb := func(m *ckptMeta) { m.Tokenizer, m.Model.VocabSize = bomb, 290 }
 	cases := []struct {
 		name   string
 		tensor string // added, F32 [2^31]
+		edit   func(*ckptMeta)
 		args   []string
 		code   int
 		want   string
 	}{
-		{"sample, extra model tensor", "transformer.h.0.attn.extra", []string{"sample"}, 1, `is corrupt: tensor "transformer.h.0.attn.extra": unexpected tensor: the model has no parameter of that name (the file's F32 [2147483648], not read)`},
-		{"sample --max_memory=1GiB, extra model tensor", "transformer.h.0.attn.extra", []string{"sample", "--max_memory=1GiB"}, 1, `tensor "transformer.h.0.attn.extra": unexpected tensor`},
-		{"resume, extra model tensor", "transformer.h.0.attn.extra", resume, 1, `tensor "transformer.h.0.attn.extra": unexpected tensor`},
-		{"resume --max_memory=1GiB, extra model tensor", "transformer.h.0.attn.extra", append([]string{"--max_memory=1GiB"}, resume...), 1, `tensor "transformer.h.0.attn.extra": unexpected tensor`},
-		{"sample, 8 GiB optimizer tensor", "optimizer.state.9.exp_avg", []string{"sample"}, 0, ""},
-		{"sample --max_memory=1GiB, 8 GiB optimizer tensor", "optimizer.state.9.exp_avg", []string{"sample", "--max_memory=1GiB"}, 0, ""},
-		{"resume, 8 GiB optimizer tensor", "optimizer.state.9.exp_avg", resume, 1, `is corrupt: tensor "optimizer.state.9.exp_avg": shape mismatch: the optimizer's F32 [2147483648] has 2147483648 elements, more than the model's largest parameter`},
-		{"resume --max_memory=1GiB, 8 GiB optimizer tensor", "optimizer.state.9.exp_avg", append([]string{"--max_memory=1GiB"}, resume...), 1, `tensor "optimizer.state.9.exp_avg": shape mismatch`},
-		{"sample --max_memory=4KiB", "", []string{"sample", "--max_memory=4KiB"}, 1, "too large for the memory budget: a GPT of vocab_size"},
-		{"resume --max_memory=4KiB", "", append([]string{"--max_memory=4KiB"}, resume...), 1, "too large for the memory budget: a GPT of vocab_size"},
+		{"sample, extra model tensor", "transformer.h.0.attn.extra", nil, []string{"sample"}, 1, `is corrupt: tensor "transformer.h.0.attn.extra": unexpected tensor: the model has no parameter of that name (the file's F32 [2147483648], not read)`},
+		{"sample --max_memory=1GiB, extra model tensor", "transformer.h.0.attn.extra", nil, []string{"sample", "--max_memory=1GiB"}, 1, `tensor "transformer.h.0.attn.extra": unexpected tensor`},
+		{"resume, extra model tensor", "transformer.h.0.attn.extra", nil, resume, 1, `tensor "transformer.h.0.attn.extra": unexpected tensor`},
+		{"resume --max_memory=1GiB, extra model tensor", "transformer.h.0.attn.extra", nil, append([]string{"--max_memory=1GiB"}, resume...), 1, `tensor "transformer.h.0.attn.extra": unexpected tensor`},
+		{"sample, 8 GiB optimizer tensor", "optimizer.state.9.exp_avg", nil, []string{"sample"}, 0, ""},
+		{"sample --max_memory=1GiB, 8 GiB optimizer tensor", "optimizer.state.9.exp_avg", nil, []string{"sample", "--max_memory=1GiB"}, 0, ""},
+		{"resume, 8 GiB optimizer tensor", "optimizer.state.9.exp_avg", nil, resume, 1, `is corrupt: tensor "optimizer.state.9.exp_avg": shape mismatch: the optimizer's F32 [2147483648] has 2147483648 elements, more than the model's largest parameter`},
+		{"resume --max_memory=1GiB, 8 GiB optimizer tensor", "optimizer.state.9.exp_avg", nil, append([]string{"--max_memory=1GiB"}, resume...), 1, `tensor "optimizer.state.9.exp_avg": shape mismatch`},
+		{"sample --max_memory=4KiB", "", nil, []string{"sample", "--max_memory=4KiB"}, 1, "too large for the memory budget: a GPT of vocab_size"},
+		{"resume --max_memory=4KiB", "", nil, append([]string{"--max_memory=4KiB"}, resume...), 1, "too large for the memory budget: a GPT of vocab_size"},
+		{"sample, tokenizer bomb", "", withBomb, []string{"sample"}, 1, "is corrupt: tokenizer: bpe merge 21 (276, 276) makes a token of 4194304 bytes, more than the 2097152 a token may have"},
+		{"resume, tokenizer bomb", "", withBomb, resume, 1, "a token may have"},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := filepath.Join(tmp, string(rune('a'+i)))
-			fakeCheckpoint(t, dir, nil)
+			fakeCheckpoint(t, dir, c.edit)
 			if c.tensor != "" {
 				rewriteSparse(t, dir, c.tensor, 1<<31)
 			}
