@@ -645,3 +645,21 @@ func TestNewGPTTooLarge(t *testing.T) {
 		}
 	}
 }
+
+// TestForwardEmptySequence (issue #31, item 11): GPT.Forward and Loss of a
+// [1, 0] input panic with a *tensor.Error naming the op and the shape
+// (they panicked with "slice bounds out of range").
+func TestForwardEmptySequence(t *testing.T) {
+	m, _ := boundsGPT()
+	empty := tensor.FromInts(nil, 1, 0)
+	for name, fn := range map[string]func(){
+		"GPT.Forward": func() { m.Forward(empty) },
+		"GPT.Loss":    func() { m.Loss(empty, empty) },
+	} {
+		err := tensor.Catch(fn)
+		var te *tensor.Error
+		if !errors.As(err, &te) || !strings.Contains(err.Error(), "[1 0]") {
+			t.Errorf("%s of a [1, 0] input: %v, want a *tensor.Error naming the shape", name, err)
+		}
+	}
+}
