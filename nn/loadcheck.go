@@ -339,7 +339,8 @@ func readFileTensors(h *safetensors.FileHeader, entries []safetensors.Entry, fin
 
 // readStreamTensors reads entries (F32 or I64, sorted by offset, as the
 // caller checked) from r, positioned at the start of the data section,
-// skipping the bytes of the tensors left out. The length of a stream is
+// skipping the bytes of the tensors left out (unread where r is an
+// io.Seeker). The length of a stream is
 // not known beforehand, so each tensor's values are gathered in chunks as
 // they arrive and its storage is allocated only once all of them have:
 // data cut short cost no more than what arrived. With finite, a NaN or an
@@ -352,8 +353,8 @@ func readStreamTensors(r io.Reader, entries []safetensors.Entry, finite bool) (S
 		if e.Begin < pos {
 			return nil, fmt.Errorf("tensor %q: %w: data_offsets overlap", e.Name, ErrCorruptHeader)
 		}
-		if n, err := io.CopyN(io.Discard, r, e.Begin-pos); err != nil {
-			return nil, fmt.Errorf("tensor %q: %w: the data end %d bytes before it", e.Name, ErrTruncated, e.Begin-pos-n)
+		if err := skip(r, e.Begin-pos); err != nil {
+			return nil, fmt.Errorf("tensor %q: %w", e.Name, err)
 		}
 		pos = e.Begin
 		size := 4
@@ -405,6 +406,23 @@ func readStreamTensors(r io.Reader, entries []safetensors.Entry, finite bool) (S
 		sd[e.Name] = t
 	}
 	return sd, nil
+}
+
+// skip advances r by n bytes: a seek where r can (a file: the bytes of the
+// tensors left out are not read; data cut short show when the next
+// tensor's are), else a read that discards them.
+func skip(r io.Reader, n int64) error {
+	if n == 0 {
+		return nil
+	}
+	if s, ok := r.(io.Seeker); ok {
+		_, err := s.Seek(n, io.SeekCurrent)
+		return err
+	}
+	if got, err := io.CopyN(io.Discard, r, n); err != nil {
+		return fmt.Errorf("%w: the data end %d bytes before it", ErrTruncated, n-got)
+	}
+	return nil
 }
 
 // maxChunk returns the bytes of the largest of entries, at least 8.

@@ -663,3 +663,76 @@ func TestForwardEmptySequence(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadStreamSkipsOptimizer: Load of a train checkpoint from a stream
+// that seeks (a file) skips an 8 GiB optimizer tensor whose data come
+// before the model's (as in train's files, where names sort so) without
+// reading it, and reads the model's tensors after it.
+func TestLoadStreamSkipsOptimizer(t *testing.T) {
+	sd, meta, _ := trainCheckpointParts(t)
+	// the optimizer tensor's 8 GiB (a hole in the file) first, then the
+	// model's tensors
+	const big = 4 << 31
+	hdr := map[string]any{"__metadata__": meta, "optimizer.state.0.big": map[string]any{"dtype": "F32", "shape": []int64{1 << 31}, "data_offsets": []int64{0, big}}}
+	var data bytes.Buffer
+	for _, n := range sd.WithoutPrefix(nn.OptimizerPrefix).Names() {
+		begin := big + int64(data.Len())
+		for _, v := range sd[n].Float32s() {
+			binary.Write(&data, binary.LittleEndian, math.Float32bits(v))
+		}
+		hdr[n] = map[string]any{"dtype": "F32", "shape": sd[n].Shape(), "data_offsets": []int64{begin, big + int64(data.Len())}}
+	}
+	h, _ := json.Marshal(hdr)
+	for len(h)%8 != 0 {
+		h = append(h, ' ')
+	}
+	path := filepath.Join(t.TempDir(), "ckpt.safetensors")
+	w, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary.Write(w, binary.LittleEndian, uint64(len(h)))
+	w.Write(h)
+	if _, err := w.WriteAt(data.Bytes(), 8+int64(len(h))+big); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, _ := boundsGPT()
+	cr := &countingReader{f: f}
+	alloc := allocated(func() { err = nn.Load(cr, m) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if alloc > smallAlloc {
+		t.Errorf("Load allocated %d bytes", alloc)
+	}
+	if cr.n > 1<<20 {
+		t.Errorf("Load read %d bytes of a file of %d bytes of model data", cr.n, data.Len())
+	}
+	for _, p := range m.NamedParameters() {
+		if !slicesEqualBits(p.Param.Float32s(), sd[p.Name].Float32s()) {
+			t.Errorf("Load: %s differs from the file's", p.Name)
+		}
+	}
+}
+
+// countingReader is a file as an io.ReadSeeker that counts the bytes read.
+type countingReader struct {
+	f *os.File
+	n int64
+}
+
+func (c *countingReader) Read(b []byte) (int, error) {
+	n, err := c.f.Read(b)
+	c.n += int64(n)
+	return n, err
+}
+
+func (c *countingReader) Seek(off int64, whence int) (int64, error) { return c.f.Seek(off, whence) }
