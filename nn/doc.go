@@ -51,6 +51,16 @@
 // names, shapes and dtypes before it reads the weights; LoadPretrained
 // stays GPT-2's and returns a *GPT.
 //
+// BatchLM is what a serving engine (package serve) needs of a model, and
+// *GPT and *Llama implement it: ForwardBatch runs a Batch, the new tokens
+// of many sequences laid end to end, each at its own positions, in one
+// forward pass, handing each sequence's attention to the engine's
+// callback (which keeps the keys and values in its own, paged, cache). Its
+// rows do not depend on one another (tensor.MatMulRowInvariant, norms per
+// row, attention per sequence), so a sequence's logits have the same bits
+// whatever else runs beside it. SampleNext picks tokens from logits as
+// Generate does.
+//
 // Container gives a user's struct the Module methods (NamedParameters,
 // Parameters, Train, Eval, String) from an explicit list of named
 // children, which NewContainer checks against the struct's exported fields

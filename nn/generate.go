@@ -3,7 +3,6 @@ package nn
 import (
 	"context"
 	"fmt"
-	"sort"
 
 	"github.com/chewxy/math32"
 	"github.com/wickml/wick/tensor"
@@ -184,12 +183,9 @@ func (g *GPT) generate(idx *tensor.Tensor, maxNew int, temperature float32, topK
 func keepTopK(logits *tensor.Tensor, k int) *tensor.Tensor {
 	rows, n := logits.Size(0), logits.Size(1)
 	vals := logits.Float32s()
-	sorted := make([]float32, n)
 	for r := range rows {
 		row := vals[r*n : (r+1)*n]
-		copy(sorted, row)
-		sort.Slice(sorted, func(i, j int) bool { return sorted[i] > sorted[j] })
-		kth := sorted[k-1]
+		kth := kthLargest(row, k) // sample.go
 		for j, v := range row {
 			if v < kth {
 				row[j] = math32.Inf(-1)

@@ -214,6 +214,18 @@ func keepTopP(logits *tensor.Tensor, p float32) *tensor.Tensor {
 	order := make([]int, n)
 	for r := range rows {
 		row, pr := vals[r*n:(r+1)*n], probs[r*n:(r+1)*n]
+		if keep, ok := nucleus(pr, p); ok { // sample.go
+			kept := make([]bool, n)
+			for _, i := range keep {
+				kept[i] = true
+			}
+			for i, k := range kept {
+				if !k {
+					row[i] = math32.Inf(-1)
+				}
+			}
+			continue
+		}
 		for i := range order {
 			order[i] = i
 		}

@@ -147,6 +147,12 @@ type Llama struct {
 	Norm         *RMSNorm // model.norm
 	LMHead       *Linear  // lm_head; its Weight is EmbedTokens.Weight when tied
 	RotaryEmbeds *Rotary
+
+	// ActivationCheckpointing recomputes each decoder layer's activations
+	// in the backward pass instead of keeping them (see recompute.go):
+	// the gradients are bit for bit the same, the dropout of LoRA adapters
+	// included. Generation with a key/value cache is unaffected.
+	ActivationCheckpointing bool
 }
 
 // NewLlama returns a Llama of cfg initialised like Hugging Face's
@@ -243,9 +249,12 @@ func (m *Llama) hidden(idx *tensor.Tensor, cache *KVCache) *tensor.Tensor {
 	cos, sin := m.RotaryEmbeds.CosSin(pos, idx.Size(1), idx.Device())
 	x := m.EmbedTokens.Forward(idx)
 	for i, l := range m.Layers {
-		if cache != nil {
+		switch {
+		case cache != nil:
 			x = l.forward(x, cos, sin, cache.K[i], cache.V[i], pos)
-		} else {
+		case m.ActivationCheckpointing:
+			x = l.checkpointed(x, cos, sin)
+		default:
 			x = l.forward(x, cos, sin, nil, nil, 0)
 		}
 	}

@@ -303,6 +303,31 @@ func checkOptimizerEntries(entries []safetensors.Entry, t loadTarget) error {
 	return nil
 }
 
+// checkAdapterEntries bounds the LoRA adapters' tensors of a checkpoint
+// (those under AdapterPrefix) of a model t describes, before they are
+// read: each F32 with no more elements than the model's largest
+// parameter, and together no more than the model's bytes and 1 MiB (an
+// adapter of rank r on a Linear of [out, in] holds r·(in+out) elements);
+// their names and shapes are checked against the adapters' config when
+// they are applied.
+func checkAdapterEntries(entries []safetensors.Entry, t loadTarget) error {
+	largest, modelBytes := t.largest(), t.bytes()
+	var total int64
+	for _, e := range entries {
+		if e.DType != "F32" {
+			return fmt.Errorf("tensor %q: %w: file has %s, a LoRA adapter is %s", e.Name, ErrDTypeMismatch, fileDType(e.DType), tensor.Float32)
+		}
+		if n := int64(e.NumElements()); n > largest {
+			return fmt.Errorf("tensor %q: %w: the adapter's %s %v has %d elements, more than the model's largest parameter (%d)", e.Name, ErrShapeMismatch, e.DType, e.Shape, n, largest)
+		}
+		total += memBytes(e)
+		if total > modelBytes+1<<20 {
+			return fmt.Errorf("tensor %q: %w: the adapters' tensors up to this one take %s, more than the model's %s", e.Name, ErrUnexpectedTensor, formatBytes(float64(total)), formatBytes(float64(modelBytes)))
+		}
+	}
+	return nil
+}
+
 // readFileTensors reads entries (F32 or I64, as the caller checked) of the
 // file h describes into new tensors on the default device, each allocated
 // at its size (checked against the file's length by ReadFileHeader) and
@@ -434,15 +459,21 @@ func maxChunk(entries []safetensors.Entry) int {
 	return int(min(n, math.MaxInt32))
 }
 
+// splitPrefix returns the entries whose names do not start with prefix,
+// and those that do.
+func splitPrefix(entries []safetensors.Entry, prefix string) (without, with []safetensors.Entry) {
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name, prefix) {
+			with = append(with, e)
+		} else {
+			without = append(without, e)
+		}
+	}
+	return without, with
+}
+
 // withoutOptimizer returns entries without the optimizer's (those under
 // OptimizerPrefix), and those apart.
 func withoutOptimizer(entries []safetensors.Entry) (model, opt []safetensors.Entry) {
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name, OptimizerPrefix) {
-			opt = append(opt, e)
-		} else {
-			model = append(model, e)
-		}
-	}
-	return model, opt
+	return splitPrefix(entries, OptimizerPrefix)
 }

@@ -736,3 +736,40 @@ func (c *countingReader) Read(b []byte) (int, error) {
 }
 
 func (c *countingReader) Seek(off int64, whence int) (int64, error) { return c.f.Seek(off, whence) }
+
+// TestLoRACheckpointBounded: a LoRA run's checkpoint with an extra 8 GiB
+// adapter tensor (sparse) is refused by LoadCheckpoint and ReadCheckpoint
+// by name before anything is read; the checkpoint without it loads with
+// its adapters applied.
+func TestLoRACheckpointBounded(t *testing.T) {
+	cfg := nn.LlamaConfig{ModelType: "llama", VocabSize: 12, HiddenSize: 8, IntermediateSize: 16, NumHiddenLayers: 1,
+		NumAttentionHeads: 2, NumKeyValueHeads: 1, HeadDim: 4, MaxPositionEmbeddings: 16, RMSNormEps: 1e-5, RopeTheta: 10000}
+	model := nn.NewLlamaWith(cfg, tensor.NewGenerator(1))
+	lora, err := nn.ApplyLoRA(model, nn.LoRAConfig{R: 2, Alpha: 4, TargetModules: []string{"q_proj"}, Gen: tensor.NewGenerator(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "ckpt.safetensors")
+	if err := nn.SaveCheckpoint(path, &nn.Checkpoint{LM: model, Adapter: lora, Tokenizer: tokenizer.NewChar([]byte("abcdefgh \n")), Iter: 1}); err != nil {
+		t.Fatal(err)
+	}
+	ck, err := nn.LoadCheckpoint(path)
+	if err != nil || ck.Adapter == nil {
+		t.Fatalf("LoadCheckpoint of the LoRA checkpoint: %v (checkpoint %+v)", err, ck)
+	}
+	sd, meta, err := nn.LoadStateDictFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := writeSparse(t, sd, meta, extraTensor{nn.AdapterPrefix + "model.layers.0.self_attn.q_proj.lora_A.extra", "F32", []int64{1 << 31}})
+	for name, read := range map[string]func(string) (*nn.Checkpoint, error){"LoadCheckpoint": nn.LoadCheckpoint, "ReadCheckpoint": nn.ReadCheckpoint} {
+		var err error
+		alloc := allocated(func() { _, err = read(big) })
+		if !errors.Is(err, nn.ErrShapeMismatch) || !strings.Contains(err.Error(), `lora_A.extra": shape mismatch: the adapter's F32 [2147483648]`) {
+			t.Errorf("%s with an 8 GiB adapter tensor: %v", name, err)
+		}
+		if alloc > smallAlloc {
+			t.Errorf("%s with an 8 GiB adapter tensor: allocated %d bytes", name, alloc)
+		}
+	}
+}

@@ -1,14 +1,20 @@
 package nn
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/wickml/wick/internal/atomicfile"
+	"github.com/wickml/wick/safetensors"
 	"github.com/wickml/wick/tensor"
 )
 
@@ -68,30 +74,15 @@ func (l *LoRA) SaveAdapter(dir string) error {
 	if l.removed {
 		return errors.New("nn: SaveAdapter: the adapters were merged and removed (MergeAndUnload)")
 	}
-	var targets any = l.Config.TargetModules
-	if l.Config.TargetRegexp != "" {
-		targets = l.Config.TargetRegexp
-	}
-	tm, err := json.Marshal(targets)
-	if err != nil {
-		return fmt.Errorf("nn: SaveAdapter: %w", err)
-	}
-	cfg := peftConfig{
-		AlphaPattern: map[string]any{}, RankPattern: map[string]any{},
-		BaseModel: l.Config.BaseModel, Bias: "none", InferenceMode: true, InitLoraWeights: true,
-		LoraAlpha: l.Config.Alpha, LoraDropout: l.Config.Dropout, PeftType: "LORA", R: l.Config.R,
-		TargetModules: tm, TaskType: "CAUSAL_LM",
-	}
-	js, err := json.MarshalIndent(cfg, "", "  ")
+	js, err := l.peftConfigJSON()
 	if err != nil {
 		return fmt.Errorf("nn: SaveAdapter: %w", err)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("nn: SaveAdapter: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, AdapterConfigFile), append(js, '\n'), 0o644); err != nil {
-		return fmt.Errorf("nn: SaveAdapter: %w", err)
-	}
+	// the weights first, then the config: a reader that finds the new
+	// config finds the new weights (each file is replaced atomically)
 	sd := StateDict{}
 	for _, p := range l.NamedParameters() {
 		sd[peftPrefix+p.Name] = p.Param.Detach().To(tensor.CPU).Contiguous()
@@ -99,45 +90,61 @@ func (l *LoRA) SaveAdapter(dir string) error {
 	if err := SaveStateDictFile(filepath.Join(dir, AdapterWeightsFile), sd, map[string]string{"format": "pt"}); err != nil {
 		return fmt.Errorf("nn: SaveAdapter: %w", err)
 	}
+	if err := atomicfile.WriteFile(filepath.Join(dir, AdapterConfigFile), func(w io.Writer) error {
+		_, err := w.Write(append(js, '\n'))
+		return err
+	}); err != nil {
+		return fmt.Errorf("nn: SaveAdapter: %w", err)
+	}
 	return nil
+}
+
+// peftConfigJSON returns the adapters' adapter_config.json.
+func (l *LoRA) peftConfigJSON() ([]byte, error) {
+	var targets any = l.Config.TargetModules
+	if l.Config.TargetRegexp != "" {
+		targets = l.Config.TargetRegexp
+	}
+	tm, err := json.Marshal(targets)
+	if err != nil {
+		return nil, err
+	}
+	cfg := peftConfig{
+		AlphaPattern: map[string]any{}, RankPattern: map[string]any{},
+		BaseModel: l.Config.BaseModel, Bias: "none", InferenceMode: true, InitLoraWeights: true,
+		LoraAlpha: l.Config.Alpha, LoraDropout: l.Config.Dropout, PeftType: "LORA", R: l.Config.R,
+		TargetModules: tm, TaskType: "CAUSAL_LM",
+	}
+	return json.MarshalIndent(cfg, "", "  ")
 }
 
 // LoadAdapter reads a PEFT LoRA adapter from dir (adapter_config.json and
 // adapter_model.safetensors, as SaveAdapter or PEFT's save_pretrained
 // writes them) and applies it to m with ApplyLoRA, with the file's
-// weights. The adapters start in evaluation mode (PEFT's inference_mode);
-// call Train on the LoRA to fine-tune them further.
+// weights (stored as F32, BF16 or F16; kept in float32). The adapters
+// start in evaluation mode (PEFT's inference_mode); call Train on the LoRA
+// to fine-tune them further.
 //
-// It returns an error naming the file and what is wrong, and leaves m
-// unchanged, for a config that is not LoRA or uses features Wick does not
-// have (bias other than "none", DoRA, rank_pattern, alpha_pattern,
-// rsLoRA, layers_to_transform, modules_to_save), target modules that match
-// no Linear layer of m, a tensor for a module that is not a target, a
-// target without its tensors, or tensors whose shapes do not fit the
-// layer and r.
+// Every tensor's name, dtype, shape and size is checked against the config
+// and m's layers before any tensor data is read, and the data are checked
+// to be finite. LoadAdapter returns an error naming the file and what is
+// wrong, in one line, and leaves m unchanged, for a config that is not
+// LoRA or uses features Wick does not have (bias other than "none", DoRA,
+// rank_pattern, alpha_pattern, rsLoRA, layers_to_transform,
+// modules_to_save), target modules that match no Linear layer of m, a
+// tensor for a module that is not a target, a target without its tensors,
+// tensors whose shapes do not fit the layer and r (an adapter for another
+// base model), a header larger than MaxAdapterHeaderBytes, a truncated
+// file, or a weight that is NaN or infinite.
 func LoadAdapter(dir string, m Module) (*LoRA, error) {
+	cfg, err := ReadAdapterConfig(dir)
+	if err != nil {
+		return nil, err
+	}
 	cpath := filepath.Join(dir, AdapterConfigFile)
-	raw, err := os.ReadFile(cpath)
-	if err != nil {
-		return nil, fmt.Errorf("nn: LoadAdapter: %w", err)
-	}
-	var pc peftConfig
-	if err := json.Unmarshal(raw, &pc); err != nil {
-		return nil, fmt.Errorf("nn: LoadAdapter: %s: %w", cpath, err)
-	}
-	cfg, err := pc.loraConfig()
-	if err != nil {
-		return nil, fmt.Errorf("nn: LoadAdapter: %s: %w", cpath, err)
-	}
-	wpath := filepath.Join(dir, AdapterWeightsFile)
-	sd, _, err := LoadStateDictFile(wpath)
-	if err != nil {
-		return nil, fmt.Errorf("nn: LoadAdapter: %w", err)
-	}
-	// check the tensors against the layers before touching m
 	re, err := cfg.validate()
 	if err != nil {
-		return nil, fmt.Errorf("nn: LoadAdapter: %s: %w", cpath, err)
+		return nil, fmt.Errorf("nn: LoadAdapter: %s: %s", cpath, strings.TrimPrefix(err.Error(), "nn: LoRA: "))
 	}
 	layers := map[string]*Linear{}
 	var order []string
@@ -150,46 +157,227 @@ func LoadAdapter(dir string, m Module) (*LoRA, error) {
 	if len(order) == 0 {
 		return nil, fmt.Errorf("nn: LoadAdapter: %s: target_modules %s match no Linear layer of the model (Linear layers: %s)", cpath, cfg.targetString(), strings.Join(linearNames(m), ", "))
 	}
-	for _, name := range sd.Names() {
-		rest, ok := strings.CutPrefix(name, peftPrefix)
-		mod, kind, ok2 := strings.Cut(rest, ".lora_")
-		if !ok || !ok2 || (kind != "A.weight" && kind != "B.weight") {
-			return nil, fmt.Errorf("nn: LoadAdapter: %s: tensor %q is not a LoRA weight (want %sNAME.lora_A.weight or .lora_B.weight)", wpath, name, peftPrefix)
-		}
-		if layers[mod] == nil {
-			return nil, fmt.Errorf("nn: LoadAdapter: %s: tensor %q is for module %q, which is not a targeted Linear layer of the model", wpath, name, mod)
-		}
-	}
-	for _, name := range order {
-		lin := layers[name]
-		for _, w := range []struct {
-			kind  string
-			shape []int
-		}{{"A", []int{cfg.R, lin.In}}, {"B", []int{lin.Out, cfg.R}}} {
-			key := peftPrefix + name + ".lora_" + w.kind + ".weight"
-			t := sd[key]
-			switch {
-			case t == nil:
-				return nil, fmt.Errorf("nn: LoadAdapter: %s: target module %q has no tensor %q", wpath, name, key)
-			case t.DType() != tensor.Float32:
-				return nil, fmt.Errorf("nn: LoadAdapter: %s: tensor %q is %s; want float32", wpath, key, t.DType())
-			case !slices.Equal(t.Shape(), w.shape):
-				return nil, fmt.Errorf("nn: LoadAdapter: %s: tensor %q has shape %v; want %v (r=%d, layer %d→%d)", wpath, key, t.Shape(), w.shape, cfg.R, lin.In, lin.Out)
-			}
-		}
+	wpath := filepath.Join(dir, AdapterWeightsFile)
+	sd, err := readAdapterWeights(wpath, cfg.R, layers, order)
+	if err != nil {
+		return nil, fmt.Errorf("nn: LoadAdapter: %s: %w", wpath, err)
 	}
 	l, err := ApplyLoRA(m, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("nn: LoadAdapter: %w", err)
 	}
+	l.setWeights(sd)
+	l.Eval()
+	return l, nil
+}
+
+// ReadAdapterConfig reads dir's adapter_config.json (PEFT's LoraConfig) as
+// a LoRAConfig, refusing the PEFT features Wick does not have (see
+// LoadAdapter). The config is not checked against a model.
+func ReadAdapterConfig(dir string) (LoRAConfig, error) {
+	cpath := filepath.Join(dir, AdapterConfigFile)
+	raw, err := readFileLimited(cpath, maxAdapterConfigBytes)
+	if err != nil {
+		return LoRAConfig{}, fmt.Errorf("nn: LoadAdapter: %w", err)
+	}
+	var pc peftConfig
+	if err := json.Unmarshal(raw, &pc); err != nil {
+		return LoRAConfig{}, fmt.Errorf("nn: LoadAdapter: %s: %w", cpath, err)
+	}
+	cfg, err := pc.loraConfig()
+	if err != nil {
+		return LoRAConfig{}, fmt.Errorf("nn: LoadAdapter: %s: %s", cpath, strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	return cfg, nil
+}
+
+// MaxAdapterHeaderBytes bounds the JSON header of adapter_model.safetensors
+// that LoadAdapter reads: 16 MiB describes some 100 000 tensors, far more
+// than an adapter of any model has.
+const MaxAdapterHeaderBytes = 16 << 20
+
+// maxAdapterConfigBytes bounds adapter_config.json.
+const maxAdapterConfigBytes = 1 << 20
+
+// readFileLimited reads the file at path, failing without reading it all
+// when it is longer than limit bytes.
+func readFileLimited(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s is larger than %d bytes; it is not an adapter config", path, limit)
+	}
+	return b, nil
+}
+
+// readAdapterWeights reads the adapter tensors of the layers (in order)
+// from the safetensors file at path, as float32 tensors keyed by their
+// names without peftPrefix. It checks the header first: its length, then
+// every entry's name, dtype and shape against r and the layers, then that
+// the file holds every entry's data; only then it reads the data, and
+// checks that every value is finite.
+func readAdapterWeights(path string, r int, layers map[string]*Linear, order []string) (StateDict, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, pathless(err)
+	}
+	defer f.Close()
+	var lenBuf [8]byte
+	if n, err := io.ReadFull(f, lenBuf[:]); err != nil {
+		return nil, fmt.Errorf("%w: %d of the 8 bytes of header length present", ErrTruncated, n)
+	}
+	hlen := binary.LittleEndian.Uint64(lenBuf[:])
+	if hlen > MaxAdapterHeaderBytes {
+		return nil, fmt.Errorf("%w: header length %d exceeds the %d bytes an adapter's header may have", ErrCorruptHeader, hlen, MaxAdapterHeaderBytes)
+	}
+	hdr := make([]byte, hlen)
+	if _, err := io.ReadFull(f, hdr); err != nil {
+		return nil, fmt.Errorf("%w: the header has fewer than its %d bytes", ErrTruncated, hlen)
+	}
+	entries, _, err := safetensors.ParseHeader(hdr)
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]safetensors.Entry{}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name, peftPrefix)
+		mod, kind, ok2 := strings.Cut(rest, ".lora_")
+		switch {
+		case !ok || !ok2 || (kind != "A.weight" && kind != "B.weight"):
+			return nil, fmt.Errorf("tensor %q is not a LoRA weight (want %sNAME.lora_A.weight or .lora_B.weight)", e.Name, peftPrefix)
+		case layers[mod] == nil:
+			return nil, fmt.Errorf("tensor %q is for module %q, which is not a targeted Linear layer of the model", e.Name, mod)
+		case e.DType != "F32" && e.DType != "BF16" && e.DType != "F16":
+			return nil, fmt.Errorf("tensor %q: %w: dtype %s (want F32, BF16 or F16)", e.Name, ErrDTypeMismatch, e.DType)
+		}
+		byName[rest] = e
+	}
+	var refs []safetensors.Ref
+	st, err := f.Stat()
+	if err != nil {
+		return nil, pathless(err)
+	}
+	start := 8 + int64(hlen)
+	for _, name := range order {
+		lin := layers[name]
+		for _, w := range []struct {
+			kind  string
+			shape []int
+		}{{"A", []int{r, lin.In}}, {"B", []int{lin.Out, r}}} {
+			key := name + ".lora_" + w.kind + ".weight"
+			e, ok := byName[key]
+			switch {
+			case !ok:
+				return nil, fmt.Errorf("target module %q has no tensor %q: %w", name, peftPrefix+key, ErrMissingTensor)
+			case !slices.Equal(e.Shape, w.shape):
+				hint := ""
+				if w.kind == "A" && len(e.Shape) == 2 && e.Shape[0] == r || w.kind == "B" && len(e.Shape) == 2 && e.Shape[1] == r {
+					hint = ": an adapter for another base model?"
+				}
+				return nil, fmt.Errorf("tensor %q has shape %v; want %v (r=%d, layer %d→%d)%s", peftPrefix+key, e.Shape, w.shape, r, lin.In, lin.Out, hint)
+			case start+e.End > st.Size():
+				return nil, fmt.Errorf("tensor %q: %w: its data end at byte %d of the file, which has %d", peftPrefix+key, ErrTruncated, start+e.End, st.Size())
+			}
+			h := safetensors.FileHeader{Path: path, DataStart: start}
+			refs = append(refs, h.Ref(e))
+		}
+	}
+	rd := safetensors.NewReader()
+	defer rd.Close()
+	sd := StateDict{}
+	for _, ref := range refs {
+		v := make([]float32, ref.N)
+		bad := -1
+		err := rd.Each(ref, func(off int, c []float32) {
+			copy(v[off:], c)
+			for i, x := range c {
+				if bad < 0 && (math.IsNaN(float64(x)) || math.IsInf(float64(x), 0)) {
+					bad = off + i
+				}
+			}
+		})
+		if err != nil {
+			return nil, trimmed{err, path + ": "}
+		}
+		if bad >= 0 {
+			return nil, fmt.Errorf("tensor %q holds %v at element %d: the adapter is broken", ref.Name, v[bad], bad)
+		}
+		sd[strings.TrimPrefix(ref.Name, peftPrefix)] = tensor.New(v, ref.Shape...)
+	}
+	return sd, nil
+}
+
+// pathless returns the cause of a *fs.PathError (the caller names the
+// file), or err itself.
+func pathless(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// setWeights replaces the adapters' weights by those of sd (names as
+// NamedParameters gives them, checked already), on the adapters' device,
+// as leaves that require a gradient.
+func (l *LoRA) setWeights(sd StateDict) {
 	for _, name := range l.names {
 		a := l.layers[name].lora
 		dev := a.a.Device()
-		a.a = sd[peftPrefix+name+".lora_A.weight"].To(dev).Contiguous().Detach().RequiresGrad()
-		a.b = sd[peftPrefix+name+".lora_B.weight"].To(dev).Contiguous().Detach().RequiresGrad()
+		a.a = sd[name+".lora_A.weight"].To(dev).Contiguous().Detach().RequiresGrad()
+		a.b = sd[name+".lora_B.weight"].To(dev).Contiguous().Detach().RequiresGrad()
 	}
-	l.Eval()
-	return l, nil
+}
+
+// LoadStateDict sets the adapters' weights from sd, whose names are those
+// of NamedParameters (NAME.lora_A.weight, NAME.lora_B.weight; a leading
+// "base_model.model." is accepted too), as when resuming a run. It returns
+// an error naming the tensor, and changes nothing, if a tensor is missing,
+// unexpected, not float32, of the wrong shape or not finite. The values
+// are copied into the adapters' tensors, so an optimizer built on
+// Parameters before keeps training them.
+func (l *LoRA) LoadStateDict(sd StateDict) error {
+	if l.removed {
+		return errors.New("nn: LoRA.LoadStateDict: the adapters were merged and removed (MergeAndUnload)")
+	}
+	in := StateDict{}
+	for n, t := range sd {
+		in[strings.TrimPrefix(n, peftPrefix)] = t
+	}
+	want := map[string]bool{}
+	for _, p := range l.NamedParameters() {
+		want[p.Name] = true
+		t := in[p.Name]
+		switch {
+		case t == nil:
+			return fmt.Errorf("nn: LoRA.LoadStateDict: %w %q", ErrMissingTensor, p.Name)
+		case t.DType() != tensor.Float32:
+			return fmt.Errorf("nn: LoRA.LoadStateDict: tensor %q: %w: %s, want float32", p.Name, ErrDTypeMismatch, t.DType())
+		case !slices.Equal(t.Shape(), p.Param.Shape()):
+			return fmt.Errorf("nn: LoRA.LoadStateDict: tensor %q: %w: %v, want %v", p.Name, ErrShapeMismatch, t.Shape(), p.Param.Shape())
+		}
+		for i, v := range t.Float32s() {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return fmt.Errorf("nn: LoRA.LoadStateDict: tensor %q holds %v at element %d", p.Name, v, i)
+			}
+		}
+	}
+	for _, n := range in.Names() {
+		if !want[n] {
+			return fmt.Errorf("nn: LoRA.LoadStateDict: %w %q", ErrUnexpectedTensor, n)
+		}
+	}
+	for _, p := range l.NamedParameters() {
+		p.Param.Detach().CopyFrom(in[p.Name])
+	}
+	return nil
 }
 
 // loraConfig turns PEFT's config into a LoRAConfig, refusing what Wick does

@@ -41,3 +41,11 @@ func trainables(m Module) []*tensor.Tensor {
 	}
 	return out
 }
+
+// checkpointed is forward without a cache, its intermediates recomputed in
+// the backward pass (tensor.Checkpoint); the rotary tables go along as
+// inputs that need no gradient.
+func (l *LlamaDecoderLayer) checkpointed(x, cos, sin *tensor.Tensor) *tensor.Tensor {
+	return tensor.Checkpoint(func(in []*tensor.Tensor) *tensor.Tensor { return l.forward(in[0], in[1], in[2], nil, nil, 0) },
+		append([]*tensor.Tensor{x, cos, sin}, trainables(l)...)...)
+}

@@ -105,11 +105,17 @@ func NewRotary(headDim int, theta float64, scaling RopeScaling) *Rotary {
 // on dev, computed in float32 as Hugging Face computes them: the angle
 // position·inv_freq, repeated for both halves of a head.
 func (r *Rotary) CosSin(offset, t int, dev tensor.Device) (cos, sin *tensor.Tensor) {
+	return r.cosSinAt(t, func(p int) int { return offset + p }, dev)
+}
+
+// cosSinAt is CosSin of the t positions pos(0) … pos(t−1), in any order
+// (the tokens of a serving batch, each at its own sequence's position).
+func (r *Rotary) cosSinAt(t int, position func(int) int, dev tensor.Device) (cos, sin *tensor.Tensor) {
 	d, half := r.HeadDim, r.HeadDim/2
 	c := make([]float32, t*d)
 	s := make([]float32, t*d)
 	for p := range t {
-		pos := float32(offset + p)
+		pos := float32(position(p))
 		for i, f := range r.InvFreq {
 			a := float64(pos * f)
 			cv, sv := float32(math.Cos(a)), float32(math.Sin(a))

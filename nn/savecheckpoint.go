@@ -28,8 +28,9 @@ import (
 // ck.Metadata, when set, is a JSON object whose other fields the record
 // keeps (a program's own resume state: its settings, generator states);
 // its model_args, llama_args, tokenizer, iter and best_val_loss are
-// replaced by ck's. ck.Path, ck.Config, ck.LlamaConfig and ck.Tensors are
-// not read.
+// replaced by ck's. ck.Adapter, when set, adds the LoRA adapters' tensors
+// and config (see lora_checkpoint.go; it must not be merged). ck.Path,
+// ck.Config, ck.LlamaConfig and ck.Tensors are not read.
 //
 // SaveCheckpoint panics with a *tensor.Error if ck or ck.Tokenizer is nil,
 // or if both ck.LM and ck.Model are. It returns an error, and writes
@@ -102,6 +103,9 @@ func SaveCheckpoint(path string, ck *Checkpoint) error {
 		rec[key] = js
 	}
 	rec["tokenizer"] = tok
+	if err := ck.adapterRecord(rec); err != nil {
+		return fail("%w", err)
+	}
 	js, err := json.Marshal(rec)
 	if err != nil {
 		return fail("metadata: %w", err)
@@ -113,5 +117,6 @@ func SaveCheckpoint(path string, ck *Checkpoint) error {
 		}
 		sd[OptimizerPrefix+name] = ck.Optimizer[name]
 	}
+	ck.adapterTensors(sd)
 	return SaveStateDictFile(path, sd, map[string]string{MetaFormat: TrainCheckpointFormat, MetaTrain: string(js)})
 }

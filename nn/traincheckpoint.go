@@ -67,6 +67,10 @@ type Checkpoint struct {
 	// LM is the trained model of any family, in evaluation mode, as
 	// LoadCheckpoint or NewCausalLM built it (Model too, for a GPT).
 	LM CausalLM
+	// Adapter is the LoRA adapters of a run that trained them (see
+	// checkpointAdapter): SaveCheckpoint writes them, NewCausalLM applies
+	// the file's to the model it builds; nil without adapters.
+	Adapter *LoRA
 }
 
 // trainRecord is the part of the MetaTrain record that this package reads.
@@ -92,7 +96,9 @@ type trainRecord struct {
 // ReadCheckpoint checks it before the model is built; the model's tensors
 // are then read straight into it, and the optimizer's are not read (nor
 // checked), so loading takes about the model's float32 size in memory,
-// whatever the file holds besides. Errors are those of ReadCheckpoint.
+// whatever the file holds besides. A LoRA run's adapters (under
+// AdapterPrefix) are read and applied to the model, and ck.Adapter set.
+// Errors are those of ReadCheckpoint.
 func LoadCheckpoint(path string) (*Checkpoint, error) {
 	ck, h, err := readCheckpointHeader(path, false)
 	if err != nil {
@@ -128,6 +134,18 @@ func LoadCheckpoint(path string) (*Checkpoint, error) {
 			return nil, fmt.Errorf("nn: checkpoint %s is corrupt or unreadable: %w", path, trimmed{err, path + ": "})
 		}
 	}
+	// The adapters of a LoRA run, bounded before they are read (see
+	// checkAdapterEntries), applied as NewCausalLM applies them.
+	adapters, err := readFileTensors(h.file, h.adapter, true)
+	if err != nil {
+		return nil, fmt.Errorf("nn: checkpoint %s is corrupt or unreadable: %w", path, err)
+	}
+	ck.Tensors = adapters
+	err = ck.applyAdapter(model)
+	ck.Tensors = nil
+	if err != nil {
+		return nil, err
+	}
 	model.Eval()
 	ck.LM = model
 	if g, ok := model.(*GPT); ok {
@@ -156,9 +174,12 @@ func cmpBool(a, b bool) int {
 // reads back (its tokens bounded in length) and fits the model's
 // vocabulary; that the model's tensors are exactly those of a model of the
 // config, by name, dtype and shape (one it has no place for is refused by
-// name, unread: ErrUnexpectedTensor); that the optimizer's tensors are F32
-// or I64, none larger than the model's largest parameter
-// (ErrShapeMismatch) and all together at most three times the model; and
+// name, unread: ErrUnexpectedTensor); that a LoRA run's adapter tensors
+// (under AdapterPrefix) are F32, none larger than the model's largest
+// parameter and all together at most the model's size; that the
+// optimizer's tensors are F32 or I64, none larger than the model's largest
+// parameter (ErrShapeMismatch) and all together at most three times the
+// model; and
 // that everything to read fits under tensor.MaxAllocBytes. A NaN or an
 // infinity in any tensor is an error wrapping ErrNonFinite. An error names
 // the file and the problem: "was not written by train" when the format
@@ -168,7 +189,7 @@ func ReadCheckpoint(path string) (*Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	sd, err := readFileTensors(h.file, append(slices.Clone(h.model), h.optimizer...), true)
+	sd, err := readFileTensors(h.file, slices.Concat(h.model, h.adapter, h.optimizer), true)
 	if err != nil {
 		return nil, fmt.Errorf("nn: checkpoint %s is corrupt or unreadable: %w", path, err)
 	}
@@ -180,8 +201,8 @@ func ReadCheckpoint(path string) (*Checkpoint, error) {
 // the model's entries to read and (when asked for) the optimizer's, all
 // checked.
 type checkpointHeader struct {
-	file             *safetensors.FileHeader
-	model, optimizer []safetensors.Entry
+	file                      *safetensors.FileHeader
+	model, adapter, optimizer []safetensors.Entry
 }
 
 // readCheckpointHeader reads and checks everything of the checkpoint at
@@ -252,20 +273,28 @@ func readCheckpointHeader(path string, withOptimizer bool) (*Checkpoint, *checkp
 		return nil, nil, fmt.Errorf("nn: checkpoint %s: %w", path, sizeErr)
 	}
 	modelEntries, optEntries := withoutOptimizer(h.Entries)
+	modelEntries, adapterEntries := splitPrefix(modelEntries, AdapterPrefix)
 	read, errs := target.check(modelEntries)
 	if len(errs) > 0 {
 		return nil, nil, corrupt("%w", problemList(errs))
 	}
-	ch := &checkpointHeader{file: h, model: read}
+	if err := checkAdapterEntries(adapterEntries, target); err != nil {
+		return nil, nil, corrupt("%w", err)
+	}
+	ch := &checkpointHeader{file: h, model: read, adapter: adapterEntries}
 	if !withOptimizer {
-		// LoadCheckpoint reads into the model cfg.checkSize admitted.
+		// LoadCheckpoint reads into the model cfg.checkSize admitted, and
+		// the adapters beside it.
+		if err := checkBudget(adapterEntries, target.bytes()); err != nil {
+			return nil, nil, fmt.Errorf("nn: checkpoint %s: %w", path, err)
+		}
 		return ck, ch, nil
 	}
 	if err := checkOptimizerEntries(optEntries, target); err != nil {
 		return nil, nil, corrupt("%w", err)
 	}
 	ch.optimizer = optEntries
-	if err := checkBudget(append(slices.Clone(read), optEntries...), 0); err != nil {
+	if err := checkBudget(slices.Concat(read, adapterEntries, optEntries), 0); err != nil {
 		return nil, nil, fmt.Errorf("nn: checkpoint %s: %w", path, err)
 	}
 	return ck, ch, nil
@@ -281,8 +310,11 @@ func (ck *Checkpoint) NewModel() (*GPT, error) {
 		panic(&tensor.Error{Pkg: "nn", Op: "Checkpoint.NewModel", Msg: "the checkpoint holds no tensors (LoadCheckpoint has built its Model already)"})
 	}
 	model := newGPTZeros(ck.Config)
-	if err := LoadStateDict(model, ck.Tensors.WithoutPrefix(OptimizerPrefix)); err != nil {
+	if err := LoadStateDict(model, ck.modelTensors()); err != nil {
 		return nil, fmt.Errorf("nn: checkpoint %s does not match its model_args: %w", ck.Path, err)
+	}
+	if err := ck.applyAdapter(model); err != nil {
+		return nil, err
 	}
 	model.Eval()
 	ck.Model = model
@@ -308,8 +340,11 @@ func (ck *Checkpoint) NewCausalLM() (CausalLM, error) {
 		panic(&tensor.Error{Pkg: "nn", Op: "Checkpoint.NewCausalLM", Msg: "the checkpoint holds no tensors (LoadCheckpoint has built its model already)"})
 	}
 	model := newLlamaZeros(*ck.LlamaConfig)
-	if err := LoadStateDict(model, ck.Tensors.WithoutPrefix(OptimizerPrefix)); err != nil {
+	if err := LoadStateDict(model, ck.modelTensors()); err != nil {
 		return nil, fmt.Errorf("nn: checkpoint %s does not match its llama_args: %w", ck.Path, err)
+	}
+	if err := ck.applyAdapter(model); err != nil {
+		return nil, err
 	}
 	model.Eval()
 	ck.LM = model

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench_serve.sh: requests/s and latency of examples/serve at 1, 4 and 16
+# bench_serve.sh: requests/s and latency of cmd/serve at 1, 4 and 16
 # concurrent clients, measured with wrk (Debian: apt-get install wrk).
 #
 #   scripts/bench_serve.sh [-seconds N] [-tokens N] [-ckpt FILE]
@@ -8,8 +8,8 @@
 # n_head 4, n_embd 128, block 64, character tokenizer on tiny Shakespeare)
 # for a few iterations: the speed of generation does not depend on how well
 # the model is trained. Every request asks for -tokens new tokens (default
-# 64) after a one-line prompt, with its own seed; the server shares one model
-# between all requests. It prints wrk's requests/s and its 50th and 99th
+# 64) after a one-line prompt (POST /v1/completions), with its own seed; the
+# server batches the requests in flight together (continuous batching). It prints wrk's requests/s and its 50th and 99th
 # latency percentiles for each concurrency, with the CPU model and load.
 set -euo pipefail
 
@@ -32,7 +32,7 @@ tmp=$(mktemp -d)
 pid=""
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 go build -o "$tmp/train" ./cmd/train
-go build -o "$tmp/serve" ./examples/serve
+go build -o "$tmp/serve" ./cmd/serve
 if [ -z "$ckpt" ]; then
 	"$tmp/train" --dataset=shakespeare_char --out_dir="$tmp/out" \
 		--n_layer=4 --n_head=4 --n_embd=128 --block_size=64 --batch_size=12 \
@@ -40,10 +40,10 @@ if [ -z "$ckpt" ]; then
 	ckpt="$tmp/out/ckpt.safetensors"
 fi
 port=$((20000 + RANDOM % 20000))
-"$tmp/serve" -ckpt "$ckpt" -addr "127.0.0.1:$port" >"$tmp/serve.log" 2>&1 &
+"$tmp/serve" --model="$ckpt" --addr="127.0.0.1:$port" >"$tmp/serve.log" 2>&1 &
 pid=$!
 for _ in $(seq 50); do
-	curl -fs "127.0.0.1:$port/generate?max_new_tokens=1" >/dev/null 2>&1 && break
+	curl -fs "127.0.0.1:$port/health" >/dev/null 2>&1 && break
 	sleep 0.2
 done
 
@@ -52,7 +52,8 @@ cat >"$tmp/seed.lua" <<LUA
 local n = 0
 request = function()
 	n = n + 1
-	return wrk.format("GET", "/generate?prompt=ROMEO:&max_new_tokens=$tokens&seed=" .. n)
+	return wrk.format("POST", "/v1/completions", {["Content-Type"] = "application/json"},
+		'{"prompt": "ROMEO:", "max_tokens": $tokens, "seed": ' .. n .. '}')
 end
 LUA
 

@@ -33,8 +33,9 @@
 #     (scripts/mpi_ci.sh installs Open MPI before this script in .ci/run);
 #     as root, Open MPI's OMPI_ALLOW_RUN_AS_ROOT variables stand in for
 #     --allow-run-as-root.
-#   - examples/serve is started on a free port (the README's 127.0.0.1:8080
-#     becomes 127.0.0.1:0) and the README's curl request is sent to it.
+#   - cmd/serve and examples/serve are started on a free port (the
+#     README's 127.0.0.1:8080 becomes 127.0.0.1:0), the README's curl
+#     request is sent to each, and each is stopped after it.
 #   - the notebook's commands (examples/README.md): scripts/notebook.sh is
 #     .ci/run's last step; --inplace (it rewrites the committed notebook)
 #     and `jupyter notebook` (an interactive server) are not run.
@@ -56,6 +57,9 @@ user="$tmp/user/first"   # the module of `go get`, in another folder
 
 die() { printf 'readme_commands: FAIL: %s\n' "$*" >&2; exit 1; }
 note() { printf '   (%s)\n' "$*"; }
+stop_server() {
+	if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; server_pid=""; fi
+}
 
 # commands FILE... prints the command lines of the ```sh blocks of each
 # file, one per line: continuation lines joined, comments and the prompt
@@ -195,15 +199,20 @@ plan() {
 			grep -q '^dist: world size 2' "$tmp/out" || die "$cmd: not a world of 2 ranks"
 		fi
 		;;
-	"go run ./examples/serve -ckpt out/ckpt.safetensors -addr 127.0.0.1:8080")
+	"go run ./cmd/serve --model=out-shakespeare-char --addr=127.0.0.1:8080" | \
+		"go run ./examples/serve -ckpt out/ckpt.safetensors -addr 127.0.0.1:8080")
 		printf '\n$ %s\n' "$cmd"
-		note "built, then started on a free port (-addr 127.0.0.1:0), so that the script can stop it"
-		(cd "$clone" && go build -o "$tmp/serve" ./examples/serve)
-		(cd "$clone" && exec "$tmp/serve" -ckpt out/ckpt.safetensors -addr 127.0.0.1:0) >"$tmp/serve.out" 2>&1 &
+		note "built, then started on a free port (127.0.0.1:0), so that the script can stop it"
+		stop_server
+		pkg="$(printf '%s' "$cmd" | awk '{print $3}')"
+		(cd "$clone" && go build -o "$tmp/server" "$pkg")
+		args="${cmd#go run "$pkg" }"
+		args="${args//127.0.0.1:8080/127.0.0.1:0}"
+		(cd "$clone" && eval "exec \"\$tmp/server\" $args") >"$tmp/serve.out" 2>&1 &
 		server_pid=$!
 		addr=""
-		for _ in $(seq 100); do
-			addr="$(sed -n 's#.* on http://\([^/]*\)/generate$#\1#p' "$tmp/serve.out")"
+		for _ in $(seq 300); do
+			addr="$(sed -n 's#.* on http://\([^/]*\)/v1$#\1#p' "$tmp/serve.out")"
 			[ -n "$addr" ] && break
 			kill -0 "$server_pid" 2>/dev/null || { cat "$tmp/serve.out"; die "the server exited"; }
 			sleep 0.1
@@ -211,13 +220,13 @@ plan() {
 		[ -n "$addr" ] || { cat "$tmp/serve.out"; die "the server did not say where it listens"; }
 		cat "$tmp/serve.out"
 		;;
-	"curl '127.0.0.1:8080/generate?prompt=ROMEO:&seed=7&max_new_tokens=50'")
+	"curl 127.0.0.1:8080/v1/"*)
 		printf '\n$ %s\n' "$cmd"
 		[ -n "${addr:-}" ] || die "curl before the server"
-		body="$(curl -sS --fail "${addr}/generate?prompt=ROMEO:&seed=7&max_new_tokens=50")" || die "$cmd"
+		body="$(eval "${cmd/127.0.0.1:8080/$addr} -sS --fail")" || die "$cmd"
 		printf '%s\n' "${body:0:300}"
-		case "$body" in *'"completion"'*) ;; *) die "$cmd: no completion in the answer" ;; esac
-		kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""
+		case "$body" in *'"text_completion"'*) ;; *) die "$cmd: no completion in the answer" ;; esac
+		stop_server
 		;;
 	"scripts/notebook.sh")
 		printf '\n$ %s\n' "$cmd"

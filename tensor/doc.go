@@ -108,6 +108,13 @@
 // model from several goroutines, give each its own graph and combine the
 // gradients on one goroutine.
 //
+// An operation's result depends on its inputs' values and shapes only, but
+// the shapes choose the kernel: MatMul computes a few rows as dot products
+// and more with blocked kernels that sum in another order, so a row of a
+// product may differ in its last bits with the number of rows beside it.
+// MatMulRowInvariant computes each row alone, in an order that the other
+// rows never change (batch invariance, which package serve relies on).
+//
 // # Memory
 //
 // CPU buffers of 1024 elements and more are reused through a free list

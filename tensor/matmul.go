@@ -52,6 +52,13 @@ func storedTransposed(t *Tensor) bool {
 // matmul multiplies operands of at least two dims with broadcast batch
 // dims. origA and origB are the user's shapes, for messages.
 func matmul(a, b *Tensor, origA, origB []int) *Tensor {
+	return matmulWith(a, b, origA, origB, a.backend.MatMul)
+}
+
+// matmulWith is matmul computing the product with kernel (a backend's
+// MatMul or another kernel of its signature); the backward pass uses
+// matmul.
+func matmulWith(a, b *Tensor, origA, origB []int, kernel func(dst, a Storage, al Layout, b Storage, bl Layout)) *Tensor {
 	na, nb := a.Dim(), b.Dim()
 	m, k := a.layout.Shape[na-2], a.layout.Shape[na-1]
 	k2, n := b.layout.Shape[nb-2], b.layout.Shape[nb-1]
@@ -70,7 +77,7 @@ func matmul(a, b *Tensor, origA, origB []int) *Tensor {
 	case k == 0: // sums of no products, as in PyTorch
 		a.backend.Fill(out.storage, out.layout, 0)
 	default:
-		a.backend.MatMul(out.storage, a.storage, al, b.storage, bl)
+		kernel(out.storage, a.storage, al, b.storage, bl)
 	}
 	record("MatMul", out, []*Tensor{a, b}, func(g *Tensor) {
 		// an operand stored transposed (Linear's Wᵀ) gets its gradient

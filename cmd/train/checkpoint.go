@@ -41,6 +41,9 @@ type ckptMeta struct {
 	// first, when gradient_accumulation_steps > 1 (see dist.go).
 	RNGSamplers [][]byte   `json:"rng_samplers,omitempty"`
 	Data        corpusInfo `json:"data"`
+	// LoRAConfig is the adapters' PEFT config that nn.SaveCheckpoint
+	// writes for a run with --lora_rank (read back for sampling).
+	LoRAConfig json.RawMessage `json:"lora_config,omitempty"`
 
 	// tok is Tokenizer: the tokenizer saveCheckpoint writes, the one
 	// readCheckpoint read.
@@ -58,12 +61,12 @@ type corpusInfo struct {
 // optimizer's state and meta (with meta.tok, its tokenizer) to path
 // atomically, through nn.SaveCheckpoint, which writes the model's config,
 // the tokenizer and the step from model and meta.
-func saveCheckpoint(path string, model nn.CausalLM, opt optim.Optimizer, meta *ckptMeta) error {
+func saveCheckpoint(path string, model nn.CausalLM, adapter *nn.LoRA, opt optim.Optimizer, meta *ckptMeta) error {
 	js, err := json.Marshal(meta)
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	ck := &nn.Checkpoint{LM: model, Tokenizer: meta.tok, Iter: meta.Iter, BestValLoss: meta.BestVal, Metadata: js, Optimizer: opt.StateDict()}
+	ck := &nn.Checkpoint{LM: model, Adapter: adapter, Tokenizer: meta.tok, Iter: meta.Iter, BestValLoss: meta.BestVal, Metadata: js, Optimizer: opt.StateDict()}
 	if err := nn.SaveCheckpoint(path, ck); err != nil {
 		return errors.New(strings.TrimPrefix(err.Error(), "nn: "))
 	}
@@ -161,7 +164,7 @@ func loadCheckpointStoppable(ctx context.Context, path string) (*nn.Checkpoint, 
 // loadModelState copies the checkpoint's model tensors, read on the CPU,
 // into model, wherever it lives (Tensor.CopyFrom moves them).
 func loadModelState(path string, model nn.Module, sd nn.StateDict) error {
-	if err := nn.LoadStateDict(model, sd.WithoutPrefix(nn.OptimizerPrefix)); err != nil {
+	if err := nn.LoadStateDict(model, sd.WithoutPrefix(nn.OptimizerPrefix).WithoutPrefix(nn.AdapterPrefix)); err != nil {
 		return fmt.Errorf("checkpoint %s does not match its model config: %v", path, err)
 	}
 	return nil

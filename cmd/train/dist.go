@@ -194,7 +194,7 @@ func (t *trainer) startJob(c *dist.Comm) error {
 		}
 		return err
 	}
-	dp, err := dist.NewDataParallel(c, t.model.Parameters(), dist.DataParallelConfig{})
+	dp, err := dist.NewDataParallel(c, t.params(), dist.DataParallelConfig{})
 	if errors.Is(err, dist.ErrOnEveryRank) { // such as NCCL missing: rank 0 says so
 		return &jobError{err}
 	}

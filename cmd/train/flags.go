@@ -65,6 +65,7 @@ type options struct {
 	WandbProject  string
 	WandbRunName  string
 	MaxMemory     byteSize        `json:"-"` // the machine's, not the run's: not saved
+	loraOptions                   // fine-tuning with adapters (lora.go)
 	explicitFlags map[string]bool // the flags given on the command line or in config files
 	promptRead    bool            // Prompt holds the text of a --start=FILE:path
 	initNotes     []string        // what --init_from overrode, for notes
@@ -84,7 +85,7 @@ func defaultOptions() *options {
 		GradAccum: 1, BatchSize: 16, BlockSize: 64, NLayer: 2, NHead: 4, NEmbd: 96,
 		Dropout: 0.0, Bias: false, LearningRate: 3e-3, MaxIters: 1500, WeightDecay: 0.1,
 		Beta1: 0.9, Beta2: 0.99, GradClip: 1.0, DecayLR: true, WarmupIters: 50,
-		LRDecayIters: 0, MinLR: 3e-4,
+		LRDecayIters: 0, MinLR: 3e-4, loraOptions: loraOptions{LoRAAlpha: 16},
 	}
 }
 
@@ -128,8 +129,10 @@ func newFlagSet(o *options, sample bool) (*flag.FlagSet, []flagGroup) {
 	fs.StringVar(&o.InitFrom, "init_from", o.InitFrom, initUsage)
 	fs.StringVar(&o.TokenizerDir, "tokenizer_dir", o.TokenizerDir, "folder of GPT-2's tokenizer files for --tokenizer=gpt2: vocab.json and merges.txt, or encoder.json and vocab.bpe (default: the --init_from directory, else the vocabulary built into Wick)")
 	fs.Var(&o.MaxMemory, "max_memory", "memory the run may use, such as 8GiB or 512MiB (auto: MemAvailable from /proc/meminfo); a run estimated to need more stops before allocating")
+	loraGroup := loraFlags(fs, o, sample)
 	if sample {
 		group("checkpoint and device", "init_from", "tokenizer_dir", "out_dir", "out", "device", "seed", "max_memory")
+		group(loraGroup.title, loraGroup.names...)
 		group("generation", "prompt", "start", "num_tokens", "max_new_tokens", "num_samples", "temperature", "top_k", "dtype")
 		return fs, groups
 	}
@@ -174,6 +177,7 @@ func newFlagSet(o *options, sample bool) (*flag.FlagSet, []flagGroup) {
 	group("data and tokenizer", "data", "dataset", "data_max_bytes", "tokenizer", "tokenizer_dir", "vocab_size")
 	group("output, evaluation and logging", "out_dir", "out", "eval_interval", "eval_iters", "log_interval", "eval_only", "always_save_checkpoint", "init_from", "resume", "progress", "wandb_log", "wandb_project", "wandb_run_name")
 	group("model", "n_layer", "n_head", "n_embd", "block_size", "dropout", "bias")
+	group(loraGroup.title, loraGroup.names...)
 	group("optimizer (AdamW) and learning-rate schedule", "batch_size", "gradient_accumulation_steps", "max_iters", "learning_rate", "min_lr", "warmup_iters", "lr_decay_iters", "decay_lr", "weight_decay", "beta1", "beta2", "grad_clip")
 	group("system", "device", "dtype", "compile", "seed", "max_memory")
 	group("sample printed at the end (see also: train sample --help)", "prompt", "start", "num_tokens", "max_new_tokens", "num_samples", "temperature", "top_k")

@@ -73,6 +73,14 @@ type memoryNeed struct {
 	activations float64 // what one training step keeps for backward, or one sampling step
 	logits      float64 // logits and their softmax and gradient
 	what        string  // "training" or "sampling"
+
+	// split estimates (lora_memory.go) count the weights alone in weights,
+	// and these apart:
+	adapters     float64 // LoRA adapters' parameters
+	optimizer    float64 // gradients and AdamW's moments of the trained parameters
+	frozen       bool    // the weights do not train (LoRA)
+	checkpointed bool    // activations with --activation_checkpointing
+	split        bool
 }
 
 // advice names the flags that size the largest part of m.
@@ -80,8 +88,12 @@ func (m memoryNeed) advice() string {
 	switch {
 	case m.what == "sampling" && m.weights < m.activations+m.logits:
 		return "--num_samples"
+	case m.frozen && m.weights >= m.activations && m.weights >= m.logits:
+		return "--batch_size or --block_size (the frozen weights are the model's)"
 	case m.weights >= m.activations && m.weights >= m.logits:
 		return "--n_layer or --n_embd (or --block_size, the vocabulary)"
+	case m.activations >= m.logits && m.split && !m.checkpointed:
+		return "--batch_size or --block_size, or give --activation_checkpointing"
 	case m.activations >= m.logits:
 		return "--batch_size or --block_size (or --n_layer, --n_embd)"
 	}
@@ -97,7 +109,9 @@ func (m memoryNeed) advice() string {
 const gcHeadroom = 2
 
 // total is the estimated peak, with the collector's headroom.
-func (m memoryNeed) total() float64 { return gcHeadroom * (m.weights + m.activations + m.logits) }
+func (m memoryNeed) total() float64 {
+	return gcHeadroom * (m.weights + m.adapters + m.optimizer + m.activations + m.logits)
+}
 
 // paramCount returns the number of parameters of a GPT with config c
 // (nn.NumParams of nn.NewGPT(c), without building it).
@@ -129,21 +143,6 @@ func perToken(c nn.GPTConfig, t int) float64 {
 	return width*float64(c.NEmbd) + att
 }
 
-// trainingNeed estimates the memory of training c with batches of
-// batch × block tokens: parameters, gradients and AdamW's moments (4 P),
-// the activations of every layer, and the logits with their softmax and
-// gradient (3 B·T·V).
-func trainingNeed(c nn.GPTConfig, batch int) memoryNeed {
-	bt := float64(batch) * float64(c.BlockSize)
-	return memoryNeed{
-		weights:     4 * 4 * paramCount(c),
-		activations: 4 * bt * (float64(c.NLayer)*perToken(c, c.BlockSize) + 4*float64(c.NEmbd)),
-		logits:      4 * 3 * bt * float64(c.VocabSize),
-		what:        "training",
-		weightsName: "parameters, gradients and AdamW state",
-	}
-}
-
 // samplingNeed estimates the memory of generating numSamples texts at
 // once: the parameters (with their gradients and AdamW's moments after
 // training, which still hold them), one layer's activations over a full
@@ -165,13 +164,18 @@ func samplingNeed(c nn.GPTConfig, numSamples int, afterTraining bool) memoryNeed
 	}
 }
 
-// checkTrainMemory checks that training the model of o's flags with a
-// vocabulary of vocab tokens, and sampling from it at the end, fit in the
-// available memory (see checkMemory).
-func checkTrainMemory(o *options, vocab int) error {
+// checkTrainMemory checks that training the model of the run (the
+// Llama-family model llama, or the GPT of o's flags) with a vocabulary of
+// vocab tokens, and sampling from it at the end, fit in the available
+// memory (see checkMemory and lora_memory.go).
+func checkTrainMemory(o *options, vocab int, llama *nn.LlamaConfig) error {
 	c := nn.GPTConfig{VocabSize: vocab, BlockSize: o.BlockSize, NLayer: o.NLayer, NHead: o.NHead,
 		NEmbd: o.NEmbd, Dropout: float32(o.Dropout), Bias: o.Bias}
-	return checkMemory(o, trainingNeed(c, o.BatchSize), samplingNeed(c, o.NumSamples, true))
+	train := trainShapeOf(o, vocab, llama).need(o.BatchSize, o.BlockSize)
+	sample := samplingNeed(c, o.NumSamples, false)
+	sample.weights = train.weights + train.adapters + train.optimizer
+	sample.weightsName = "parameters, gradients and AdamW state"
+	return checkMemory(o, train, sample)
 }
 
 // knownVocab returns the model's vocabulary size known before the corpus
@@ -252,8 +256,15 @@ func checkMemory(o *options, needs ...memoryNeed) error {
 		if n.total() <= float64(avail) {
 			continue
 		}
-		return fmt.Errorf("%s would need about %s (%s %s, activations %s, logits %s, twice that for the garbage collector), more than the %s %s; lower %s",
-			n.what, formatBytes(n.total()), n.weightsName, formatBytes(n.weights), formatBytes(n.activations), formatBytes(n.logits),
+		parts := fmt.Sprintf("%s %s", n.weightsName, formatBytes(n.weights))
+		if n.split {
+			line := n.line()
+			parts = strings.TrimPrefix(line[:strings.LastIndex(line, " = ~")], "memory: ")
+			return fmt.Errorf("%s would need about %s (%s, twice that for the garbage collector), more than the %s %s; lower %s",
+				n.what, formatBytes(n.total()), parts, formatBytes(float64(avail)), source, n.advice())
+		}
+		return fmt.Errorf("%s would need about %s (%s, activations %s, logits %s, twice that for the garbage collector), more than the %s %s; lower %s",
+			n.what, formatBytes(n.total()), parts, formatBytes(n.activations), formatBytes(n.logits),
 			formatBytes(float64(avail)), source, n.advice())
 	}
 	return nil

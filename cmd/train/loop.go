@@ -22,6 +22,7 @@ import (
 type trainer struct {
 	o          *options
 	model      nn.CausalLM
+	lora       *nn.LoRA // the adapters trained, nil in a full fine-tune
 	opt        *optim.AdamW
 	sched      optim.CosineLR
 	tok        tokenizer.Tokenizer
@@ -136,7 +137,7 @@ func (t *trainer) step() (loss float64, norm float32, err error) {
 	if err := t.syncStep(&loss); err != nil {
 		return 0, 0, err
 	}
-	params := t.model.Parameters()
+	params := t.params()
 	if o.GradClip > 0 {
 		norm = optim.ClipGradNorm(params, float32(o.GradClip))
 	}
@@ -240,11 +241,11 @@ func (t *trainer) save() error {
 	if len(t.samplerStates) > 1 {
 		meta.RNGSamplers = t.samplerStates
 	}
-	if err := saveCheckpoint(t.ckptPath(), t.model, t.opt, meta); err != nil {
+	if err := saveCheckpoint(t.ckptPath(), t.model, t.lora, t.opt, meta); err != nil {
 		return err
 	}
 	t.lastSaved = t.iter
-	return nil
+	return t.saveAdapter()
 }
 
 func (t *trainer) ckptPath() string { return ckptPath(t.o.OutDir) }

@@ -30,6 +30,9 @@ func runSample(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := stoppableErr(ctx, "reading --start=FILE: stopped", o.validateSample); err != nil {
 		return err
 	}
+	if err := o.checkSampleAdapter(); err != nil {
+		return err
+	}
 	if _, err := useDevice(o.Device); err != nil {
 		return err
 	}
@@ -81,6 +84,9 @@ func samplePretrained(ctx context.Context, o *options, stdout io.Writer) error {
 	}
 	model, err := stoppable(ctx, "reading --init_from stopped", func() (nn.CausalLM, error) { return loadPretrainedModel(pre) })
 	if err != nil {
+		return err
+	}
+	if err := applySampleAdapter(o, model); err != nil {
 		return err
 	}
 	tensor.ManualSeed(o.Seed)

@@ -53,6 +53,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if o, err = stoppable(ctx, "reading the config file stopped", func() (*options, error) { return resumeOptions(meta, o, args) }); err != nil {
 			return err
 		}
+		if err := checkResumeLoRA(meta.Options, o, ckptPath(o.OutDir)); err != nil {
+			return err
+		}
 	}
 	// validate reads a --start=FILE:path prompt
 	if err := stoppableErr(ctx, "reading --start=FILE: stopped", o.validate); err != nil {
@@ -75,6 +78,10 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := o.validate(); err != nil {
 			return err
 		}
+		o.LoRABase = pre.dir
+	}
+	if err := o.validateLoRA(pre != nil || (meta != nil && o.LoRABase != ""), pre != nil && pre.llama != nil || meta != nil && meta.Llama != nil, tiedHead(pre, meta)); err != nil {
+		return err
 	}
 	// nanoGPT's train.bin and val.bin fix the tokenizer: meta.pkl's
 	// characters, or GPT-2's.
@@ -108,7 +115,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	// before reading the corpus: with the vocabulary known only for bpe,
 	// gpt2 or a checkpoint (a char vocabulary counts 1 here, exactly below)
-	if err := checkTrainMemory(o, knownVocab(o, meta, tok, pre)); err != nil {
+	if err := checkTrainMemory(o, knownVocab(o, meta, tok, pre), knownLlama(pre, meta)); err != nil {
 		return err
 	}
 	comm, err := joinJob(o)
@@ -170,7 +177,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := cfg.Validate(); err != nil {
 			return err
 		}
-		if err := checkTrainMemory(o, cfg.VocabSize); err != nil {
+		if err := checkTrainMemory(o, cfg.VocabSize, nil); err != nil {
 			return err
 		}
 		if meta != nil {
@@ -193,18 +200,25 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	default:
 		model = nn.NewGPT(cfg)
 	}
-	opt := newOptimizer(model, o)
+	lora, err := prepareModel(o, model)
+	if err != nil {
+		return err
+	}
+	opt := newOptimizer(trainable(model, lora), o)
 	samplers, _, err := slotSamplers(o, comm, trainIDs, meta)
 	if err != nil {
 		return err
 	}
-	t := &trainer{o: o, model: model, opt: opt, tok: tok, train: trainIDs, val: valIDs,
+	t := &trainer{o: o, model: model, lora: lora, opt: opt, tok: tok, train: trainIDs, val: valIDs,
 		samplers: samplers, info: info,
 		out: stdout, lastSaved: -1, evalDone: -1,
 		sched: optim.CosineLR{MaxLR: o.LearningRate, MinLR: o.MinLR, WarmupIters: o.WarmupIters, DecayIters: o.decayIters()}}
 	if meta != nil {
 		path := ckptPath(o.OutDir)
 		if err := loadModelState(path, model, sd); err != nil {
+			return err
+		}
+		if err := loadAdapterState(path, lora, sd); err != nil {
 			return err
 		}
 		if err := opt.LoadStateDict(sd.WithPrefix(nn.OptimizerPrefix)); err != nil {
@@ -227,6 +241,8 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer t.closeOutputs()
 	t.describe(corpusName, dev, nn.NumParams(model), meta != nil)
+	t.describeLoRA()
+	describeMemory(stdout, o, tok.VocabSize(), llama)
 	return t.loop(ctx)
 }
 

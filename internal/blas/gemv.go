@@ -77,7 +77,14 @@ func dot4(x, w []float32, ldw int, out *[4]float32) {
 		*out = [4]float32{}
 		k8 = 0
 	}
-	for p := k8 * 8; p < k; p++ {
+	dotTail(out, x, w, ldw, k8*8)
+}
+
+// dotTail adds to out the products of x[p0:] with the same columns of the
+// four rows of w that start ldw apart: the tail of dot4 (and of dot4x3)
+// after the assembly kernel's blocks of eight.
+func dotTail(out *[4]float32, x, w []float32, ldw, p0 int) {
+	for p := p0; p < len(x); p++ {
 		for r := range 4 {
 			out[r] += x[p] * w[r*ldw+p]
 		}

@@ -74,6 +74,23 @@ func (l Limits) Server(h http.Handler, logger *log.Logger) *http.Server {
 	}
 }
 
+// TimeoutServer returns an http.Server with l's timeouts and header limit
+// that serves h as it is, for a handler that bounds its bodies and
+// requests in flight and recovers its panics itself (serve.Handler); its
+// ErrorLog is logger. A handler that streams a long answer extends the
+// write deadline before each write (http.ResponseController).
+func (l Limits) TimeoutServer(h http.Handler, logger *log.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		MaxHeaderBytes:    l.MaxHeaderBytes,
+		ReadHeaderTimeout: l.ReadHeaderTimeout,
+		ReadTimeout:       l.ReadTimeout,
+		WriteTimeout:      l.WriteTimeout,
+		IdleTimeout:       l.IdleTimeout,
+		ErrorLog:          logger,
+	}
+}
+
 // Handler returns h behind l's admission control and body limit, with
 // every panic of h recovered: answered 500 with a JSON error (when no
 // answer was started) and logged on one line of logger (nil: the standard

@@ -155,3 +155,34 @@ func TestBodyLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeoutServer: the server has the limits' timeouts and header bound
+// and serves the handler as it is (no admission, no body limit).
+func TestTimeoutServer(t *testing.T) {
+	l := Limits{MaxBodyBytes: 4, MaxInFlight: 1, MaxHeaderBytes: 1 << 10, ReadHeaderTimeout: time.Second,
+		ReadTimeout: 2 * time.Second, WriteTimeout: 3 * time.Second, IdleTimeout: 4 * time.Second}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			t.Errorf("reading the body: %v", err)
+		}
+		w.Write(b)
+	})
+	s := l.TimeoutServer(h, log.New(io.Discard, "", 0))
+	if s.ReadHeaderTimeout != time.Second || s.ReadTimeout != 2*time.Second || s.WriteTimeout != 3*time.Second || s.IdleTimeout != 4*time.Second || s.MaxHeaderBytes != 1<<10 {
+		t.Errorf("server %+v, want the limits' timeouts", s)
+	}
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Config = s
+	srv.Start()
+	defer srv.Close()
+	resp, err := http.Post(srv.URL, "text/plain", strings.NewReader("longer than four bytes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "longer than four bytes" {
+		t.Errorf("answer %q: the handler was wrapped", b)
+	}
+}

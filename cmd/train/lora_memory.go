@@ -1,0 +1,171 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/wickml/wick/nn"
+)
+
+// The memory estimate of a training run by part, which checkTrainMemory
+// checks before anything is allocated and describeMemory prints before the
+// first step: the weights (frozen with --lora_rank, else trained), the
+// adapters, the gradients and AdamW's two moments of the trained
+// parameters only, the activations one step keeps for backward (with
+// --activation_checkpointing, each block's input plus one block's
+// intermediates while it is recomputed) and the logits.
+
+// trainShape is what the estimate needs of the model a run trains.
+type trainShape struct {
+	params       float64 // every parameter of the model (a tied head counted once)
+	adapters     float64 // the LoRA adapters' parameters, 0 without
+	layers       int
+	layerFloats  float64 // floats one block keeps per token for backward, with its adapters'
+	carry        float64 // floats per token a checkpointed block keeps: its input
+	outer        float64 // floats per token outside the blocks: embeddings, final norm
+	vocab        int
+	checkpointed bool
+}
+
+// gptShape returns the shape of training the GPT c with o's flags.
+func gptShape(c nn.GPTConfig, o *options) trainShape {
+	e := float64(c.NEmbd)
+	s := trainShape{params: float64(c.NumParams()), layers: c.NLayer, layerFloats: perToken(c, c.BlockSize),
+		carry: e, outer: 4 * e, vocab: c.VocabSize, checkpointed: o.ActivationCheckpointing}
+	if o.LoRARank > 0 {
+		// c_attn C→3C, attn.c_proj and mlp.c_proj C→C and 4C→C, c_fc C→4C
+		dims := map[string][][2]float64{"c_attn": {{e, 3 * e}}, "c_proj": {{e, e}, {4 * e, e}}, "c_fc": {{e, 4 * e}}}
+		s.addAdapters(o, dims, false)
+	}
+	return s
+}
+
+// llamaShape returns the shape of training the Llama-family model c with
+// o's flags and a context of o.BlockSize tokens.
+func llamaShape(c nn.LlamaConfig, o *options) trainShape {
+	h, m := float64(c.HiddenSize), float64(c.IntermediateSize)
+	d := float64(c.HeadDim)
+	q, kv := float64(c.NumAttentionHeads)*d, float64(c.NumKeyValueHeads)*d
+	// per token, as Wick's autograd keeps them: the two RMSNorms with
+	// their input, square, rsqrt and output (8 H); q, k, v and the rotary
+	// embedding's four intermediates of q and k; the keys and values
+	// repeated over the query heads; the attention scores, scaled, masked
+	// and softmaxed (4 heads·T); the attention output, o_proj's and the
+	// residual sum; the MLP's gate, up, sigmoid, SiLU and product (5 I),
+	// down_proj's output and the second residual sum. Measured with
+	// cmd/benchlora on SmolLM2-135M's shape (docs/benchmarks.md): 10.4 GiB
+	// live after the forward pass of batch 4 × 512 tokens (the logits
+	// included), against this formula's 9.0 GiB and the logits' 0.4 GiB.
+	f := 8*h + (q + 2*kv) + 4*(q+kv) + q + 3*h + 5*m + 2*h
+	if kv < q {
+		f += 2 * q
+	}
+	f += 4 * float64(c.NumAttentionHeads) * float64(o.BlockSize)
+	s := trainShape{params: float64(c.NumParams()), layers: c.NumHiddenLayers, layerFloats: f, carry: h, outer: 3 * h,
+		vocab: c.VocabSize, checkpointed: o.ActivationCheckpointing}
+	if o.LoRARank > 0 {
+		dims := map[string][][2]float64{"q_proj": {{h, q}}, "k_proj": {{h, kv}}, "v_proj": {{h, kv}}, "o_proj": {{q, h}},
+			"gate_proj": {{h, m}}, "up_proj": {{h, m}}, "down_proj": {{m, h}}}
+		s.addAdapters(o, dims, true)
+	}
+	return s
+}
+
+// addAdapters adds the adapters of o's targets (in, out of each targeted
+// layer of a block, by name) to s: r·(in+out) parameters per layer, and
+// per token r floats of x·Aᵀ plus, with dropout, the dropped-out input.
+func (s *trainShape) addAdapters(o *options, dims map[string][][2]float64, llama bool) {
+	r := float64(o.LoRARank)
+	var seen []string
+	for _, t := range o.targets(llama) {
+		name := t[strings.LastIndexByte(t, '.')+1:]
+		if slices.Contains(seen, name) {
+			continue
+		}
+		seen = append(seen, name)
+		for _, io := range dims[name] {
+			s.adapters += float64(s.layers) * r * (io[0] + io[1])
+			s.layerFloats += r
+			if o.LoRADropout > 0 {
+				s.layerFloats += io[0]
+			}
+		}
+	}
+}
+
+// need returns the estimate of training s on batches of batch × block
+// tokens.
+func (s trainShape) need(batch, block int) memoryNeed {
+	bt := float64(batch) * float64(block)
+	trained := s.params
+	if s.adapters > 0 {
+		trained = s.adapters
+	}
+	act := float64(s.layers) * s.layerFloats
+	if s.checkpointed {
+		act = float64(s.layers)*s.carry + s.layerFloats
+	}
+	n := memoryNeed{
+		weights:      4 * s.params,
+		adapters:     4 * s.adapters,
+		optimizer:    4 * 3 * trained, // gradients and AdamW's two moments
+		activations:  4 * bt * (act + s.outer),
+		logits:       4 * 3 * bt * float64(s.vocab),
+		what:         "training",
+		weightsName:  "weights",
+		frozen:       s.adapters > 0,
+		checkpointed: s.checkpointed,
+		split:        true,
+	}
+	return n
+}
+
+// line is the estimate as describeMemory prints it: "memory: weights
+// 540 MiB (frozen), adapters 1.2 MiB, gradients and AdamW state 3.5 MiB,
+// activations 310 MiB (checkpointed), logits 2.3 GiB = ~6.3 GiB with the
+// garbage collector's headroom".
+func (m memoryNeed) line() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "memory: weights %s", formatBytes(m.weights))
+	if m.frozen {
+		b.WriteString(" (frozen)")
+	}
+	if m.adapters > 0 {
+		fmt.Fprintf(&b, ", adapters %s", formatBytes(m.adapters))
+	}
+	fmt.Fprintf(&b, ", gradients and AdamW state %s, activations %s", formatBytes(m.optimizer), formatBytes(m.activations))
+	if m.checkpointed {
+		b.WriteString(" (checkpointed)")
+	}
+	fmt.Fprintf(&b, ", logits %s = ~%s with the garbage collector's headroom", formatBytes(m.logits), formatBytes(m.total()))
+	return b.String()
+}
+
+// trainShapeOf returns the shape of the run: the Llama-family model's
+// (llama non-nil) or the GPT of o's flags with vocab tokens.
+func trainShapeOf(o *options, vocab int, llama *nn.LlamaConfig) trainShape {
+	if llama != nil {
+		return llamaShape(*llama, o)
+	}
+	return gptShape(nn.GPTConfig{VocabSize: vocab, BlockSize: o.BlockSize, NLayer: o.NLayer, NHead: o.NHead,
+		NEmbd: o.NEmbd, Dropout: float32(o.Dropout), Bias: o.Bias}, o)
+}
+
+// knownLlama returns the Llama-family config of the run, known before the
+// weights are read: the pretrained model's or the checkpoint's, else nil.
+func knownLlama(pre *pretrainedModel, meta *ckptMeta) *nn.LlamaConfig {
+	switch {
+	case pre != nil:
+		return pre.llama
+	case meta != nil:
+		return meta.Llama
+	}
+	return nil
+}
+
+// describeMemory prints the memory estimate of the run.
+func describeMemory(w io.Writer, o *options, vocab int, llama *nn.LlamaConfig) {
+	fmt.Fprintln(w, trainShapeOf(o, vocab, llama).need(o.BatchSize, o.BlockSize).line())
+}

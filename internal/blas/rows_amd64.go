@@ -1,0 +1,23 @@
+//go:build amd64 && !purego
+
+package blas
+
+// dot4x3AVX2 writes to out[4i:4i+4] the dot products of the 8·k8 floats
+// of row i of the three rows at x (ldx floats apart) with the four rows at
+// w (ldw floats apart), each with dot4AVX2's bits (k8 ≥ 1).
+//
+//go:noescape
+func dot4x3AVX2(k8 int, x *float32, ldx int, w *float32, ldw int, out *[12]float32)
+
+// dot4x6AVX512 writes to out[4i:4i+4] the dot products of the 16·k16
+// floats of row i of the six rows at x (ldx floats apart) with the four
+// rows at w (ldw floats apart), each with dot4x1AVX512's bits (k16 ≥ 1).
+//
+//go:noescape
+func dot4x6AVX512(k16 int, x *float32, ldx int, w *float32, ldw int, out *[24]float32)
+
+// dot4x1AVX512 writes to out the dot products of the 16·k16 floats at x
+// with the four rows at w, ldw floats apart (k16 ≥ 1).
+//
+//go:noescape
+func dot4x1AVX512(k16 int, x, w *float32, ldw int, out *[4]float32)

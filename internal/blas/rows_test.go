@@ -1,0 +1,65 @@
+package blas
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/wickml/wick/internal/approx"
+	"github.com/wickml/wick/internal/cpu"
+)
+
+// TestSgemmRowsTInvariant checks SgemmRowsT's promise: each row of C has
+// the bits of the same row computed alone (m = 1), for every m, thread
+// count and path (every assembly path of this machine and the pure-Go
+// fallback), and agrees with a float64 product to rounding. Below
+// AVX-512 a row alone is also Sgemm's one-row product, bit for bit.
+func TestSgemmRowsTInvariant(t *testing.T) {
+	exclusive(t)
+	r := newRand(t)
+	saved := active
+	defer func() { active = saved }()
+	paths := append([]*path{nil}, testPaths(t)...)
+	for _, p := range paths {
+		active = p
+		name := "generic"
+		if p != nil {
+			name = p.name
+		}
+		for _, sz := range []struct{ n, k int }{{1, 1}, {5, 7}, {9, 15}, {12, 16}, {64, 64}, {67, 130}, {257, 771}, {1031, 96}} {
+			for _, m := range []int{1, 2, 4, 5, 6, 7, 9, 13, 33, 70} {
+				lda, ldb, ldc := sz.k+r.IntN(3), sz.k+r.IntN(3), sz.n+r.IntN(3)
+				a, b := randSlice(r, m*lda), randSlice(r, sz.n*ldb)
+				c := make([]float32, m*ldc)
+				threads := 1 + r.IntN(3)
+				SgemmRowsT(m, sz.n, sz.k, a, lda, b, ldb, c, ldc, threads)
+				for i := range m {
+					alone := make([]float32, sz.n)
+					SgemmRowsT(1, sz.n, sz.k, a[i*lda:], lda, b, ldb, alone, sz.n, 1)
+					what := fmt.Sprintf("%s m=%d n=%d k=%d threads=%d row %d", name, m, sz.n, sz.k, threads, i)
+					if d := bitDiff(c[i*ldc:i*ldc+sz.n], alone); d >= 0 {
+						t.Fatalf("%s: C[%d][%d] = %v among %d rows, %v alone", what, i, d, c[i*ldc+d], m, alone[d])
+					}
+					if p != nil && (p.level < cpu.AVX512 || sz.k < 16) {
+						one := make([]float32, sz.n)
+						Sgemm(false, true, 1, sz.n, sz.k, a[i*lda:], lda, b, ldb, one, sz.n, false, 1)
+						if d := bitDiff(alone, one); d >= 0 {
+							t.Fatalf("%s: C[%d][%d] = %v, Sgemm's one-row product %v", what, i, d, alone[d], one[d])
+						}
+					}
+					for j := range sz.n {
+						var want, scale float64
+						for q := range sz.k {
+							v := float64(a[i*lda+q]) * float64(b[j*ldb+q])
+							want += v
+							scale += math.Abs(v)
+						}
+						if !approx.Scalar(float64(c[i*ldc+j]), want, 0, tol(scale)) {
+							t.Fatalf("%s: C[%d][%d] = %v, want %v", what, i, j, c[i*ldc+j], want)
+						}
+					}
+				}
+			}
+		}
+	}
+}

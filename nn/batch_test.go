@@ -1,0 +1,187 @@
+package nn_test
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/wickml/wick/nn"
+	"github.com/wickml/wick/tensor"
+)
+
+// batchModels are small models of each family for the batch tests: GPT
+// with the exact GELU on 4·21 = 84 features (not whole SIMD blocks: row by row) and with
+// GPT-2's approximation, and the Llama family with grouped-query attention,
+// Qwen3's q/k norms and biases and an MLP of 20 features (row by row).
+func batchModels() map[string]nn.BatchLM {
+	return map[string]nn.BatchLM{
+		"gpt":      nn.NewGPTWith(nn.GPTConfig{VocabSize: 37, BlockSize: 24, NLayer: 2, NHead: 3, NEmbd: 21, Bias: true}, tensor.NewGenerator(1)),
+		"gpt2-act": nn.NewGPTWith(nn.GPTConfig{VocabSize: 37, BlockSize: 24, NLayer: 1, NHead: 2, NEmbd: 16, Activation: nn.ActGELUTanh}, tensor.NewGenerator(2)),
+		"qwen3": nn.NewLlamaWith(nn.LlamaConfig{
+			ModelType: "qwen3", VocabSize: 29, HiddenSize: 16, IntermediateSize: 20, NumHiddenLayers: 2,
+			NumAttentionHeads: 4, NumKeyValueHeads: 2, HeadDim: 6, MaxPositionEmbeddings: 24,
+			RMSNormEps: 1e-6, RopeTheta: 10000, QKVBias: true, QKNorm: true,
+		}, tensor.NewGenerator(3)),
+	}
+}
+
+// denseCaches holds each sequence's keys and values per layer in
+// [Hkv, capacity, D] tensors, the simplest Attend there is.
+type denseCaches struct {
+	k, v [][]*tensor.Tensor // [sequence][layer]
+}
+
+func newDenseCaches(m nn.BatchLM, seqs, capacity int) *denseCaches {
+	layers, hkv, d := m.KVShape()
+	c := &denseCaches{}
+	for range seqs {
+		var ks, vs []*tensor.Tensor
+		for range layers {
+			ks = append(ks, tensor.Zeros(hkv, capacity, d))
+			vs = append(vs, tensor.Zeros(hkv, capacity, d))
+		}
+		c.k, c.v = append(c.k, ks), append(c.v, vs)
+	}
+	return c
+}
+
+// step runs the chunks[i] of sequence ids[i] at positions pos[i] … and
+// returns each chunk's last logits.
+func (c *denseCaches) step(m nn.BatchLM, ids []int, chunks [][]int, pos []int) [][]float32 {
+	b := nn.Batch{}
+	for i, ch := range chunks {
+		b.Seqs = append(b.Seqs, nn.BatchSeq{Start: len(b.Tokens), Len: len(ch), Pos: pos[i]})
+		b.Tokens = append(b.Tokens, ch...)
+		b.Logits = append(b.Logits, len(b.Tokens)-1)
+	}
+	b.Attend = func(layer, i int, q, k, v *tensor.Tensor) *tensor.Tensor {
+		p, t := pos[i], q.Size(1)
+		kc, vc := c.k[ids[i]][layer], c.v[ids[i]][layer]
+		kc.Slice(1, p, p+t).CopyFrom(k)
+		vc.Slice(1, p, p+t).CopyFrom(v)
+		return nn.CausalAttention(q.Unsqueeze(0), kc.Slice(1, 0, p+t).Unsqueeze(0), vc.Slice(1, 0, p+t).Unsqueeze(0), p).Squeeze(0)
+	}
+	logits := m.ForwardBatch(&b)
+	v := logits.Size(1)
+	all := logits.Float32s()
+	out := make([][]float32, len(chunks))
+	for i := range out {
+		out[i] = all[i*v : (i+1)*v]
+	}
+	return out
+}
+
+// TestForwardBatchMatchesForward checks ForwardBatch, over prompts of
+// several lengths prefilled together in chunks and then decoded together,
+// against Forward of each whole sequence.
+func TestForwardBatchMatchesForward(t *testing.T) {
+	for name, m := range batchModels() {
+		m.Eval()
+		gen := tensor.NewGenerator(9)
+		seqs := [][]int{make([]int, 11), make([]int, 1), make([]int, 6)}
+		for _, s := range seqs {
+			for j := range s {
+				s[j] = gen.IntN(m.VocabSize())
+			}
+		}
+		c := newDenseCaches(m, len(seqs), m.ContextSize())
+		// the prompts in two steps (the second part may be empty: such a
+		// sequence sits the step out), then three decode steps
+		var ids, pos []int
+		var chunks [][]int
+		for i, s := range seqs {
+			ids, chunks, pos = append(ids, i), append(chunks, s[:(len(s)+1)/2]), append(pos, 0)
+		}
+		c.step(m, ids, chunks, pos)
+		ids, chunks, pos = nil, nil, nil
+		for i, s := range seqs {
+			if h := (len(s) + 1) / 2; h < len(s) {
+				ids, chunks, pos = append(ids, i), append(chunks, s[h:]), append(pos, h)
+			}
+		}
+		got := c.step(m, ids, chunks, pos)
+		for step := range 3 {
+			for j, i := range ids {
+				s := seqs[i]
+				want := m.Forward(tensor.FromInts(s, 1, len(s))).Select(1, len(s)-1).Float32s()
+				for x := range want {
+					if d := math.Abs(float64(got[j][x] - want[x])); d > 1e-4*(1+math.Abs(float64(want[x]))) {
+						t.Fatalf("%s step %d sequence %d: logit %d = %v, Forward %v", name, step, i, x, got[j][x], want[x])
+					}
+				}
+			}
+			ids, chunks, pos = nil, nil, nil
+			for i, s := range seqs {
+				tok := (s[len(s)-1]*7 + 3) % m.VocabSize()
+				ids, chunks, pos = append(ids, i), append(chunks, []int{tok}), append(pos, len(s))
+				seqs[i] = append(s, tok)
+			}
+			got = c.step(m, ids, chunks, pos)
+		}
+	}
+}
+
+// TestForwardBatchInvariant checks that a sequence's logits have the
+// same bits alone and beside other sequences, before or after it, at
+// decode and prefill.
+func TestForwardBatchInvariant(t *testing.T) {
+	for name, m := range batchModels() {
+		m.Eval()
+		gen := tensor.NewGenerator(10)
+		rnd := func(n int) []int {
+			s := make([]int, n)
+			for j := range s {
+				s[j] = gen.IntN(m.VocabSize())
+			}
+			return s
+		}
+		target := rnd(9)
+		for _, chunk := range []int{1, 4, 9} {
+			alone := newDenseCaches(m, 1, m.ContextSize())
+			want := alone.step(m, []int{0}, [][]int{target[:chunk]}, []int{0})[0]
+			for _, others := range [][]int{{}, {3}, {1, 7}, {8, 2, 5, 1, 1}} {
+				for place := 0; place <= len(others); place++ {
+					c := newDenseCaches(m, len(others)+1, m.ContextSize())
+					var ids, pos []int
+					var chunks [][]int
+					for j, n := range others {
+						if j == place {
+							ids, chunks, pos = append(ids, len(others)), append(chunks, target[:chunk]), append(pos, 0)
+						}
+						ids, chunks, pos = append(ids, j), append(chunks, rnd(n)), append(pos, 0)
+					}
+					if place == len(others) {
+						ids, chunks, pos = append(ids, len(others)), append(chunks, target[:chunk]), append(pos, 0)
+					}
+					got := c.step(m, ids, chunks, pos)[place]
+					for x := range want {
+						if math.Float32bits(got[x]) != math.Float32bits(want[x]) {
+							t.Fatalf("%s: chunk %d beside %v at %d: logit %d = %v, alone %v", name, chunk, others, place, x, got[x], want[x])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestForwardBatchPanics checks the batch's validation.
+func TestForwardBatchPanics(t *testing.T) {
+	m := batchModels()["qwen3"]
+	attend := func(layer, i int, q, k, v *tensor.Tensor) *tensor.Tensor { return q }
+	for _, b := range []nn.Batch{
+		{Tokens: []int{1, 2}, Seqs: []nn.BatchSeq{{0, 1, 0}}, Attend: attend},
+		{Tokens: []int{1, 2}, Seqs: []nn.BatchSeq{{0, 2, 23}}, Attend: attend},
+		{Tokens: []int{1, 99}, Seqs: []nn.BatchSeq{{0, 2, 0}}, Attend: attend},
+		{Tokens: []int{1, 2}, Seqs: []nn.BatchSeq{{0, 2, 0}}, Logits: []int{2}, Attend: attend},
+		{Tokens: []int{1, 2}, Seqs: []nn.BatchSeq{{0, 2, 0}}},
+		{Tokens: []int{1, 2}, Seqs: []nn.BatchSeq{{0, 2, 0}}, Logits: []int{1}, Attend: func(layer, i int, q, k, v *tensor.Tensor) *tensor.Tensor { return k }},
+	} {
+		err := tensor.Catch(func() { m.ForwardBatch(&b) })
+		if err == nil {
+			t.Errorf("%+v: no panic", b)
+		} else if _, ok := err.(*tensor.Error); !ok {
+			t.Errorf("%+v: %v, want a *tensor.Error", b, fmt.Sprint(err))
+		}
+	}
+}
