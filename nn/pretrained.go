@@ -56,10 +56,11 @@ const (
 // missing file (wrapping fs.ErrNotExist), a config.json that disagrees with
 // the weights (ErrShapeMismatch, ErrMissingTensor, ErrUnexpectedTensor) or
 // that Wick cannot build (ErrBadConfig), a truncated file (ErrTruncated), a
-// dtype other than F32, F16 or BF16 (ErrDTypeMismatch). config.json, the
-// index, every header, name, shape, dtype and file length are checked
-// before any weight is read; a model is returned only once it is complete,
-// never with an error.
+// dtype other than F32, F16 or BF16 (ErrDTypeMismatch), a NaN or an
+// infinity among the weights (ErrNonFinite, found as they stream in).
+// config.json, the index, every header, name, shape, dtype and file length
+// are checked before any weight is read; a model is returned only once it
+// is complete, never with an error.
 func LoadPretrained(name string) (*GPT, error) {
 	dir, err := PretrainedDir(name)
 	if err != nil {
@@ -300,6 +301,7 @@ func loadPretrained(dir string) (*GPT, error) {
 	})
 	r := safetensors.NewReaderSize(chunkBytes)
 	defer r.Close()
+	r.RequireFinite(true) // a NaN or an infinity is an error naming the tensor (ErrNonFinite)
 	var stageLen int
 	for _, l := range loads {
 		if l.trans {

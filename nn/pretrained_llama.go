@@ -35,6 +35,7 @@ import (
 // is read, and every problem is reported, one line each naming the file
 // and the tensor (wrapping ErrBadConfig, ErrMissingTensor,
 // ErrUnexpectedTensor, ErrShapeMismatch, ErrDTypeMismatch, ErrTruncated,
+// ErrNonFinite for a NaN or an infinity among the weights,
 // or fs.ErrNotExist for a missing file). The model is on the default
 // device, in training mode, its parameters requiring gradients.
 func LoadCausalLM(name string) (CausalLM, error) {
@@ -459,6 +460,7 @@ func loadLlama(dir string) (*Llama, error) {
 	})
 	r := safetensors.NewReaderSize(chunkBytes)
 	defer r.Close()
+	r.RequireFinite(true) // a NaN or an infinity is an error naming the tensor (ErrNonFinite)
 	for _, l := range loads {
 		param := l.dst.Detach()
 		if err := r.Each(*l.src, func(off int, v []float32) { param.SetFloat32s(off, v) }); err != nil {
