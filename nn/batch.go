@@ -2,11 +2,9 @@ package nn
 
 import (
 	"fmt"
-	"runtime"
-	"sync"
-	"sync/atomic"
 
 	"github.com/wickml/wick/autograd"
+	"github.com/wickml/wick/internal/parallel"
 	"github.com/wickml/wick/tensor"
 )
 
@@ -153,46 +151,6 @@ func (b *Batch) attend(op string, layer int, q, k, v *tensor.Tensor) *tensor.Ten
 	return tensor.Cat(outs, 0)
 }
 
-// eachSeq runs f(0) … f(n−1), each inside NoGrad, on up to GOMAXPROCS
-// goroutines (the sequences' attention: small products that would leave
-// the other cores idle one after another), and returns when all have
-// returned; the first panic in f is re-raised on the caller's goroutine.
-func eachSeq(n int, f func(i int)) {
-	workers := min(n, runtime.GOMAXPROCS(0))
-	if workers <= 1 {
-		for i := range n {
-			f(i)
-		}
-		return
-	}
-	var (
-		next   atomic.Int64
-		wg     sync.WaitGroup
-		once   sync.Once
-		failed any
-	)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() {
-				if r := recover(); r != nil {
-					once.Do(func() { failed = r })
-				}
-			}()
-			autograd.NoGrad(func() {
-				for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
-					f(i)
-				}
-			})
-		}()
-	}
-	wg.Wait()
-	if failed != nil {
-		panic(failed)
-	}
-}
-
 // rows returns the rows of x [N, C] that b.Logits names.
 func (b *Batch) rows(x *tensor.Tensor) *tensor.Tensor {
 	return x.IndexSelect(0, tensor.FromInts(b.Logits, len(b.Logits)).To(x.Device()))
@@ -327,4 +285,12 @@ func SampleNext(logits *tensor.Tensor, opts GenerateOptions) []int {
 	var next []int
 	autograd.NoGrad(func() { next = pickTokens(logits, opts).Ints() })
 	return next
+}
+
+// eachSeq runs f(0) … f(n−1), each inside NoGrad, on parallel goroutines
+// (parallel.Each: the sequences' attention, small products that would
+// leave the other cores idle one after another); the first panic in f is
+// re-raised on the caller's goroutine.
+func eachSeq(n int, f func(i int)) {
+	parallel.Each(n, func(i int) { autograd.NoGrad(func() { f(i) }) })
 }

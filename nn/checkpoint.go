@@ -1,14 +1,13 @@
 package nn
 
 import (
-	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/wickml/wick/autograd"
+	"github.com/wickml/wick/safetensors"
 	"github.com/wickml/wick/tensor"
 )
 
@@ -50,8 +49,9 @@ func StateDictOf(m Module) StateDict {
 // any other name is an error. All problems are reported together, each
 // naming its tensor and wrapping ErrMissingTensor, ErrUnexpectedTensor,
 // ErrShapeMismatch or ErrDTypeMismatch (several: the first on the
-// error's line, the next few one per line below it, then how many more); m is changed only if there are
-// none. Like PyTorch, a tied tensor present under both names takes the
+// error's line, the next few one per line below it, then how many more);
+// a nil tensor is an error naming it (ErrMissingTensor); m is changed only
+// if there are none. Like PyTorch, a tied tensor present under both names takes the
 // value listed last in the state dict (lm_head.weight). It panics like
 // NewContainer if m embeds a Container that leaves out a field holding
 // parameters.
@@ -60,6 +60,8 @@ func LoadStateDict(m Module, sd StateDict) error {
 	var errs []error
 	check := func(p NamedParam, t *tensor.Tensor) {
 		switch {
+		case t == nil:
+			errs = append(errs, fmt.Errorf("tensor %q: %w: the state dict holds nil under its name (model needs shape %v)", p.Name, ErrMissingTensor, p.Param.Shape()))
 		case t.DType() != tensor.Float32:
 			errs = append(errs, fmt.Errorf("tensor %q: %w: file has %s, model needs %s", p.Name, ErrDTypeMismatch, t.DType(), p.Param.DType()))
 		case !slices.Equal(t.Shape(), p.Param.Shape()):
@@ -112,8 +114,12 @@ func Save(w io.Writer, m Module) error {
 }
 
 // Load reads a safetensors stream into m (see ReadStateDict and
-// LoadStateDict). A checkpoint written by cmd/train loads too: its
-// optimizer's tensors are skipped (see LoadFile). On error m is unchanged.
+// LoadStateDict). The header is checked against m's parameters by name,
+// dtype and shape, and the memory the tensors take against
+// tensor.MaxAllocBytes, before any tensor is read, as LoadFile does;
+// tensors m does not need (the attention-mask buffers; a cmd/train
+// checkpoint's optimizer state) are skipped unread, and a NaN or an
+// infinity is an error wrapping ErrNonFinite. On error m is unchanged.
 func Load(r io.Reader, m Module) error {
 	if err := load(r, m); err != nil {
 		return fmt.Errorf("nn: load: %w", err)
@@ -122,14 +128,39 @@ func Load(r io.Reader, m Module) error {
 }
 
 func load(r io.Reader, m Module) error {
-	sd, meta, err := readStateDict(r)
+	checkModule("Load", m)
+	entries, meta, _, err := safetensors.ReadHeader(r)
 	if err != nil {
 		return err
 	}
-	if meta[MetaFormat] == TrainCheckpointFormat {
-		sd = sd.WithoutPrefix(OptimizerPrefix)
+	want, err := moduleEntries(m, entries, meta)
+	if err != nil {
+		return err
+	}
+	sd, err := readStreamTensors(r, want, true)
+	if err != nil {
+		return err
 	}
 	return LoadStateDict(m, sd)
+}
+
+// moduleEntries checks the entries of a safetensors header against m's
+// parameters, as LoadStateDict checks a state dict, and their memory
+// against tensor.MaxAllocBytes, before any tensor is read, and returns the
+// entries to read: those m needs. A checkpoint of cmd/train's (metadata
+// format TrainCheckpointFormat) has its optimizer's tensors left out.
+func moduleEntries(m Module, entries []safetensors.Entry, meta map[string]string) ([]safetensors.Entry, error) {
+	if meta[MetaFormat] == TrainCheckpointFormat {
+		entries, _ = withoutOptimizer(entries)
+	}
+	want, errs := moduleTarget(m).check(entries)
+	if len(errs) > 0 {
+		return nil, problemList(errs)
+	}
+	if err := checkBudget(want, 0); err != nil {
+		return nil, err
+	}
+	return want, nil
 }
 
 // SaveFile writes m's parameters to path as a safetensors file with
@@ -139,23 +170,40 @@ func SaveFile(path string, m Module) error {
 	return SaveStateDictFile(path, StateDictOf(m), nil)
 }
 
-// LoadFile reads the safetensors file at path into m. A file written by
-// PyTorch from nanoGPT's model loads whether or not it holds the tied
-// lm_head.weight and the attention-mask buffers. A checkpoint written by
-// cmd/train (metadata format TrainCheckpointFormat) loads into a GPT of its
-// config: the optimizer's tensors (OptimizerPrefix) are skipped, and
+// LoadFile reads the safetensors file at path into m. Every tensor's name,
+// dtype and shape is checked against m's parameters, and the memory they
+// take against tensor.MaxAllocBytes (ErrTooLarge), before any is read: a
+// tensor m has no place for is refused by name (ErrUnexpectedTensor)
+// without being read, and a NaN or an infinity is an error wrapping
+// ErrNonFinite. A file written by PyTorch from nanoGPT's model loads
+// whether or not it holds the tied lm_head.weight and the attention-mask
+// buffers (which are not read). A checkpoint written by cmd/train
+// (metadata format TrainCheckpointFormat) loads into a GPT of its config:
+// the optimizer's tensors (OptimizerPrefix) are skipped unread, and
 // LoadCheckpoint builds that GPT and its tokenizer in one call. On error m
 // is unchanged and the error names the file, the tensors and the problems.
 func LoadFile(path string, m Module) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("nn: load: %w", err)
-	}
-	defer f.Close()
-	if err := load(bufio.NewReaderSize(f, 1<<20), m); err != nil {
+	if err := loadFile(path, m); err != nil {
 		return fmt.Errorf("nn: load %s: %w", path, err)
 	}
 	return nil
+}
+
+func loadFile(path string, m Module) error {
+	checkModule("LoadFile", m)
+	h, err := safetensors.ReadFileHeader(path)
+	if err != nil {
+		return trimmed{err, path + ": "}
+	}
+	want, err := moduleEntries(m, h.Entries, h.Metadata)
+	if err != nil {
+		return err
+	}
+	sd, err := readFileTensors(h, want, true)
+	if err != nil {
+		return err
+	}
+	return LoadStateDict(m, sd)
 }
 
 // errorList reports several problems: the first, decisive one on the

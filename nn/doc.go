@@ -118,7 +118,7 @@
 // trained GPT (in evaluation mode), its config and its tokenizer (package
 // tokenizer) in one call; ReadCheckpoint returns the same without building
 // the model, with every tensor, optimizer state included. Both check the
-// metadata, its bounds and the file's shapes before building anything.
+// metadata, its bounds and every tensor of the file before reading any.
 // LoadFile reads such a checkpoint into a GPT too, skipping the
 // optimizer's tensors.
 //
@@ -136,6 +136,26 @@
 // "transformer." prefix, sharded or not, F32, F16 or BF16), from a
 // directory or the hub cache (PretrainedDir), streaming the weights so
 // that loading needs little memory beyond the model's.
+//
+// # Bounds on what is read
+//
+// Every loader checks sizes before it allocates or reads: headers and
+// configs are read with a byte limit; every tensor's name, dtype and shape
+// is checked against what the caller needs (a module's parameters, a
+// checkpoint's or config.json's model), so that a tensor the model has no
+// place for is refused by name (ErrUnexpectedTensor) without being read;
+// the memory the tensors to read take is checked against
+// tensor.MaxAllocBytes (ErrTooLarge), which is the machine's memory unless
+// lowered (train's --max_memory lowers it); a model's size is computed from
+// its config (GPTConfig.NumParams, LlamaConfig.NumParams) and checked
+// before it is built. Tensors the caller does not need are not read: the
+// optimizer's state for LoadCheckpoint, LoadFile and Load; ReadCheckpoint,
+// which returns it for resuming, first bounds each optimizer tensor by the
+// model's largest parameter and all of them by three times the model. The
+// loaders of weights refuse a NaN or an infinity as they stream it in
+// (ErrNonFinite, naming the file, the tensor and the element);
+// LoadStateDictFile, ReadStateDict and LoadStateDict, which do not judge
+// values, pass such values on as they are.
 //
 // The lower-level StateDict, WriteStateDict, ReadStateDict,
 // SaveStateDictFile and LoadStateDictFile handle any set of named tensors

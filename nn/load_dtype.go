@@ -2,7 +2,10 @@ package nn
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
+
+	"github.com/wickml/wick/safetensors"
 
 	"github.com/wickml/wick/tensor"
 )
@@ -72,6 +75,34 @@ func LoadPretrainedWith(name string, opts LoadOptions) (*GPT, error) {
 		return nil, fmt.Errorf("nn: LoadPretrained: %w", err)
 	}
 	return g, nil
+}
+
+// filler writes a loader's values into parameters and keeps the first
+// overflow: a finite float32 value (the reader refuses others) that
+// rounds to an infinity in a 16-bit parameter (beyond 65504 in float16).
+type filler struct{ err error }
+
+// set returns the chunk writer of param, read from s: SetFloat32s, with
+// the values checked first when param is 16-bit.
+func (f *filler) set(param *tensor.Tensor, s *safetensors.Ref) func(off int, v []float32) {
+	var limit float32 // the smallest magnitude that rounds to an infinity
+	switch param.DType() {
+	case tensor.Float16:
+		limit = 65520
+	case tensor.BFloat16:
+		limit = math.Float32frombits(0x7f7f8000)
+	}
+	return func(off int, v []float32) {
+		if limit > 0 && f.err == nil {
+			for i, x := range v {
+				if x >= limit || x <= -limit {
+					f.err = fmt.Errorf("%s: tensor %q: %w: element %d, %g, overflows %s; load it as float32 or bfloat16", s.File, s.Name, ErrNonFinite, off+i, x, param.DType())
+					break
+				}
+			}
+		}
+		param.SetFloat32s(off, v)
+	}
 }
 
 // zerosOf returns a zero parameter of dt for a loader to fill: a float32

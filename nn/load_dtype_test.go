@@ -1,8 +1,10 @@
 package nn_test
 
 import (
+	"errors"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/wickml/wick/autograd"
@@ -127,5 +129,25 @@ func TestLoadDTypeRefused(t *testing.T) {
 	}
 	if m, err := nn.LoadPretrainedWith(filepath.Join(pretrainedDir, "plain"), nn.LoadOptions{DType: tensor.Int64}); err == nil {
 		t.Fatalf("Int64 load gave %T, want an error", m)
+	}
+}
+
+// TestLoadFloat16Overflow checks that an F32 weight beyond float16's range
+// (65504) loaded as float16 is an error wrapping ErrNonFinite naming the
+// tensor, not an infinity in the model; as bfloat16 it loads.
+func TestLoadFloat16Overflow(t *testing.T) {
+	dir := t.TempDir()
+	m := nn.NewLlamaWith(nn.LlamaConfig{ModelType: "llama", VocabSize: 11, HiddenSize: 8, IntermediateSize: 16, NumHiddenLayers: 1,
+		NumAttentionHeads: 2, NumKeyValueHeads: 1, HeadDim: 4, MaxPositionEmbeddings: 16, RMSNormEps: 1e-6, RopeTheta: 1e4}, tensor.NewGenerator(2))
+	autograd.NoGrad(func() { m.Layers[0].MLP.UpProj.Weight.SetFloat32s(5, []float32{1e5}) })
+	if err := m.SavePretrained(dir); err != nil {
+		t.Fatal(err)
+	}
+	_, err := nn.LoadCausalLMWith(dir, nn.LoadOptions{DType: tensor.Float16})
+	if !errors.Is(err, nn.ErrNonFinite) || !strings.Contains(err.Error(), "model.layers.0.mlp.up_proj.weight") {
+		t.Fatalf("float16 load of 1e5: %v, want ErrNonFinite naming the tensor", err)
+	}
+	if _, err := nn.LoadCausalLMWith(dir, nn.LoadOptions{DType: tensor.BFloat16}); err != nil {
+		t.Fatal(err)
 	}
 }

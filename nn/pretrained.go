@@ -57,10 +57,11 @@ const (
 // missing file (wrapping fs.ErrNotExist), a config.json that disagrees with
 // the weights (ErrShapeMismatch, ErrMissingTensor, ErrUnexpectedTensor) or
 // that Wick cannot build (ErrBadConfig), a truncated file (ErrTruncated), a
-// dtype other than F32, F16 or BF16 (ErrDTypeMismatch). config.json, the
-// index, every header, name, shape, dtype and file length are checked
-// before any weight is read; a model is returned only once it is complete,
-// never with an error.
+// dtype other than F32, F16 or BF16 (ErrDTypeMismatch), a NaN or an
+// infinity among the weights (ErrNonFinite, found as they stream in).
+// config.json, the index, every header, name, shape, dtype and file length
+// are checked before any weight is read; a model is returned only once it
+// is complete, never with an error.
 func LoadPretrained(name string) (*GPT, error) { return LoadPretrainedWith(name, LoadOptions{}) }
 
 // ReadPretrainedConfig reads the config.json of the Hugging Face GPT-2
@@ -291,6 +292,7 @@ func loadPretrained(dir string, dt tensor.DType) (*GPT, error) {
 	})
 	r := safetensors.NewReaderSize(chunkBytes)
 	defer r.Close()
+	r.RequireFinite(true) // a NaN or an infinity is an error naming the tensor (ErrNonFinite)
 	var stageLen int
 	for _, l := range loads {
 		if l.trans {
@@ -298,11 +300,12 @@ func loadPretrained(dir string, dt tensor.DType) (*GPT, error) {
 		}
 	}
 	stage := make([]float32, stageLen) // the transposed Conv1D weight being assembled
+	var fill filler                    // writes the values, checking that 16-bit parameters hold them
 	for _, l := range loads {
 		s := l.src
 		param := l.dst.Detach() // the parameter's storage, written in place without recording
 		if !l.trans {
-			if err := r.Each(*s, func(off int, v []float32) { param.SetFloat32s(off, v) }); err != nil {
+			if err := r.Each(*s, fill.set(param, s)); err != nil {
 				return nil, err
 			}
 			continue
@@ -320,7 +323,10 @@ func loadPretrained(dir string, dt tensor.DType) (*GPT, error) {
 		if err != nil {
 			return nil, err
 		}
-		param.SetFloat32s(0, stage[:s.N])
+		fill.set(param, s)(0, stage[:s.N])
+	}
+	if fill.err != nil {
+		return nil, fill.err
 	}
 	if lmHead != nil {
 		if err := sameValues(r, lmHead, srcs["wte.weight"]); err != nil {

@@ -36,6 +36,7 @@ import (
 // is read, and every problem is reported, one line each naming the file
 // and the tensor (wrapping ErrBadConfig, ErrMissingTensor,
 // ErrUnexpectedTensor, ErrShapeMismatch, ErrDTypeMismatch, ErrTruncated,
+// ErrNonFinite for a NaN or an infinity among the weights,
 // or fs.ErrNotExist for a missing file). The model is on the default
 // device, in training mode, its parameters requiring gradients.
 func LoadCausalLM(name string) (CausalLM, error) { return LoadCausalLMWith(name, LoadOptions{}) }
@@ -441,11 +442,15 @@ func loadLlama(dir string, dt tensor.DType) (*Llama, error) {
 	})
 	r := safetensors.NewReaderSize(chunkBytes)
 	defer r.Close()
+	r.RequireFinite(true) // a NaN or an infinity is an error naming the tensor (ErrNonFinite)
+	var fill filler // writes the values, checking that 16-bit parameters hold them
 	for _, l := range loads {
-		param := l.dst.Detach()
-		if err := r.Each(*l.src, func(off int, v []float32) { param.SetFloat32s(off, v) }); err != nil {
+		if err := r.Each(*l.src, fill.set(l.dst.Detach(), l.src)); err != nil {
 			return nil, err
 		}
+	}
+	if fill.err != nil {
+		return nil, fill.err
 	}
 	if lmHead != nil {
 		if err := sameValues(r, lmHead, srcs["model.embed_tokens.weight"]); err != nil {

@@ -1,13 +1,11 @@
 package nn
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"strings"
 
@@ -112,7 +110,11 @@ func WriteStateDict(w io.Writer, sd StateDict, metadata map[string]string) error
 // the safetensors library. Tensors of dtype F32 and I64 are supported; any
 // other dtype, a malformed header, offsets that disagree with the shapes or
 // overlap, or data cut short return an error that names the tensor and
-// wraps ErrCorruptHeader, ErrDTypeMismatch or ErrTruncated. The tensors are
+// wraps ErrCorruptHeader, ErrDTypeMismatch or ErrTruncated. The header is
+// read with a limit (safetensors.MaxHeaderLen), and the memory the tensors
+// it declares take is checked against tensor.MaxAllocBytes (ErrTooLarge)
+// before any is read; data cut short cost no more memory than what
+// arrived. Values are returned as they are, NaN included. The tensors are
 // created on the default device.
 func ReadStateDict(r io.Reader) (StateDict, map[string]string, error) {
 	sd, meta, err := readStateDict(r)
@@ -128,42 +130,17 @@ func readStateDict(r io.Reader) (StateDict, map[string]string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	var total int64
-	for _, e := range entries {
-		if e.DType != "F32" && e.DType != "I64" {
-			return nil, nil, fmt.Errorf("tensor %q: %w: dtype %s is not supported (Wick reads F32 and I64)", e.Name, ErrDTypeMismatch, e.DType)
-		}
-		total = max(total, e.End)
+	if err := stateDictDTypes(entries); err != nil {
+		return nil, nil, err
 	}
-	data, err := io.ReadAll(io.LimitReader(r, total))
+	if err := checkBudget(entries, 0); err != nil {
+		return nil, nil, err
+	}
+	sd, err := readStreamTensors(r, entries, false)
 	if err != nil {
-		return nil, nil, fmt.Errorf("data: %w", err)
-	}
-	sd := StateDict{}
-	for _, e := range entries {
-		if e.End > int64(len(data)) {
-			return nil, nil, fmt.Errorf("tensor %q: %w: its data ends at byte %d of the data section, which has only %d", e.Name, ErrTruncated, e.End, len(data))
-		}
-		sd[e.Name] = entryTensor(e, data[e.Begin:e.End])
+		return nil, nil, err
 	}
 	return sd, meta, nil
-}
-
-// entryTensor returns the tensor of e (dtype F32 or I64) from its raw
-// little-endian data.
-func entryTensor(e safetensors.Entry, raw []byte) *tensor.Tensor {
-	if e.DType == "I64" {
-		v := make([]int, len(raw)/8)
-		for i := range v {
-			v[i] = int(int64(binary.LittleEndian.Uint64(raw[8*i:])))
-		}
-		return tensor.FromInts(v, len(v)).Reshape(e.Shape...)
-	}
-	v := make([]float32, len(raw)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
-	}
-	return tensor.New(v, len(v)).Reshape(e.Shape...)
 }
 
 // SaveStateDictFile writes sd and metadata to path as a safetensors file,
@@ -178,16 +155,25 @@ func SaveStateDictFile(path string, sd StateDict, metadata map[string]string) er
 	return nil
 }
 
-// LoadStateDictFile reads a safetensors file (see ReadStateDict).
+// LoadStateDictFile reads a safetensors file (see ReadStateDict). The
+// header, the file's length and the memory the tensors take (against
+// tensor.MaxAllocBytes, ErrTooLarge) are checked before any tensor is
+// read; each tensor is then read straight into its storage, a chunk at a
+// time. Values are returned as they are, NaN included.
 func LoadStateDictFile(path string) (StateDict, map[string]string, error) {
-	f, err := os.Open(path)
+	h, err := safetensors.ReadFileHeader(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("nn: %w", err)
+		return nil, nil, fmt.Errorf("nn: read %s: %w", path, trimmed{err, path + ": "})
 	}
-	defer f.Close()
-	sd, meta, err := readStateDict(bufio.NewReaderSize(f, 1<<20))
+	if err := stateDictDTypes(h.Entries); err != nil {
+		return nil, nil, fmt.Errorf("nn: read %s: %w", path, err)
+	}
+	if err := checkBudget(h.Entries, 0); err != nil {
+		return nil, nil, fmt.Errorf("nn: read %s: %w", path, err)
+	}
+	sd, err := readFileTensors(h, h.Entries, false)
 	if err != nil {
 		return nil, nil, fmt.Errorf("nn: read %s: %w", path, err)
 	}
-	return sd, meta, nil
+	return sd, h.Metadata, nil
 }

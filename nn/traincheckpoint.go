@@ -3,7 +3,6 @@ package nn
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -86,118 +85,219 @@ type trainRecord struct {
 // LoadCheckpoint reads a checkpoint written by cmd/train (its out_dir's
 // ckpt.safetensors) or by SaveCheckpoint and returns it with its Model
 // built: a GPT of the checkpoint's config holding the trained weights, in
-// evaluation mode, and the Tokenizer it was trained with. The optimizer's
-// tensors are not read.
+// evaluation mode, and the Tokenizer it was trained with.
 //
 //	ck, err := nn.LoadCheckpoint("out/ckpt.safetensors")
 //	ids := ck.Tokenizer.Encode("ROMEO:")
 //	out := ck.Model.Generate(tensor.FromInts(ids, 1, len(ids)), 100, 0.8, 200)
 //	fmt.Println(ck.Tokenizer.Decode(out.Ints()))
 //
-// Building the model draws no random numbers. The optimizer's tensors are
-// not read, so loading takes about twice the model's float32 size in
-// memory, whatever the file holds besides. Errors are those of
-// ReadCheckpoint and NewModel.
+// Building the model draws no random numbers. Everything is checked as
+// ReadCheckpoint checks it before the model is built; the model's tensors
+// are then read straight into it, and the optimizer's are not read (nor
+// checked), so loading takes about the model's float32 size in memory,
+// whatever the file holds besides. A LoRA run's adapters (under
+// AdapterPrefix) are read and applied to the model, and ck.Adapter set.
+// Errors are those of ReadCheckpoint.
 func LoadCheckpoint(path string) (*Checkpoint, error) {
-	ck, err := readCheckpoint(path, false)
+	ck, h, err := readCheckpointHeader(path, false)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := ck.NewCausalLM(); err != nil {
+	var model CausalLM
+	if ck.LlamaConfig != nil {
+		model = newLlamaZeros(*ck.LlamaConfig, tensor.Float32)
+	} else {
+		model = newGPTZeros(ck.Config, tensor.Float32)
+	}
+	params := map[string]*tensor.Tensor{}
+	for _, p := range model.NamedParameters() {
+		params[p.Name] = p.Param.Detach().Reshape(-1) // the parameter's storage, written in place without recording
+	}
+	if tm, ok := model.(tiedModule); ok {
+		for _, p := range tm.tiedParameters() {
+			params[p.Name] = p.Param.Detach().Reshape(-1)
+		}
+	}
+	r := safetensors.NewReaderSize(chunkBytes)
+	defer r.Close()
+	r.RequireFinite(true)
+	// A tied head present under both names takes lm_head.weight's values,
+	// as LoadStateDict gives it: that name is read last.
+	entries := slices.Clone(h.model)
+	slices.SortStableFunc(entries, func(a, b safetensors.Entry) int {
+		return cmpBool(a.Name == "lm_head.weight", b.Name == "lm_head.weight")
+	})
+	for _, e := range entries {
+		dst := params[e.Name]
+		if err := r.Each(h.file.Ref(e), func(off int, v []float32) { dst.SetFloat32s(off, v) }); err != nil {
+			return nil, fmt.Errorf("nn: checkpoint %s is corrupt or unreadable: %w", path, trimmed{err, path + ": "})
+		}
+	}
+	// The adapters of a LoRA run, bounded before they are read (see
+	// checkAdapterEntries), applied as NewCausalLM applies them.
+	adapters, err := readFileTensors(h.file, h.adapter, true)
+	if err != nil {
+		return nil, fmt.Errorf("nn: checkpoint %s is corrupt or unreadable: %w", path, err)
+	}
+	ck.Tensors = adapters
+	err = ck.applyAdapter(model)
+	ck.Tensors = nil
+	if err != nil {
 		return nil, err
 	}
-	ck.Tensors, ck.Optimizer = nil, nil
+	model.Eval()
+	ck.LM = model
+	if g, ok := model.(*GPT); ok {
+		ck.Model = g
+	}
 	return ck, nil
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case !a:
+		return -1
+	}
+	return 1
 }
 
 // ReadCheckpoint reads a checkpoint written by cmd/train without building
 // its model: its metadata, its tokenizer and all its tensors (Tensors).
 // Everything is checked before any tensor is read: that the file is a
-// safetensors file with train's metadata format, that model_args is a valid
-// config within the MaxCheckpoint bounds, that the tokenizer reads back and
-// has model_args' vocabulary, and that the file holds the token and
-// position embeddings and every layer's attention weight at the config's
-// shapes (so a config the file's data do not back is refused, not built).
-// An error names the file and the problem: "was not written by train" when
-// the format differs, "is corrupt" otherwise.
+// safetensors file with train's metadata format; that model_args (or
+// llama_args) is a valid config within the MaxCheckpoint bounds whose
+// model fits under tensor.MaxAllocBytes (ErrTooLarge); that the tokenizer
+// reads back (its tokens bounded in length) and fits the model's
+// vocabulary; that the model's tensors are exactly those of a model of the
+// config, by name, dtype and shape (one it has no place for is refused by
+// name, unread: ErrUnexpectedTensor); that a LoRA run's adapter tensors
+// (under AdapterPrefix) are F32, none larger than the model's largest
+// parameter and all together at most the model's size; that the
+// optimizer's tensors are F32 or I64, none larger than the model's largest
+// parameter (ErrShapeMismatch) and all together at most three times the
+// model; and
+// that everything to read fits under tensor.MaxAllocBytes. A NaN or an
+// infinity in any tensor is an error wrapping ErrNonFinite. An error names
+// the file and the problem: "was not written by train" when the format
+// differs, "is corrupt" otherwise.
 func ReadCheckpoint(path string) (*Checkpoint, error) {
-	return readCheckpoint(path, true)
+	ck, h, err := readCheckpointHeader(path, true)
+	if err != nil {
+		return nil, err
+	}
+	sd, err := readFileTensors(h.file, slices.Concat(h.model, h.adapter, h.optimizer), true)
+	if err != nil {
+		return nil, fmt.Errorf("nn: checkpoint %s is corrupt or unreadable: %w", path, err)
+	}
+	ck.Tensors, ck.Optimizer = sd, sd.WithPrefix(OptimizerPrefix)
+	return ck, nil
 }
 
-// readCheckpoint is ReadCheckpoint, which reads the optimizer's tensors
-// only when withOptimizer is true.
-func readCheckpoint(path string, withOptimizer bool) (*Checkpoint, error) {
+// checkpointHeader is what readCheckpointHeader found: the file's header,
+// the model's entries to read and (when asked for) the optimizer's, all
+// checked.
+type checkpointHeader struct {
+	file                      *safetensors.FileHeader
+	model, adapter, optimizer []safetensors.Entry
+}
+
+// readCheckpointHeader reads and checks everything of the checkpoint at
+// path but the tensors' data (see ReadCheckpoint); the optimizer's entries
+// only when withOptimizer is true (else they are neither checked nor
+// read).
+func readCheckpointHeader(path string, withOptimizer bool) (*Checkpoint, *checkpointHeader, error) {
 	h, err := safetensors.ReadFileHeader(path)
 	if err != nil {
-		return nil, fmt.Errorf("nn: checkpoint %s is corrupt or unreadable: %w", path, trimmed{err, path + ": "})
+		return nil, nil, fmt.Errorf("nn: checkpoint %s is corrupt or unreadable: %w", path, trimmed{err, path + ": "})
 	}
 	if h.Metadata[MetaFormat] != TrainCheckpointFormat {
-		return nil, fmt.Errorf("nn: checkpoint %s was not written by train (metadata format %q, want %q)", path, h.Metadata[MetaFormat], TrainCheckpointFormat)
+		return nil, nil, fmt.Errorf("nn: checkpoint %s was not written by train (metadata format %q, want %q)", path, h.Metadata[MetaFormat], TrainCheckpointFormat)
 	}
 	corrupt := func(format string, args ...any) error {
 		return fmt.Errorf("nn: checkpoint %s is corrupt: "+format, append([]any{path}, args...)...)
 	}
 	var rec trainRecord
 	if err := json.Unmarshal([]byte(h.Metadata[MetaTrain]), &rec); err != nil {
-		return nil, corrupt("metadata: %v", err)
+		return nil, nil, corrupt("metadata: %v", err)
 	}
 	if (rec.Model == nil && rec.Llama == nil) || len(rec.Tokenizer) == 0 || rec.Iter < 0 {
-		return nil, corrupt("metadata lacks the model_args, the tokenizer or the step")
+		return nil, nil, corrupt("metadata lacks the model_args, the tokenizer or the step")
 	}
+	ck := &Checkpoint{Path: path, Iter: rec.Iter, BestValLoss: rec.BestValLoss, Metadata: json.RawMessage(h.Metadata[MetaTrain])}
+	var target loadTarget
+	var sizeErr error
 	if rec.Llama != nil {
 		lc := *rec.Llama
 		if err := llamaCheckpointBounds(lc); err != nil {
-			return nil, corrupt("%v", err)
+			return nil, nil, corrupt("%v", err)
 		}
 		if err := lc.Validate(); err != nil {
-			return nil, corrupt("%s", strings.TrimPrefix(err.Error(), "nn: "))
+			return nil, nil, corrupt("%s", strings.TrimPrefix(err.Error(), "nn: "))
 		}
 		tok, err := tokenizer.Unmarshal(rec.Tokenizer)
 		if err != nil {
-			return nil, corrupt("%v", err)
+			return nil, nil, corrupt("%v", err)
 		}
 		if tok.VocabSize() > lc.VocabSize {
-			return nil, corrupt("its tokenizer has %d tokens, more than its model's %d", tok.VocabSize(), lc.VocabSize)
+			return nil, nil, corrupt("its tokenizer has %d tokens, more than its model's %d", tok.VocabSize(), lc.VocabSize)
 		}
 		if err := llamaCheckpointShapes(h.Entries, lc); err != nil {
-			return nil, corrupt("%v", err)
+			return nil, nil, corrupt("%v", err)
 		}
-		if err := lc.checkSize(); err != nil { // the tensors the file declares, before they are read
-			return nil, fmt.Errorf("nn: checkpoint %s: %w", path, err)
+		ck.LlamaConfig, ck.Tokenizer, target, sizeErr = &lc, tok, llamaTarget(lc), lc.checkSize()
+	} else {
+		cfg := *rec.Model
+		if err := checkpointBounds(cfg); err != nil {
+			return nil, nil, corrupt("%v", err)
 		}
-		sd, err := readEntries(path, h.Entries, h.DataStart, withOptimizer)
+		if err := cfg.Validate(); err != nil {
+			return nil, nil, corrupt("%s", strings.TrimPrefix(err.Error(), "nn: "))
+		}
+		tok, err := tokenizer.Unmarshal(rec.Tokenizer)
 		if err != nil {
-			return nil, fmt.Errorf("nn: checkpoint %s is corrupt or unreadable: %w", path, err)
+			return nil, nil, corrupt("%v", err)
 		}
-		return &Checkpoint{Path: path, LlamaConfig: &lc, Tokenizer: tok, Iter: rec.Iter, BestValLoss: rec.BestValLoss,
-			Metadata: json.RawMessage(h.Metadata[MetaTrain]), Tensors: sd, Optimizer: sd.WithPrefix(OptimizerPrefix)}, nil
+		if tok.VocabSize() != cfg.VocabSize {
+			return nil, nil, corrupt("its tokenizer has %d tokens, its model %d", tok.VocabSize(), cfg.VocabSize)
+		}
+		if err := checkpointShapes(h.Entries, cfg); err != nil {
+			return nil, nil, corrupt("%v", err)
+		}
+		ck.Config, ck.Tokenizer, target, sizeErr = cfg, tok, gptTarget(cfg), cfg.checkSize()
 	}
-	cfg := *rec.Model
-	if err := checkpointBounds(cfg); err != nil {
-		return nil, corrupt("%v", err)
+	if sizeErr != nil { // the model the file declares, before it is built or read
+		return nil, nil, fmt.Errorf("nn: checkpoint %s: %w", path, sizeErr)
 	}
-	if err := cfg.Validate(); err != nil {
-		return nil, corrupt("%s", strings.TrimPrefix(err.Error(), "nn: "))
+	modelEntries, optEntries := withoutOptimizer(h.Entries)
+	modelEntries, adapterEntries := splitPrefix(modelEntries, AdapterPrefix)
+	read, errs := target.check(modelEntries)
+	if len(errs) > 0 {
+		return nil, nil, corrupt("%w", problemList(errs))
 	}
-	tok, err := tokenizer.Unmarshal(rec.Tokenizer)
-	if err != nil {
-		return nil, corrupt("%v", err)
+	if err := checkAdapterEntries(adapterEntries, target); err != nil {
+		return nil, nil, corrupt("%w", err)
 	}
-	if tok.VocabSize() != cfg.VocabSize {
-		return nil, corrupt("its tokenizer has %d tokens, its model %d", tok.VocabSize(), cfg.VocabSize)
+	ch := &checkpointHeader{file: h, model: read, adapter: adapterEntries}
+	if !withOptimizer {
+		// LoadCheckpoint reads into the model cfg.checkSize admitted, and
+		// the adapters beside it.
+		if err := checkBudget(adapterEntries, target.bytes()); err != nil {
+			return nil, nil, fmt.Errorf("nn: checkpoint %s: %w", path, err)
+		}
+		return ck, ch, nil
 	}
-	if err := checkpointShapes(h.Entries, cfg); err != nil {
-		return nil, corrupt("%v", err)
+	if err := checkOptimizerEntries(optEntries, target); err != nil {
+		return nil, nil, corrupt("%w", err)
 	}
-	if err := cfg.checkSize(); err != nil { // the tensors the file declares, before they are read
-		return nil, fmt.Errorf("nn: checkpoint %s: %w", path, err)
+	ch.optimizer = optEntries
+	if err := checkBudget(slices.Concat(read, adapterEntries, optEntries), 0); err != nil {
+		return nil, nil, fmt.Errorf("nn: checkpoint %s: %w", path, err)
 	}
-	sd, err := readEntries(path, h.Entries, h.DataStart, withOptimizer)
-	if err != nil {
-		return nil, fmt.Errorf("nn: checkpoint %s is corrupt or unreadable: %w", path, err)
-	}
-	return &Checkpoint{Path: path, Config: cfg, Tokenizer: tok, Iter: rec.Iter, BestValLoss: rec.BestValLoss,
-		Metadata: json.RawMessage(h.Metadata[MetaTrain]), Tensors: sd, Optimizer: sd.WithPrefix(OptimizerPrefix)}, nil
+	return ck, ch, nil
 }
 
 // NewModel builds ck.Model from ck.Tensors (the model's; the optimizer's
@@ -356,37 +456,6 @@ func (ec *entryCheck) err() error {
 		return nil
 	}
 	return problemList(ec.problems)
-}
-
-// readEntries reads the tensors of entries, whose data start at dataStart
-// in the safetensors file at path (as safetensors.ReadFileHeader returned them,
-// checked against the file's length): all of them, or all but the
-// optimizer's when withOptimizer is false.
-func readEntries(path string, entries []safetensors.Entry, dataStart int64, withOptimizer bool) (StateDict, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	sd := StateDict{}
-	var raw []byte
-	for _, e := range entries {
-		if !withOptimizer && strings.HasPrefix(e.Name, OptimizerPrefix) {
-			continue
-		}
-		if e.DType != "F32" && e.DType != "I64" {
-			return nil, fmt.Errorf("tensor %q: %w: dtype %s is not supported (Wick reads F32 and I64)", e.Name, ErrDTypeMismatch, e.DType)
-		}
-		if n := int(e.End - e.Begin); cap(raw) < n {
-			raw = make([]byte, n)
-		}
-		raw = raw[:e.End-e.Begin]
-		if _, err := f.ReadAt(raw, dataStart+e.Begin); err != nil {
-			return nil, fmt.Errorf("tensor %q: %w: %v", e.Name, ErrTruncated, err)
-		}
-		sd[e.Name] = entryTensor(e, raw)
-	}
-	return sd, nil
 }
 
 // trimmed is err without its message's prefix (the path that the message

@@ -30,12 +30,13 @@ const DefaultChunkBytes = 256 << 10
 // time, through buffers it reuses; it keeps the files it opened open until
 // Close. A Reader belongs to one goroutine.
 type Reader struct {
-	chunk int
-	files map[string]*os.File
-	raw   []byte
-	vals  []float32
-	raw2  []byte // for FirstDifference
-	vals2 []float32
+	chunk  int
+	finite bool // Each and EachRows refuse NaN and infinities
+	files  map[string]*os.File
+	raw    []byte
+	vals   []float32
+	raw2   []byte // for FirstDifference
+	vals2  []float32
 }
 
 // NewReader returns a Reader of DefaultChunkBytes reads.
@@ -50,6 +51,18 @@ func NewReaderSize(chunkBytes int) *Reader {
 	}
 	return &Reader{chunk: chunkBytes, files: map[string]*os.File{}, raw: make([]byte, chunkBytes), vals: make([]float32, max(chunkBytes/2, 1))}
 }
+
+// ErrNonFinite is wrapped by the errors of a Reader that requires finite
+// values (RequireFinite) about a NaN or an infinity.
+var ErrNonFinite = errors.New("non-finite value")
+
+// RequireFinite makes r's Each and EachRows check every chunk as it is
+// decoded and, at the first NaN or infinity, return an error naming the
+// file, the tensor and the element, wrapping ErrNonFinite, without passing
+// that chunk to the callback (on false: values pass as they are, the
+// default). A loader of weights fills its tensors and checks them in the
+// one pass over the file.
+func (r *Reader) RequireFinite(on bool) { r.finite = on }
 
 // Close closes the files r opened.
 func (r *Reader) Close() error {
@@ -121,7 +134,56 @@ func (r *Reader) EachRows(t Ref, rowLen int, fn func(off int, v []float32)) erro
 		if err := read(f, t, off, v, r.raw); err != nil {
 			return err
 		}
+		if r.finite {
+			if i := firstNonFinite(v); i >= 0 {
+				return fmt.Errorf("%s: tensor %q: %w: element %d is %v", t.File, t.Name, ErrNonFinite, off+i, v[i])
+			}
+		}
 		fn(off, v)
+	}
+	return nil
+}
+
+// firstNonFinite returns the index of the first NaN or infinity of v, or
+// -1.
+func firstNonFinite(v []float32) int {
+	for i, x := range v {
+		if x-x != 0 { // NaN − NaN and ∞ − ∞ are NaN, which is not 0
+			return i
+		}
+	}
+	return -1
+}
+
+// EachInt64 calls fn with consecutive chunks of t's elements (dtype I64)
+// and the index of each chunk's first element. The chunk's slice is reused
+// by the next call.
+func (r *Reader) EachInt64(t Ref, fn func(off int, v []int64)) error {
+	if t.DType != "I64" {
+		return fmt.Errorf("%s: tensor %q: dtype %s is not I64", t.File, t.Name, t.DType)
+	}
+	f, err := r.open(t.File)
+	if err != nil {
+		return err
+	}
+	per := max(r.chunk/8, 1)
+	if len(r.raw) < per*8 {
+		r.raw = make([]byte, per*8)
+	}
+	v := make([]int64, min(per, t.N))
+	for off := 0; off < t.N; off += per {
+		k := min(per, t.N-off)
+		b := r.raw[:8*k]
+		if _, err := f.ReadAt(b, t.Offset+int64(8*off)); err != nil {
+			if errors.Is(err, io.EOF) {
+				err = fmt.Errorf("%w: the file ends inside its data", ErrTruncated)
+			}
+			return fmt.Errorf("%s: tensor %q: %w", t.File, t.Name, err)
+		}
+		for i := range k {
+			v[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
+		}
+		fn(off, v[:k])
 	}
 	return nil
 }

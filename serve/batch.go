@@ -3,11 +3,9 @@ package serve
 import (
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
 
+	"github.com/wickml/wick/internal/parallel"
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/tensor"
 )
@@ -59,7 +57,7 @@ func (e *Engine) step(running []*sequence) []*sequence {
 	sampleErrs := make([]error, len(samples))
 	if err == nil {
 		v := e.vocab
-		eachParallel(len(samples), func(r int) {
+		parallel.Each(len(samples), func(r int) {
 			s, row := members[samples[r]], logits[r*v:(r+1)*v]
 			next[r] = -1
 			if finite(row) {
@@ -177,44 +175,6 @@ func (e *Engine) attend(layer int, table []int, pos int, q, k, v *tensor.Tensor)
 	g := h / hkv
 	att := q.Reshape(1, hkv, g, d).MatMul(keys.Transpose(-2, -1)).MulScalar(float32(1 / math.Sqrt(float64(d))))
 	return att.Softmax(-1).MatMul(vals).Reshape(h, 1, d)
-}
-
-// eachParallel runs f(0) … f(n−1) on up to GOMAXPROCS goroutines and
-// returns when all have returned; a panic in f is re-raised on the
-// caller's goroutine. Each request samples with its own generator, so the
-// order in which they run changes nothing.
-func eachParallel(n int, f func(i int)) {
-	workers := min(n, runtime.GOMAXPROCS(0))
-	if workers <= 1 {
-		for i := range n {
-			f(i)
-		}
-		return
-	}
-	var (
-		next   atomic.Int64
-		wg     sync.WaitGroup
-		once   sync.Once
-		failed any
-	)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() {
-				if r := recover(); r != nil {
-					once.Do(func() { failed = r })
-				}
-			}()
-			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
-				f(i)
-			}
-		}()
-	}
-	wg.Wait()
-	if failed != nil {
-		panic(failed)
-	}
 }
 
 // sampleRow draws the next token of one sequence from its logits row. A

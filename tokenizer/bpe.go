@@ -591,7 +591,11 @@ func chunkLen(s []byte) int {
 	return j
 }
 
-// chunkLenUncut is chunkLen without the MaxBPEChunk bound.
+// chunkLenUncut is chunkLen without the MaxBPEChunk bound, except that it
+// looks no further than MaxBPEChunk+2 bytes: past them the chunk is cut at
+// MaxBPEChunk whatever follows (even once the last space of a run of
+// whitespace goes to the next word), and scanning the rest of a long run
+// for each of its chunks made splitting it quadratic in its length.
 func chunkLenUncut(s []byte) int {
 	i := 0
 	if s[0] == ' ' && len(s) > 1 && byteClass(s[1]) != bcSpace {
@@ -599,7 +603,8 @@ func chunkLenUncut(s []byte) int {
 	}
 	cl := byteClass(s[i])
 	j := i + 1
-	for j < len(s) && byteClass(s[j]) == cl {
+	end := min(len(s), MaxBPEChunk+2)
+	for j < end && byteClass(s[j]) == cl {
 		j++
 	}
 	if cl == bcSpace && j-i > 1 && j < len(s) && s[j-1] == ' ' {

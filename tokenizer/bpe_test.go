@@ -288,3 +288,51 @@ func TestBPEUnbrokenText(t *testing.T) {
 		s = s[n:]
 	}
 }
+
+// TestChunkLenLongRuns: chunkLen, which looks at most MaxBPEChunk+2 bytes
+// ahead (splitting a 100 MB line without whitespace was quadratic when it
+// scanned the whole run for each chunk), cuts runs of every class and
+// length around the bound as a scan of the whole run does.
+func TestChunkLenLongRuns(t *testing.T) {
+	whole := func(s []byte) int { // chunkLen's rule with the run scanned to its end
+		i := 0
+		if s[0] == ' ' && len(s) > 1 && byteClass(s[1]) != bcSpace {
+			i = 1
+		}
+		cl := byteClass(s[i])
+		j := i + 1
+		for j < len(s) && byteClass(s[j]) == cl {
+			j++
+		}
+		if cl == bcSpace && j-i > 1 && j < len(s) && s[j-1] == ' ' {
+			j--
+		}
+		if j > MaxBPEChunk {
+			j = MaxBPEChunk
+			for j > 1 && s[j]&0xc0 == 0x80 {
+				j--
+			}
+		}
+		return j
+	}
+	for _, fill := range []string{"a", " ", "\t", "7", ",", "é", "日"} {
+		for _, lead := range []string{"", " "} {
+			for _, tail := range []string{"", "x", " ", " y", "\n"} {
+				for n := MaxBPEChunk - 4; n <= MaxBPEChunk+6; n++ {
+					s := []byte(lead)
+					for len(s) < len(lead)+n {
+						s = append(s, fill...)
+					}
+					s = append(s, tail...)
+					for off := 0; off < len(s); {
+						got, want := chunkLen(s[off:]), whole(s[off:])
+						if got != want {
+							t.Fatalf("fill %q, lead %q, tail %q, %d bytes, at %d: chunkLen %d, a scan of the whole run %d", fill, lead, tail, n, off, got, want)
+						}
+						off += got
+					}
+				}
+			}
+		}
+	}
+}

@@ -286,21 +286,25 @@ func TestServeCheckpoint(t *testing.T) {
 	}
 }
 
-// TestServeNaNCheckpoint: a checkpoint with NaN weights starts with a
-// warning saying so, and its requests are answered 500 saying the logits
-// are not finite.
+// TestServeNaNCheckpoint: a checkpoint with NaN weights is refused at
+// start with one line naming the tensor and the element (nn.LoadCheckpoint
+// checks the weights as it reads them, issue #31), exit status 1.
 func TestServeNaNCheckpoint(t *testing.T) {
 	dir := t.TempDir()
 	writeCheckpointWith(t, dir, 16, 1, 32, func(m *nn.GPT) {
 		m.Wte.Weight.Detach().CopyFrom(tensor.Full(float32(math.NaN()), m.Wte.Weight.Shape()...))
 	})
-	s := start(t, nil, "--model="+dir)
-	code, body, err := post(s.base+"/v1/completions", `{"prompt": "ab", "max_tokens": 5}`)
-	if err != nil || code != 500 || !strings.Contains(body, "not finite") {
-		t.Errorf("%d %s %v; want 500 saying the logits are not finite", code, body, err)
+	cmd := exec.Command(serveBinary(t), "--addr=127.0.0.1:0", "--model="+dir)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	code := -1
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
 	}
-	if !strings.Contains(s.stderr.String(), "warning: the model's weights are not finite (NaN in transformer.wte.weight)") {
-		t.Errorf("stderr: %s", s.stderr)
+	msg := stderr.String()
+	if want := `tensor "transformer.wte.weight": non-finite value: element 0 is NaN`; code != 1 || strings.Count(msg, "\n") != 1 || !strings.HasPrefix(msg, "serve: ") || !strings.Contains(msg, want) {
+		t.Errorf("exit %d, stderr %q; want status 1 and one line with %q", code, msg, want)
 	}
 }
 

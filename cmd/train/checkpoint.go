@@ -12,6 +12,7 @@ import (
 
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/optim"
+	"github.com/wickml/wick/tensor"
 	"github.com/wickml/wick/tokenizer"
 )
 
@@ -72,17 +73,38 @@ func saveCheckpoint(path string, model nn.CausalLM, adapter *nn.LoRA, opt optim.
 	return nil
 }
 
-// readCheckpoint reads the checkpoint at path: its tensors and its meta,
+// readCheckpoint reads the checkpoint at path, for resuming: all its
+// tensors (the model's and the optimizer's, each checked against the
+// model's config by nn.ReadCheckpoint before any is read) and its meta,
 // checked by nn.ReadCheckpoint (the model's config and bounds, the
 // tokenizer) and here (the run's flags).
 func readCheckpoint(path string) (nn.StateDict, *ckptMeta, error) {
+	ck, meta, err := openCheckpoint(path, nn.ReadCheckpoint)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ck.Tensors, meta, nil
+}
+
+// loadCheckpoint is readCheckpoint for sampling: the checkpoint's model
+// built by nn.LoadCheckpoint, which leaves the optimizer's state unread
+// (and draws no random numbers, so that the tokens drawn from --seed are
+// those a program gets from nn.LoadCheckpoint, tensor.ManualSeed(seed) and
+// Generate).
+func loadCheckpoint(path string) (*nn.Checkpoint, *ckptMeta, error) {
+	return openCheckpoint(path, nn.LoadCheckpoint)
+}
+
+// openCheckpoint reads the checkpoint at path with read (nn.ReadCheckpoint
+// or nn.LoadCheckpoint) and checks train's record in it.
+func openCheckpoint(path string, read func(string) (*nn.Checkpoint, error)) (*nn.Checkpoint, *ckptMeta, error) {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		if err := nanoGPTCheckpointError(filepath.Dir(path)); err != nil {
 			return nil, nil, err
 		}
 		return nil, nil, fmt.Errorf("no checkpoint at %s to resume or sample from (train without --resume first, or set --out_dir)", path)
 	}
-	ck, err := nn.ReadCheckpoint(path)
+	ck, err := read(path)
 	if err != nil {
 		return nil, nil, errors.New(strings.TrimPrefix(err.Error(), "nn: "))
 	}
@@ -97,7 +119,18 @@ func readCheckpoint(path string) (nn.StateDict, *ckptMeta, error) {
 		return nil, nil, fmt.Errorf("checkpoint %s is corrupt: %v", path, err)
 	}
 	meta.Model, meta.Llama, meta.tok = ck.Config, ck.LlamaConfig, ck.Tokenizer
-	return ck.Tensors, &meta, nil
+	return ck, &meta, nil
+}
+
+// applyMaxMemory makes --max_memory, when given, the library's allocation
+// limit (tensor.SetMaxAllocBytes) before a checkpoint is read: nn's
+// loaders check the model's size from its config, and every tensor of the
+// file, against it before they allocate, and refuse with one line what
+// would not fit.
+func applyMaxMemory(o *options) {
+	if o.MaxMemory > 0 {
+		tensor.SetMaxAllocBytes(int64(o.MaxMemory))
+	}
 }
 
 // readCheckpointStoppable is readCheckpoint that the first SIGINT or
@@ -112,6 +145,20 @@ func readCheckpointStoppable(ctx context.Context, path string) (nn.StateDict, *c
 		return both{sd, meta}, err
 	})
 	return r.sd, r.meta, err
+}
+
+// loadCheckpointStoppable is loadCheckpoint that the first SIGINT or
+// SIGTERM stops, even while the read blocks.
+func loadCheckpointStoppable(ctx context.Context, path string) (*nn.Checkpoint, *ckptMeta, error) {
+	type both struct {
+		ck   *nn.Checkpoint
+		meta *ckptMeta
+	}
+	r, err := stoppable(ctx, "reading the checkpoint stopped", func() (both, error) {
+		ck, meta, err := loadCheckpoint(path)
+		return both{ck, meta}, err
+	})
+	return r.ck, r.meta, err
 }
 
 // loadModelState copies the checkpoint's model tensors, read on the CPU,

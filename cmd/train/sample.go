@@ -41,28 +41,22 @@ func runSample(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	applyMaxMemory(o)
 	if o.pretrained() {
 		return samplePretrained(ctx, o, dt, stdout)
 	}
-	path := ckptPath(o.OutDir)
-	sd, meta, err := readCheckpointStoppable(ctx, path)
+	// nn.LoadCheckpoint checks every tensor before it reads any, reads the
+	// model's into the model it builds and leaves the optimizer's unread.
+	ck, meta, err := loadCheckpointStoppable(ctx, ckptPath(o.OutDir))
 	if err != nil {
 		return err
 	}
 	if err := checkSampleMemory(o, sampleShape(meta.Model, meta.Llama)); err != nil {
 		return err
 	}
-	// The model is built as nn.LoadCheckpoint builds it, without random
-	// draws, so that the tokens drawn from --seed are those a program
-	// gets from nn.LoadCheckpoint, tensor.ManualSeed(seed) and Generate.
-	ck := &nn.Checkpoint{Path: path, Config: meta.Model, LlamaConfig: meta.Llama, Tokenizer: meta.tok, Tensors: sd, Metadata: adapterMetadata(meta)}
-	model, err := ck.NewCausalLM()
-	if err != nil {
-		return errors.New(strings.TrimPrefix(err.Error(), "nn: "))
-	}
-	nn.ToDType(model, dt) // a checkpoint is float32: rounded parameter by parameter
+	nn.ToDType(ck.LM, dt) // a checkpoint is float32: rounded parameter by parameter
 	tensor.ManualSeed(o.Seed)
-	text, err := generate(ctx, model, meta.tok, o)
+	text, err := generate(ctx, ck.LM, meta.tok, o)
 	if err != nil {
 		return err
 	}

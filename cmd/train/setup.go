@@ -45,6 +45,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := o.validate(); err != nil {
 			return err
 		}
+		applyMaxMemory(o)
 		sd, meta, err = readCheckpointStoppable(ctx, ckptPath(o.OutDir))
 		if err != nil {
 			return err
