@@ -443,7 +443,7 @@ func loadLlama(dir string, dt tensor.DType) (*Llama, error) {
 	r := safetensors.NewReaderSize(chunkBytes)
 	defer r.Close()
 	r.RequireFinite(true) // a NaN or an infinity is an error naming the tensor (ErrNonFinite)
-	var fill filler // writes the values, checking that 16-bit parameters hold them
+	var fill filler       // writes the values, checking that 16-bit parameters hold them
 	for _, l := range loads {
 		if err := r.Each(*l.src, fill.set(l.dst.Detach(), l.src)); err != nil {
 			return nil, err
