@@ -19,8 +19,9 @@ type LoadOptions struct {
 	// parameter of DType a chunk at a time, without a float32 copy of the
 	// model: a BF16 file loaded as BFloat16 (or an F16 one as Float16)
 	// keeps its values bit for bit, an F32 file is rounded to nearest
-	// even tensor by tensor. The 16-bit parameters do not require
-	// gradients (only float32 tensors take them).
+	// even tensor by tensor (a value that overflows, beyond 65504 for
+	// Float16, is an error wrapping ErrNonFinite). The 16-bit parameters
+	// do not require gradients (only float32 tensors take them).
 	DType tensor.DType
 }
 
