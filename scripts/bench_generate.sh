@@ -46,7 +46,7 @@ while [ $# -gt 0 ]; do
 	-ttft) ttft="$2"; shift 2 ;;
 	-model) model="$2"; shift 2 ;;
 	-temperature) temperature="$2"; shift 2 ;;
-	-h | --help) sed -n '2,33p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,32p' "$0"; exit 0 ;;
 	*) echo "bench_generate.sh: unknown argument $1 (see -h)" >&2; exit 2 ;;
 	esac
 done
