@@ -19,7 +19,13 @@
 # Wick's tokens/s as a share of it. The load average is printed before and
 # after: the machine may be shared.
 #
-# Usage: scripts/bench_generate.sh [-runs N] [-new N] [-prompt N] [-ttft N]
+# With -model smollm2-135m both sides run instead a Llama at SmolLM2-135M's
+# shapes (hidden 576, 30 layers, 9 heads, 3 key/value heads, intermediate
+# 1536, vocab 49152, tied, random weights; the peer a transcription of Hugging
+# Face's Llama forward with a key/value cache), with -temperature (default 1;
+# 0 is greedy); there is no no-cache run.
+#
+# Usage: scripts/bench_generate.sh [-model gpt2|smollm2-135m] [-runs N] [-new N] [-prompt N] [-ttft N] [-temperature T]
 #
 # The peer gets OPENBLAS_CORETYPE=SkylakeX on CPUs with AVX-512 and Haswell
 # otherwise (Debian's OpenBLAS misdetects some CPUs and falls back to SSE3
@@ -30,16 +36,25 @@ runs=1
 newtok=256
 prompt=64
 ttft=1024
+model=gpt2
+temperature=1
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-runs) runs="$2"; shift 2 ;;
 	-new) newtok="$2"; shift 2 ;;
 	-prompt) prompt="$2"; shift 2 ;;
 	-ttft) ttft="$2"; shift 2 ;;
-	-h | --help) sed -n '2,27p' "$0"; exit 0 ;;
+	-model) model="$2"; shift 2 ;;
+	-temperature) temperature="$2"; shift 2 ;;
+	-h | --help) sed -n '2,32p' "$0"; exit 0 ;;
 	*) echo "bench_generate.sh: unknown argument $1 (see -h)" >&2; exit 2 ;;
 	esac
 done
+case "$model" in
+gpt2) wargs=() pargs=() peers="torch_cache torch_nocache" ;;
+smollm2-135m) wargs=(-model "$model" -temperature "$temperature") pargs=(--model "$model" --temperature "$temperature") peers="torch_cache" ;;
+*) echo "bench_generate.sh: unknown -model $model (gpt2 or smollm2-135m)" >&2; exit 2 ;;
+esac
 [ -x /usr/bin/time ] || { echo "bench_generate.sh: needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
 /usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "bench_generate.sh: needs /usr/bin/python3 with torch (apt-get install python3-torch)" >&2; exit 1; }
 
@@ -67,24 +82,26 @@ one() {
 }
 
 echo "== $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) CPUs, flags: $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|fma|avx512f|amx_tile)$' | tr '\n' ' ')" >&2
-echo "== $runs runs: prompt $prompt, $newtok new tokens, time to first token at $ttft; OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE" >&2
+echo "== model $model, $runs runs: prompt $prompt, $newtok new tokens, time to first token at $ttft; OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE" >&2
 echo "== load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for r in $(seq "$runs"); do
 	echo "run $r" >&2
 	for th in 1 2; do
-		GOMAXPROCS=$th one "wick$th" "$tmp/benchgen" -prompt "$prompt" -new "$newtok" -ttft "$ttft"
+		GOMAXPROCS=$th one "wick$th" "$tmp/benchgen" "${wargs[@]}" -prompt "$prompt" -new "$newtok" -ttft "$ttft"
 		# the bound, in a process of its own (its 2 GiB of buffers stay out
 		# of the generation's peak RSS)
-		GOMAXPROCS=$th "$tmp/benchgen" -bandwidth >"$tmp/out.txt"
+		GOMAXPROCS=$th "$tmp/benchgen" "${wargs[@]}" -bandwidth >"$tmp/out.txt"
 		sed 's/^/  /' "$tmp/out.txt" >&2
 		sed -n 's|^bandwidth .*bound_tokens/s=\([0-9.]*\).*|\1|p' "$tmp/out.txt" >>"$tmp/wick$th.bound"
 	done
 	for th in 1 2; do
-		OMP_NUM_THREADS=$th one "torch_cache$th" /usr/bin/python3 scripts/bench_generate_peer.py --mode cache --prompt "$prompt" --new "$newtok" --ttft "$ttft" $([ "$r" = 1 ] && echo --check)
+		OMP_NUM_THREADS=$th one "torch_cache$th" /usr/bin/python3 scripts/bench_generate_peer.py "${pargs[@]}" --mode cache --prompt "$prompt" --new "$newtok" --ttft "$ttft" $([ "$r" = 1 ] && echo --check)
 	done
-	for th in 1 2; do
-		OMP_NUM_THREADS=$th one "torch_nocache$th" /usr/bin/python3 scripts/bench_generate_peer.py --mode nocache --prompt "$prompt" --new "$newtok" --ttft 0
-	done
+	if [ "$model" = gpt2 ]; then
+		for th in 1 2; do
+			OMP_NUM_THREADS=$th one "torch_nocache$th" /usr/bin/python3 scripts/bench_generate_peer.py --mode nocache --prompt "$prompt" --new "$newtok" --ttft 0
+		done
+	fi
 done
 echo "== load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
@@ -92,16 +109,21 @@ median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+
 echo >&2
 printf '%-16s %10s %10s %12s %12s %14s %12s\n' "" "tokens/s" "ms/token" "prefill ms" "TTFT ms" "CPU ms/token" "peak RSS MiB"
 declare -A tps
-for name in wick1 wick2 torch_cache1 torch_cache2 torch_nocache1 torch_nocache2; do
+names="wick1 wick2"
+for p in $peers; do names="$names ${p}1 ${p}2"; done
+for name in $names; do
 	col() { awk "{print \$$1}" "$tmp/$name" | median; }
 	tps[$name]=$(col 1)
 	printf '%-16s %10.2f %10.1f %12.1f %12.1f %14.1f %12.0f\n' "$name" "${tps[$name]}" "$(echo "1000 / ${tps[$name]}" | bc -l)" "$(col 2)" "$(col 3)" "$(col 4)" "$(echo "$(col 5) / 1024" | bc -l)"
 done
 best() { if (($(echo "${tps[${1}1]} >= ${tps[${1}2]}" | bc -l))); then echo "${1}1"; else echo "${1}2"; fi; }
-w=$(best wick) c=$(best torch_cache) n=$(best torch_nocache)
+w=$(best wick) c=$(best torch_cache)
 echo
 printf 'ratio %s/%s tokens/s (each side at its faster setting): %.2f×\n' "$w" "$c" "$(echo "${tps[$w]} / ${tps[$c]}" | bc -l)"
-printf 'ratio %s/%s tokens/s: %.2f×\n' "$w" "$n" "$(echo "${tps[$w]} / ${tps[$n]}" | bc -l)"
+if [ "$model" = gpt2 ]; then
+	n=$(best torch_nocache)
+	printf 'ratio %s/%s tokens/s: %.2f×\n' "$w" "$n" "$(echo "${tps[$w]} / ${tps[$n]}" | bc -l)"
+fi
 for th in 1 2; do
 	b=$(median <"$tmp/wick$th.bound")
 	printf 'bandwidth bound at %d goroutine(s): %.2f tokens/s; wick%d reaches %.0f%% of it\n' "$th" "$b" "$th" "$(echo "100 * ${tps[wick$th]} / $b" | bc -l)"

@@ -20,6 +20,13 @@ prints one line:
 
 (cpu_ms: CPU time of all threads per iteration; cpu_min_ms: that of the
 fastest iteration.)
+
+--model smollm2-135m times instead a full fine-tuning step of the Llama of
+scripts/bench_generate_peer.py at SmolLM2-135M's shapes (random weights) on
+random tokens, --batch sequences of --block tokens: forward, cross-entropy,
+backward, clip to 1, AdamW (lr 1e-4, betas (0.9, 0.99), weight decay 0.1 on
+>=2-D weights), zero-grad, as cmd/benchlora's full fine-tune (lora_rank 0)
+does. Its line starts "torch model=smollm2-135m".
 """
 import argparse
 import os
@@ -39,10 +46,15 @@ def main():
     ap.add_argument("--iters", type=int, default=50)
     ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: leave OMP_NUM_THREADS)")
     ap.add_argument("--seed", type=int, default=1337)
+    ap.add_argument("--model", choices=["nanogpt", "smollm2-135m"], default="nanogpt")
+    ap.add_argument("--batch", type=int, default=4, help="sequences per step of --model smollm2-135m")
+    ap.add_argument("--block", type=int, default=256, help="tokens per sequence of --model smollm2-135m")
     a = ap.parse_args()
     if a.threads > 0:
         torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
+    if a.model == "smollm2-135m":
+        return finetune(a)
 
     text = open(a.data, encoding="utf-8").read()
     chars = sorted(set(text))
@@ -85,6 +97,40 @@ def main():
     dt = (time.perf_counter() - t0) / a.iters
     cpu = (time.process_time() - c0) / a.iters
     print("torch threads=%d ms/iter=%.2f tokens/s=%.0f loss=%.4f cpu_ms/iter=%.2f cpu_min_ms=%.2f" % (torch.get_num_threads(), dt * 1e3, batch * c.block_size / dt, loss, cpu * 1e3, cpu_min * 1e3))
+
+
+def finetune(a):
+    from bench_generate_peer import Llama, LlamaConfig
+    c = LlamaConfig()
+    model = Llama(c)
+    model.train()
+    params = [p for p in model.parameters() if p.requires_grad]
+    decay = [p for p in params if p.dim() >= 2]
+    nodecay = [p for p in params if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": nodecay, "weight_decay": 0.0}],
+                            lr=1e-4, betas=(0.9, 0.99))
+
+    def step():
+        ids = torch.randint(c.vocab_size, (a.batch, a.block + 1))
+        x, y = ids[:, :-1], ids[:, 1:]
+        logits = model(x)
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, c.vocab_size), y.reshape(-1))
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        return loss.item()
+
+    for _ in range(a.warmup):
+        step()
+    times = []
+    for _ in range(a.iters):
+        t0 = time.perf_counter()
+        loss = step()
+        times.append(time.perf_counter() - t0)
+    dt = sum(times) / len(times)
+    print("torch model=smollm2-135m threads=%d batch=%d block=%d ms/step=%.0f min_ms=%.0f tokens/s=%.1f loss=%.4f" % (
+        torch.get_num_threads(), a.batch, a.block, dt * 1e3, min(times) * 1e3, a.batch * a.block / dt, loss))
 
 
 if __name__ == "__main__":

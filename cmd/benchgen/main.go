@@ -24,6 +24,22 @@
 //
 //	bandwidth threads=2 copy_GB/s=17.07 weights_MB/token=494.6 bound_ms/token=28.97 bound_tokens/s=34.52
 //
+// With -model=smollm2-135m it times instead an nn.Llama at SmolLM2-135M's
+// shapes (hidden 576, 30 layers, 9 heads, 3 key/value heads, intermediate
+// 1536, vocab 49152, tied embeddings, rope theta 100000, RMSNorm eps 1e-5,
+// random weights) through nn.Generate (its key/value cache, EOS ignored),
+// with -temperature (1 by default; 0 is greedy); the line starts
+// "wick model=smollm2-135m". Its -bandwidth bound counts every parameter,
+// the tied embedding once.
+//
+// With -load=DIR it only loads the model directory DIR with
+// nn.LoadCausalLM (a Hugging Face hub layout; scripts/gen_load_model.py
+// writes a random one at SmolLM2-135M's shapes) and prints the bytes of
+// the loaded float32 parameters, the process's peak RSS (VmHWM) and their
+// ratio:
+//
+//	load params_MB=538.1 peak_rss_MB=560.2 ratio=1.04 ms=850
+//
 // scripts/bench_generate.sh runs it beside the peer.
 package main
 
@@ -34,6 +50,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -41,6 +58,10 @@ import (
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/tensor"
 )
+
+// profile starts the -cpuprofile after the model's construction and the
+// warm-up, so that the profile holds the timed runs only.
+var profile = func() {}
 
 func main() {
 	prompt := flag.Int("prompt", 64, "prompt tokens")
@@ -55,21 +76,46 @@ func main() {
 	vocab := flag.Int("vocab_size", 50257, "vocabulary size")
 	bandwidth := flag.Bool("bandwidth", false, "measure copy bandwidth over 1 GiB and print the bound it sets, instead of generating")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the timed runs to this file")
+	modelName := flag.String("model", "gpt2", "model shape: gpt2 (the -n_* flags) or smollm2-135m")
+	temperature := flag.Float64("temperature", 1, "sampling temperature of -model=smollm2-135m (0: greedy)")
+	load := flag.String("load", "", "only load this model directory with nn.LoadCausalLM and print its peak RSS")
 	flag.Parse()
+	if *load != "" {
+		if err := runLoad(*load); err != nil {
+			fmt.Fprintln(os.Stderr, "benchgen:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
-		if err == nil {
-			err = pprof.StartCPUProfile(f)
-		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "benchgen:", err)
 			os.Exit(1)
 		}
 		defer f.Close()
-		defer pprof.StopCPUProfile()
+		defer pprof.StopCPUProfile() // a no-op unless profiling began
+		profile = func() {
+			if err := pprof.StartCPUProfile(f); err != nil {
+				fmt.Fprintln(os.Stderr, "benchgen:", err)
+				os.Exit(1)
+			}
+		}
 	}
-	cfg := nn.GPTConfig{VocabSize: *vocab, BlockSize: *block, NLayer: *nLayer, NHead: *nHead, NEmbd: *nEmbd, Bias: true}
-	if err := run(cfg, *prompt, *newTok, *ttft, *runs, *seed, *bandwidth); err != nil {
+	var err error
+	switch *modelName {
+	case "gpt2":
+		cfg := nn.GPTConfig{VocabSize: *vocab, BlockSize: *block, NLayer: *nLayer, NHead: *nHead, NEmbd: *nEmbd, Bias: true}
+		err = run(cfg, *prompt, *newTok, *ttft, *runs, *seed, *bandwidth)
+	case "smollm2-135m":
+		cfg := nn.LlamaConfig{ModelType: "llama", VocabSize: 49152, HiddenSize: 576, IntermediateSize: 1536,
+			NumHiddenLayers: 30, NumAttentionHeads: 9, NumKeyValueHeads: 3, HeadDim: 64,
+			MaxPositionEmbeddings: 2048, RMSNormEps: 1e-5, RopeTheta: 100000, TieWordEmbeddings: true}
+		err = runLlama(cfg, *modelName, *prompt, *newTok, *ttft, *runs, *seed, float32(*temperature), *bandwidth)
+	default:
+		err = fmt.Errorf("unknown -model %q (gpt2 or smollm2-135m)", *modelName)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchgen:", err)
 		os.Exit(1)
 	}
@@ -111,6 +157,7 @@ func run(cfg nn.GPTConfig, prompt, newTok, ttft, runs int, seed uint64, bandwidt
 		return time.Since(t0).Seconds(), cpuTime() - c0
 	}
 	timeGen(p, 2) // warm-up: first-touch of the weights, the worker pool
+	profile()
 	var wall, cpu, prefill, first []float64
 	for range runs {
 		w, c := timeGen(p, newTok)
@@ -126,6 +173,105 @@ func run(cfg nn.GPTConfig, prompt, newTok, ttft, runs int, seed uint64, bandwidt
 	fmt.Printf("wick threads=%d tokens/s=%.2f ms/token=%.2f prefill_ms=%.1f ttft_ms=%.1f cpu_ms/token=%.2f\n",
 		runtime.GOMAXPROCS(0), float64(newTok)/w, w*1e3/float64(newTok), median(prefill)*1e3, median(first)*1e3, median(cpu)*1e3/float64(newTok))
 	return nil
+}
+
+// runLlama is run for a Llama-family model, generating through
+// nn.Generate.
+func runLlama(cfg nn.LlamaConfig, name string, prompt, newTok, ttft, runs int, seed uint64, temperature float32, bandwidth bool) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	ctx := cfg.MaxPositionEmbeddings
+	if prompt < 1 || newTok < 1 || runs < 1 || prompt+newTok > ctx || ttft > ctx || ttft < 0 || !(temperature >= 0) {
+		return fmt.Errorf("need 1 ≤ -prompt, 1 ≤ -new, -prompt + -new ≤ context %d, 0 ≤ -ttft ≤ context, -runs ≥ 1 and -temperature ≥ 0", ctx)
+	}
+	gen := tensor.NewGenerator(seed)
+	model := nn.NewLlamaWith(cfg, gen)
+	model.Eval()
+	if bandwidth {
+		// every parameter is read once per token; Parameters lists the
+		// tied embedding once
+		bytes := 4 * float64(nn.NumParams(model))
+		bw := copyBandwidth(1 << 30)
+		fmt.Printf("bandwidth model=%s threads=%d copy_GB/s=%.2f weights_MB/token=%.1f bound_ms/token=%.2f bound_tokens/s=%.2f\n",
+			name, runtime.GOMAXPROCS(0), bw/1e9, bytes/1e6, bytes/bw*1e3, bw/bytes)
+		return nil
+	}
+	tokens := func(n int) *tensor.Tensor {
+		ids := make([]int, n)
+		for i := range ids {
+			ids[i] = gen.IntN(cfg.VocabSize)
+		}
+		return tensor.FromInts(ids, 1, n)
+	}
+	p := tokens(prompt)
+	timeGen := func(idx *tensor.Tensor, n int) (wall, cpu float64, err error) {
+		opts := nn.GenerateOptions{MaxNewTokens: n, Temperature: temperature, IgnoreEOS: true, Generator: tensor.NewGenerator(seed)}
+		c0, t0 := cpuTime(), time.Now()
+		out, err := nn.Generate(model, idx, opts)
+		wall, cpu = time.Since(t0).Seconds(), cpuTime()-c0
+		if err == nil && out.Size(1) != idx.Size(1)+n {
+			err = fmt.Errorf("generated %d tokens, want %d", out.Size(1)-idx.Size(1), n)
+		}
+		return wall, cpu, err
+	}
+	if _, _, err := timeGen(p, 2); err != nil { // warm-up
+		return err
+	}
+	profile()
+	var wall, cpu, prefill, first []float64
+	for range runs {
+		w, c, err := timeGen(p, newTok)
+		if err != nil {
+			return err
+		}
+		wall, cpu = append(wall, w), append(cpu, c)
+		w, _, _ = timeGen(p, 1)
+		prefill = append(prefill, w)
+		if ttft > 0 {
+			w, _, _ = timeGen(tokens(ttft), 1)
+			first = append(first, w)
+		}
+	}
+	w := median(wall)
+	fmt.Printf("wick model=%s threads=%d tokens/s=%.2f ms/token=%.2f prefill_ms=%.1f ttft_ms=%.1f cpu_ms/token=%.2f\n",
+		name, runtime.GOMAXPROCS(0), float64(newTok)/w, w*1e3/float64(newTok), median(prefill)*1e3, median(first)*1e3, median(cpu)*1e3/float64(newTok))
+	return nil
+}
+
+// runLoad loads dir and prints the parameters' bytes against the peak RSS.
+func runLoad(dir string) error {
+	t0 := time.Now()
+	m, err := nn.LoadCausalLM(dir)
+	if err != nil {
+		return err
+	}
+	ms := time.Since(t0).Milliseconds()
+	bytes := 4 * float64(nn.NumParams(m))
+	rss, err := peakRSS()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("load params_MB=%.1f peak_rss_MB=%.1f ratio=%.3f ms=%d\n", bytes/1e6, rss/1e6, rss/bytes, ms)
+	return nil
+}
+
+// peakRSS returns VmHWM of /proc/self/status in bytes.
+func peakRSS() (float64, error) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb float64
+			if _, err := fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(v), " kB"), &kb); err != nil {
+				return 0, err
+			}
+			return kb * 1024, nil
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM in /proc/self/status")
 }
 
 // copyBandwidth returns the best of 5 runs of copying n bytes between two
