@@ -583,7 +583,10 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("no line %q in\n%s", want, text)
 		}
 	}
-	if types["wick_batch_size"] != "histogram" || types["wick_requests_total"] != "counter" || types["wick_running_sequences"] != "gauge" {
+	if m := regexp.MustCompile(`(?m)^go_goroutines (\d+)$`).FindStringSubmatch(text); m == nil || m[1] == "0" {
+		t.Errorf("no positive go_goroutines line in\n%s", text)
+	}
+	if types["wick_batch_size"] != "histogram" || types["wick_requests_total"] != "counter" || types["wick_running_sequences"] != "gauge" || types["go_goroutines"] != "gauge" {
 		t.Errorf("types %v", types)
 	}
 }

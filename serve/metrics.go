@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -63,6 +66,8 @@ func (m *metrics) observeTTFT(d time.Duration) {
 //	wick_engine_steps_total                   counter
 //	wick_batch_size                           histogram (sequences per engine step)
 //	wick_time_to_first_token_seconds          histogram
+//	go_goroutines                             gauge (the process's goroutines)
+//	process_resident_memory_bytes             gauge (Linux: /proc/self/statm)
 func (h *Handler) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	var b strings.Builder
 	h.metrics.write(&b, h.g.Stats(), h.inFlight.Load())
@@ -137,4 +142,29 @@ func (m *metrics) write(b *strings.Builder, st Stats, inFlight int64) {
 	cum += m.ttftCounts[len(ttftBuckets)]
 	fmt.Fprintf(b, "wick_time_to_first_token_seconds_bucket{le=\"+Inf\"} %d\nwick_time_to_first_token_seconds_sum %g\nwick_time_to_first_token_seconds_count %d\n", cum, m.ttftSum, cum)
 	m.ttftMu.Unlock()
+
+	metric("go_goroutines", "gauge", "Goroutines in the process.")
+	fmt.Fprintf(b, "go_goroutines %d\n", runtime.NumGoroutine())
+	if rss, ok := residentBytes(); ok {
+		metric("process_resident_memory_bytes", "gauge", "Resident memory of the process in bytes.")
+		fmt.Fprintf(b, "process_resident_memory_bytes %d\n", rss)
+	}
+}
+
+// residentBytes returns the process's resident memory from
+// /proc/self/statm (its second field, in pages), where there is one.
+func residentBytes() (int64, bool) {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0, false
+	}
+	pages, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return pages * int64(os.Getpagesize()), true
 }
