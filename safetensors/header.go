@@ -191,11 +191,13 @@ type FileHeader struct {
 	Entries   []Entry // sorted by offset
 	Metadata  map[string]string
 	DataStart int64 // file offset of the data section
+
+	file os.FileInfo // the file the header was read from (see Ref.file)
 }
 
 // Ref returns where e's data lie in the file.
 func (h *FileHeader) Ref(e Entry) Ref {
-	return Ref{File: h.Path, Name: e.Name, DType: e.DType, Shape: e.Shape, Offset: h.DataStart + e.Begin, N: e.NumElements()}
+	return Ref{File: h.Path, Name: e.Name, DType: e.DType, Shape: e.Shape, Offset: h.DataStart + e.Begin, N: e.NumElements(), file: h.file}
 }
 
 // ReadFileHeader reads and checks the header of the safetensors file at
@@ -237,5 +239,5 @@ func ReadFileHeader(path string) (*FileHeader, error) {
 			return nil, fmt.Errorf("%s: tensor %q: %w: its data ends at byte %d of the file, which has %d", path, e.Name, ErrTruncated, start+e.End, size)
 		}
 	}
-	return &FileHeader{Path: path, Entries: entries, Metadata: meta, DataStart: start}, nil
+	return &FileHeader{Path: path, Entries: entries, Metadata: meta, DataStart: start, file: fi}, nil
 }

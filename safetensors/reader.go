@@ -18,6 +18,11 @@ type Ref struct {
 	Shape  []int
 	Offset int64
 	N      int
+
+	// file is the file FileHeader.Ref read the header from (nil for a Ref
+	// made by hand): a Reader refuses to read t's data from another file
+	// at the same path, one that replaced it since.
+	file os.FileInfo
 }
 
 // Float reports whether Decode converts r's dtype (F32, F16 or BF16).
@@ -33,6 +38,7 @@ type Reader struct {
 	chunk  int
 	finite bool // Each and EachRows refuse NaN and infinities
 	files  map[string]*os.File
+	infos  map[string]os.FileInfo // of files, as opened
 	raw    []byte
 	vals   []float32
 	raw2   []byte // for FirstDifference
@@ -49,7 +55,7 @@ func NewReaderSize(chunkBytes int) *Reader {
 	if chunkBytes <= 0 {
 		panic(&UsageError{Op: "NewReaderSize", Msg: fmt.Sprintf("chunk size must be positive, got %d", chunkBytes)})
 	}
-	return &Reader{chunk: chunkBytes, files: map[string]*os.File{}, raw: make([]byte, chunkBytes), vals: make([]float32, max(chunkBytes/2, 1))}
+	return &Reader{chunk: chunkBytes, files: map[string]*os.File{}, infos: map[string]os.FileInfo{}, raw: make([]byte, chunkBytes), vals: make([]float32, max(chunkBytes/2, 1))}
 }
 
 // ErrNonFinite is wrapped by the errors of a Reader that requires finite
@@ -70,21 +76,38 @@ func (r *Reader) Close() error {
 	for _, f := range r.files {
 		errs = append(errs, f.Close())
 	}
-	r.files = map[string]*os.File{}
+	r.files, r.infos = map[string]*os.File{}, map[string]os.FileInfo{}
 	return errors.Join(errs...)
 }
 
-func (r *Reader) open(path string) (*os.File, error) {
-	if f := r.files[path]; f != nil {
-		return f, nil
+// open returns t's file, opened once per path. When t comes from a
+// FileHeader, the file must be the one its header was read from: one that
+// replaced it meanwhile (a checkpoint saved by a running training, renamed
+// over the old one) has its data at other offsets, so reading it is an
+// error, ErrChanged, rather than wrong or truncated tensors.
+func (r *Reader) open(t Ref) (*os.File, error) {
+	f := r.files[t.File]
+	if f == nil {
+		var err error
+		if f, err = os.Open(t.File); err != nil {
+			return nil, err
+		}
+		fi, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		r.files[t.File], r.infos[t.File] = f, fi
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+	if t.file != nil && !os.SameFile(t.file, r.infos[t.File]) {
+		return nil, fmt.Errorf("%s: %w", t.File, ErrChanged)
 	}
-	r.files[path] = f
 	return f, nil
 }
+
+// ErrChanged is wrapped by the errors of a Reader asked for a tensor of a
+// file that another one replaced since its header was read.
+var ErrChanged = errors.New("the file was replaced while it was being read (by a save?); read it again")
 
 // read decodes elements [off, off+len(dst)) of t into dst through raw.
 func read(f *os.File, t Ref, off int, dst []float32, raw []byte) error {
@@ -113,7 +136,7 @@ func (r *Reader) EachRows(t Ref, rowLen int, fn func(off int, v []float32)) erro
 	if !t.Float() {
 		return fmt.Errorf("%s: tensor %q: dtype %s is not one of F32, F16, BF16", t.File, t.Name, t.DType)
 	}
-	f, err := r.open(t.File)
+	f, err := r.open(t)
 	if err != nil {
 		return err
 	}
@@ -162,7 +185,7 @@ func (r *Reader) EachInt64(t Ref, fn func(off int, v []int64)) error {
 	if t.DType != "I64" {
 		return fmt.Errorf("%s: tensor %q: dtype %s is not I64", t.File, t.Name, t.DType)
 	}
-	f, err := r.open(t.File)
+	f, err := r.open(t)
 	if err != nil {
 		return err
 	}
@@ -195,11 +218,11 @@ func (r *Reader) FirstDifference(a, b Ref) (int, float32, float32, error) {
 	if !a.Float() || !b.Float() || a.N != b.N {
 		return 0, 0, 0, fmt.Errorf("%s: tensor %q: cannot be compared with %q (dtypes %s and %s, %d and %d elements)", a.File, a.Name, b.Name, a.DType, b.DType, a.N, b.N)
 	}
-	fa, err := r.open(a.File)
+	fa, err := r.open(a)
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	fb, err := r.open(b.File)
+	fb, err := r.open(b)
 	if err != nil {
 		return 0, 0, 0, err
 	}

@@ -46,6 +46,12 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		applyMaxMemory(o)
+		if !o.EvalOnly {
+			// not while another run trains there (and saves the checkpoint)
+			if err := probeOutDir(o.OutDir); err != nil {
+				return err
+			}
+		}
 		sd, meta, err = readCheckpointStoppable(ctx, ckptPath(o.OutDir))
 		if err != nil {
 			return err
