@@ -267,29 +267,13 @@ func loadPretrained(dir string, dt tensor.DType) (*GPT, error) {
 		used["lm_head.weight"] = true
 		checkSource(lmHead, g.LmHead.Weight.Shape(), "")
 	}
-	var extra []string
-	for name := range srcs {
-		if !used[name] {
-			extra = append(extra, name)
-		}
-	}
-	sort.Strings(extra)
-	for _, name := range extra {
-		s := srcs[name]
-		problems = append(problems, fmt.Errorf("%s: tensor %q: %w: a GPT-2 of config.json (%s) has no such weight", s.File, s.Name, ErrUnexpectedTensor, sizes))
-	}
+	problems = append(problems, unexpectedSources(srcs, used, "a GPT-2", sizes)...)
 	if len(problems) > 0 {
 		return nil, problemList(problems)
 	}
 
 	// Read in file order, each file front to back.
-	sort.Slice(loads, func(i, j int) bool {
-		a, b := loads[i].src, loads[j].src
-		if a.File != b.File {
-			return a.File < b.File
-		}
-		return a.Offset < b.Offset
-	})
+	sort.Slice(loads, func(i, j int) bool { return fileOrder(loads[i].src, loads[j].src) })
 	r := safetensors.NewReaderSize(chunkBytes)
 	defer r.Close()
 	r.RequireFinite(true) // a NaN or an infinity is an error naming the tensor (ErrNonFinite)
@@ -432,4 +416,32 @@ func baseNames(paths []string) []string {
 		out[i] = filepath.Base(p)
 	}
 	return out
+}
+
+// unexpectedSources returns an error wrapping ErrUnexpectedTensor for
+// every tensor of srcs that used does not mark, in name order: model
+// ("a GPT-2") of config.json (sizes) has no such weight.
+func unexpectedSources(srcs map[string]*safetensors.Ref, used map[string]bool, model, sizes string) []error {
+	var extra []string
+	for name := range srcs {
+		if !used[name] {
+			extra = append(extra, name)
+		}
+	}
+	sort.Strings(extra)
+	var errs []error
+	for _, name := range extra {
+		s := srcs[name]
+		errs = append(errs, fmt.Errorf("%s: tensor %q: %w: %s of config.json (%s) has no such weight", s.File, s.Name, ErrUnexpectedTensor, model, sizes))
+	}
+	return errs
+}
+
+// fileOrder orders tensors as the loaders read them: by file, each file
+// front to back.
+func fileOrder(a, b *safetensors.Ref) bool {
+	if a.File != b.File {
+		return a.File < b.File
+	}
+	return a.Offset < b.Offset
 }

@@ -418,28 +418,12 @@ func loadLlama(dir string, dt tensor.DType) (*Llama, error) {
 			}
 		}
 	}
-	var extra []string
-	for name := range srcs {
-		if !used[name] {
-			extra = append(extra, name)
-		}
-	}
-	sort.Strings(extra)
-	for _, name := range extra {
-		s := srcs[name]
-		problems = append(problems, fmt.Errorf("%s: tensor %q: %w: a model of config.json (%s) has no such weight", s.File, s.Name, ErrUnexpectedTensor, sizes))
-	}
+	problems = append(problems, unexpectedSources(srcs, used, "a model", sizes)...)
 	if len(problems) > 0 {
 		return nil, problemList(problems)
 	}
 
-	sort.Slice(loads, func(i, j int) bool {
-		a, b := loads[i].src, loads[j].src
-		if a.File != b.File {
-			return a.File < b.File
-		}
-		return a.Offset < b.Offset
-	})
+	sort.Slice(loads, func(i, j int) bool { return fileOrder(loads[i].src, loads[j].src) })
 	r := safetensors.NewReaderSize(chunkBytes)
 	defer r.Close()
 	r.RequireFinite(true) // a NaN or an infinity is an error naming the tensor (ErrNonFinite)
