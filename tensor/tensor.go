@@ -160,14 +160,18 @@ func (t *Tensor) To(dev Device) *Tensor {
 		return t
 	}
 	b := mustBackend("To", dev)
-	if is16(t.DType()) {
-		panicf("To", "%s tensors are supported on the cpu only for now, got shape %v to move to %s", t.DType(), t.layout.Shape, dev)
-	}
 	checkAlloc("To", t.DType(), t.layout.Shape)
 	var s Storage
-	if t.DType() == Int64 {
+	switch {
+	case is16(t.DType()):
+		b16, ok := b.(Backend16)
+		if !ok {
+			panicf("To", "%s tensors are not supported on %s, got shape %v to move there", t.DType(), dev, t.layout.Shape)
+		}
+		s = b16.FromBits16(t.DType(), mustBackend16("To", t).Bits16(t.storage, t.layout))
+	case t.DType() == Int64:
 		s = b.FromInt64s(t.backend.Int64s(t.storage, t.layout))
-	} else {
+	default:
 		s = b.FromFloat32s(t.backend.Float32s(t.storage, t.layout))
 	}
 	out := newTensor(b, s, contiguousLayout(t.layout.Shape))

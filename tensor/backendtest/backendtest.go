@@ -37,6 +37,7 @@ var checks = []check{
 	{"Copy", testCopy},
 	{"CopyOverlapping", testCopyOverlapping},
 	{"CastSpecialValues", testCastSpecialValues},
+	{"Cast16", testCast16},
 	{"Fill", testFill},
 	{"HostReads", testHostReads},
 	{"AllocZeroes", testAllocZeroes},
