@@ -50,6 +50,7 @@ var checks = []check{
 	{"Reduce", testReduce},
 	{"ReduceLengths", testReduceLengths},
 	{"MatMul", testMatMul},
+	{"MatMul16", testMatMul16},
 	{"Softmax", testSoftmax},
 	{"LayerNorm", testLayerNorm},
 	{"LayerNormGradWeightsOnly", testLayerNormGradWeightsOnly},
