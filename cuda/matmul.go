@@ -90,7 +90,9 @@ func (b *backend) MatMul(dst, x tensor.Storage, xl tensor.Layout, y tensor.Stora
 // gemmEx runs one planned cuBLAS call on 16-bit operands of dtype ab at
 // the given base addresses into C of dtype c, with float32 compute.
 func (b *backend) gemmEx(op string, call gemmCall, ab tensor.DType, A, B cu.DevicePtr, c tensor.DType, C cu.DevicePtr) {
-	at := func(p cu.DevicePtr, off int, dt tensor.DType) cu.DevicePtr { return p + cu.DevicePtr(int64(off)*elemSize(dt)) }
+	at := func(p cu.DevicePtr, off int, dt tensor.DType) cu.DevicePtr {
+		return p + cu.DevicePtr(int64(off)*elemSize(dt))
+	}
 	err := b.d.blas.gemmEx(call.transA, call.transB, call.m, call.n, call.k, ab,
 		at(A, call.a, ab), call.lda, call.strideA, at(B, call.b, ab), call.ldb, call.strideB, c, at(C, call.c, c), call.ldc, call.strideC, call.batch)
 	if err != nil {
