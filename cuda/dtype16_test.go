@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wickml/wick/internal/approx"
 	"github.com/wickml/wick/tensor"
 )
 
@@ -67,6 +68,70 @@ func TestTensor16(t *testing.T) {
 		wantP = strings.Replace(wantP, ", dtype=torch."+dt.String()+", device", ", device", 1)
 		if gotP := fmt.Sprint(p); gotP != wantP {
 			t.Errorf("%s tensor on %s prints as %q, want %q", dt, dev, gotP, wantP)
+		}
+	}
+}
+
+// TestOps16 runs a small bfloat16 (and float16) network forward and
+// backward on the GPU and on the CPU from the same float32 leaves, cast to
+// the dtype in the graph: an embedding
+// lookup, products of 16-bit operands (batched, transposed, and a 16-bit
+// weight times float32 activations), elementwise ops, and a broadcast
+// comparison; the loss (summed in float32) and every gradient must
+// agree within the dtype's tolerance (both devices sum products in
+// float32 and round each op once, in possibly different orders).
+func TestOps16(t *testing.T) {
+	gpu(t)
+	for _, dt := range []tensor.DType{tensor.BFloat16, tensor.Float16} {
+		tensor.ManualSeed(11)
+		emb0 := tensor.Randn(13, 16)
+		x0 := tensor.Randn(2, 5, 16)
+		w0 := tensor.Randn(16, 24).MulScalar(0.25)
+		v0 := tensor.Randn(2, 24, 8).MulScalar(0.25)
+		bias0 := tensor.Randn(2, 5, 8) // full-size: the 16-bit ops' gradients do not sum over broadcast dims yet (Sum takes float32 only)
+		idx := tensor.FromInts([]int{1, 3, 3, 12, 0, 2, 5, 7, 3, 9}, 2, 5)
+		run := func(dev tensor.Device) (vals [][]float32, devs []tensor.Device) {
+			// float32 leaves (16-bit tensors do not require gradients),
+			// cast to the dtype in the graph as autocast casts them
+			leaves := make([]*tensor.Tensor, 5)
+			for i, x := range []*tensor.Tensor{emb0, x0, w0, v0, bias0} {
+				leaves[i] = x.To(dev).Detach().RequiresGrad()
+			}
+			emb, x, w, v, bias := leaves[0].ToDType(dt), leaves[1].ToDType(dt), leaves[2].ToDType(dt), leaves[3].ToDType(dt), leaves[4].ToDType(dt)
+			h := x.Add(tensor.Embedding(emb, idx.To(dev))).GELU()           // [2, 5, 16]
+			a := h.MatMul(w).Tanh()                                         // [2, 5, 24]
+			o := a.MatMul(v).Add(bias).Mul(a.Slice(2, 0, 8).Sigmoid())      // [2, 5, 8], batched
+			p := o.Transpose(1, 2).MatMul(a.Slice(2, 0, 5).Transpose(1, 2)) // transposed operands
+			mixed := x0.To(dev).Reshape(10, 16).MatMul(w)                   // float32 × 16-bit
+			gt := o.Gt(o.Slice(1, 0, 1))                                    // a comparison, float32
+			loss := o.ToDType(tensor.Float32).Square().Mean().
+				Add(p.ToDType(tensor.Float32).Mean()).
+				Add(mixed.Sin().Mean()).
+				Add(gt.Mul(o.ToDType(tensor.Float32)).Sum().MulScalar(0.01))
+			loss.Backward()
+			for _, u := range append([]*tensor.Tensor{loss, o}, leaves[0].Grad(), leaves[1].Grad(), leaves[2].Grad(), leaves[3].Grad(), leaves[4].Grad()) {
+				vals = append(vals, u.ToDType(tensor.Float32).Float32s())
+				devs = append(devs, u.Device())
+			}
+			return vals, devs
+		}
+		got, devs := run(tensor.CUDA(0))
+		want, _ := run(tensor.CPU)
+		names := []string{"loss", "output", "embedding grad", "x grad", "w grad", "v grad", "bias grad"}
+		// a few roundings to the dtype on either side, chained through
+		// the network: a relative tolerance of 8 units of the dtype's
+		// roundoff, and an absolute one for elements that cancel
+		rtol := 8 * 0x1p-8
+		if dt == tensor.Float16 {
+			rtol = 8 * 0x1p-11
+		}
+		for i := range got {
+			if devs[i] != tensor.CUDA(0) {
+				t.Errorf("%s %s: computed on %s, want cuda:0", dt, names[i], devs[i])
+			}
+			if j := approx.Index(got[i], want[i], rtol, rtol/4); j >= 0 {
+				t.Errorf("%s %s: element %d: cuda %v, cpu %v", dt, names[i], j, got[i][j], want[i][j])
+			}
 		}
 	}
 }

@@ -46,6 +46,16 @@ type kernels struct {
 	attnSoftmax, attnSoftmaxGrad                       cu.Function
 	sort, scan                                         cu.Function
 	llama                                              llamaKernels
+	gatherU16                                          cu.Function
+	half                                               map[tensor.DType]*halfKernels // BFloat16, Float16
+}
+
+// halfKernels are the elementwise kernels of one 16-bit float dtype
+// (csrc/elementwise.cu: float32 arithmetic, one rounding).
+type halfKernels struct {
+	unaryContig, unary, unaryGrad cu.Function
+	binaryContig, binary          cu.Function
+	compareContig, compare        cu.Function // float32 1 or 0 out
 }
 
 // llamaKernels are the fused kernels of the Llama family's layers
@@ -88,6 +98,7 @@ func loadKernels() (cu.Module, *kernels, error) {
 		{"wick_fill_i64", &k.fillI64},
 		{"wick_copy_u16", &k.copyU16},
 		{"wick_fill_u16", &k.fillU16},
+		{"wick_gather_u16", &k.gatherU16},
 		{"wick_reduce_small_f32", &k.reduceSmall},
 		{"wick_reduce_f32", &k.reduce},
 		{"wick_argreduce_small_f32", &k.argreduceSmall},
@@ -130,6 +141,26 @@ func loadKernels() (cu.Module, *kernels, error) {
 			return mod, nil, fmt.Errorf("kernel %s not found in the PTX: %w", e.name, err)
 		}
 		*e.fn = fn
+	}
+	k.half = map[tensor.DType]*halfKernels{}
+	for _, dt := range []tensor.DType{tensor.BFloat16, tensor.Float16} {
+		h := &halfKernels{}
+		for _, e := range []struct {
+			name string
+			fn   *cu.Function
+		}{
+			{"wick_unary_contig_", &h.unaryContig}, {"wick_unary_", &h.unary}, {"wick_unary_grad_", &h.unaryGrad},
+			{"wick_binary_contig_", &h.binaryContig}, {"wick_binary_", &h.binary},
+			{"wick_compare_contig_", &h.compareContig}, {"wick_compare_", &h.compare},
+		} {
+			name := e.name + shortName[dt]
+			fn, err := mod.Function(name)
+			if err != nil {
+				return mod, nil, fmt.Errorf("kernel %s not found in the PTX: %w", name, err)
+			}
+			*e.fn = fn
+		}
+		k.half[dt] = h
 	}
 	// the casts with a 16-bit side, wick_cast_<src>_<dst>
 	k.casts = map[[2]tensor.DType]cu.Function{}

@@ -201,11 +201,12 @@ func mustFloat(op string, ts ...*Tensor) {
 }
 
 // mustFloating panics unless every tensor has a floating-point dtype
-// (Float32, BFloat16, Float16) and the 16-bit ones are on the CPU.
+// (Float32, BFloat16, Float16) and the 16-bit ones are on a backend that
+// holds them (Backend16: the CPU's and the CUDA backend's).
 func mustFloating(op string, ts ...*Tensor) {
 	for _, u := range ts {
-		if !u.DType().IsFloatingPoint() || is16(u.DType()) && u.Device() != CPU {
-			panicf(op, "expected a float32 tensor (or bfloat16, float16 on the cpu), got %s tensor of shape %v on %s", u.DType(), u.layout.Shape, u.Device())
+		if !u.DType().IsFloatingPoint() || is16(u.DType()) && !has16(u.backend) {
+			panicf(op, "expected a float32 tensor (or bfloat16, float16 on a device that holds them), got %s tensor of shape %v on %s", u.DType(), u.layout.Shape, u.Device())
 		}
 	}
 }

@@ -206,3 +206,195 @@ func testCast16(t testing.TB, b tensor.Backend) {
 		}
 	}
 }
+
+// store16 rounds x to dt and returns a storage of b holding the rounded
+// values and the values as float32 (exact).
+func store16(b16 tensor.Backend16, dt tensor.DType, x []float32) (tensor.Storage, []float32) {
+	from, to := halfConv(dt)
+	h, f := make([]uint16, len(x)), make([]float32, len(x))
+	for i, v := range x {
+		h[i] = from(v)
+		f[i] = to(h[i])
+	}
+	return b16.FromBits16(dt, h), f
+}
+
+// poisoned16 returns an n-element storage of the 16-bit dt filled with NaN.
+func poisoned16(b tensor.Backend, dt tensor.DType, n int) tensor.Storage {
+	s := b.Alloc(dt, n)
+	if n > 0 {
+		b.Fill(s, whole(n), math.NaN())
+	}
+	return s
+}
+
+// round16Allowed adds to allowed what rounding the wanted values to dt
+// once adds: its unit roundoff relative, half its smallest subnormal.
+func round16Allowed(dt tensor.DType, want, allowed []float64) {
+	ur, tiny := unitRoundoff(dt)
+	for i, w := range want {
+		allowed[i] += ur*math.Abs(w) + tiny
+	}
+}
+
+// overflow16 returns want with the values that round to ±Inf in dt
+// replaced by ±Inf (a float16 result beyond 65519.99…).
+func overflow16(dt tensor.DType, want []float64) {
+	from, to := halfConv(dt)
+	for i, w := range want {
+		if v := to(from(float32(w))); math.IsInf(float64(v), 0) && !math.IsInf(w, 0) && !math.IsNaN(w) {
+			want[i] = float64(v)
+		}
+	}
+}
+
+// halve16 halves float16 inputs drawn from the normal domain (σ 3) so
+// that Exp stays far below float16's largest value: no result lands near
+// the overflow threshold, where a float32 result and the float64
+// reference may round to different sides of it.
+func halve16(dt tensor.DType, c unaryCase, x []float32) {
+	if dt == tensor.Float16 && c.lo == 0 && c.hi == 0 {
+		for i := range x {
+			x[i] /= 2
+		}
+	}
+}
+
+// testUnary16 runs every unary op on bfloat16 and float16 views
+// (contiguous, strided, broadcast) of a backend that holds them: the op of
+// the 16-bit values in float32, rounded once to the dtype (PyTorch's
+// rule), against the float64 reference of the 16-bit inputs.
+func testUnary16(t testing.TB, b tensor.Backend) {
+	b16 := backend16(t, b)
+	if b16 == nil {
+		return
+	}
+	r := NewRand(t)
+	for _, dt := range halfDTypes {
+		for _, c := range unaryCases {
+			f := unaryRef(c.op, c.p)
+			for _, kind := range viewKinds {
+				shape := randomShape(r, 4, 7)
+				if kind == contig {
+					shape = []int{3, 57, 129}
+				}
+				v := makeView(r, shape, kind)
+				name := fmt.Sprintf("%s %v(A=%v,B=%v)/%s/%v", dt, c.op, c.p.A, c.p.B, kindNames[kind], v)
+				x := unaryInput(r, v.n, c.lo, c.hi, kind != contig)
+				halve16(dt, c, x)
+				src, xr := store16(b16, dt, x)
+				n := numel(shape)
+				dst := poisoned16(b, dt, n)
+				b.Unary(c.op, c.p, dst, src, v.l)
+				want, allowed := make([]float64, n), make([]float64, n)
+				for i, xv := range gatherView(xr, v.l) {
+					want[i] = f(float64(xv))
+					allowed[i] = elemRel*math.Abs(want[i]) + 1e-8
+				}
+				round16Allowed(dt, want, allowed)
+				overflow16(dt, want)
+				checkBound(t, name, read(b, dst), want, allowed)
+			}
+		}
+	}
+}
+
+// testUnaryGrad16 is testUnaryGrad on bfloat16 and float16 storages: g,
+// x and y = op(x) in the dtype, g·op'(x) computed in float32 and rounded
+// once.
+func testUnaryGrad16(t testing.TB, b tensor.Backend) {
+	b16 := backend16(t, b)
+	if b16 == nil {
+		return
+	}
+	r := NewRand(t)
+	for _, dt := range halfDTypes {
+		from, to := halfConv(dt)
+		for _, c := range unaryCases {
+			f, df := unaryRef(c.op, c.p), unaryGradRef(c.op, c.p)
+			for _, n := range []int{1, 37, 7001} {
+				xin := unaryInput(r, n, c.lo, c.hi, true)
+				halve16(dt, c, xin)
+				xs, x := store16(b16, dt, xin)
+				y := make([]float32, n)
+				for i, v := range x {
+					y[i] = to(from(float32(f(float64(v)))))
+				}
+				ys, _ := store16(b16, dt, y)
+				gs, g := store16(b16, dt, randn(r, n))
+				dst := poisoned16(b, dt, n)
+				b.UnaryGrad(c.op, c.p, dst, gs, xs, ys, n)
+				want, allowed := make([]float64, n), make([]float64, n)
+				for i := range x {
+					w, scale := df(float64(g[i]), float64(x[i]), float64(y[i]))
+					want[i] = w
+					allowed[i] = elemRel*math.Abs(w) + 8*u*scale
+				}
+				round16Allowed(dt, want, allowed)
+				overflow16(dt, want)
+				checkBound(t, fmt.Sprintf("%s %vGrad(A=%v)/n=%d", dt, c.op, c.p.A, n), read(b, dst), want, allowed)
+			}
+		}
+	}
+}
+
+// testBinary16 is testBinary on bfloat16 and float16 operands: the op of
+// the 16-bit values in float32 rounded once to the dtype, or a
+// comparison's float32 1 or 0 exactly.
+func testBinary16(t testing.TB, b tensor.Backend) {
+	b16 := backend16(t, b)
+	if b16 == nil {
+		return
+	}
+	r := NewRand(t)
+	for _, dt := range halfDTypes {
+		for _, op := range tensor.BinaryOps() {
+			for _, ka := range viewKinds {
+				for _, kb := range viewKinds {
+					shape := randomShape(r, 5, 6)
+					if ka == contig && kb == contig {
+						shape = []int{2, 30, 131}
+					}
+					va, vb := makeView(r, shape, ka), makeView(r, shape, kb)
+					var xa, xb []float32
+					if op == tensor.OpPow {
+						xa, xb = randIn(r, va.n, 0.1, 3), randIn(r, vb.n, -2, 2)
+					} else {
+						xa, xb = randIn(r, va.n, -3, 3), randIn(r, vb.n, -3, 3)
+						for _, x := range [][]float32{xa, xb} {
+							for i := range x {
+								if r.IntN(3) == 0 {
+									x[i] = float32(math.Round(float64(x[i])))
+								}
+							}
+						}
+						if va.n > 2 {
+							xa[1] = float32(math.NaN())
+						}
+					}
+					sa, ra := store16(b16, dt, xa)
+					sb, rb := store16(b16, dt, xb)
+					n := numel(shape)
+					var dst tensor.Storage
+					if op.IsComparison() {
+						dst = poisoned(b, tensor.Float32, n)
+					} else {
+						dst = poisoned16(b, dt, n)
+					}
+					b.Binary(op, dst, sa, va.l, sb, vb.l)
+					f := binaryRef(op)
+					ga, gb := gatherView(ra, va.l), gatherView(rb, vb.l)
+					want, allowed := make([]float64, n), make([]float64, n)
+					for i := range want {
+						want[i] = f(ga[i], gb[i])
+						allowed[i] = elemRel * math.Abs(want[i])
+					}
+					if !op.IsComparison() {
+						round16Allowed(dt, want, allowed)
+					}
+					checkBound(t, fmt.Sprintf("%s %v/%s %v/%s %v", dt, op, kindNames[ka], va, kindNames[kb], vb), read(b, dst), want, allowed)
+				}
+			}
+		}
+	}
+}
