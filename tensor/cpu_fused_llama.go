@@ -16,7 +16,11 @@ import (
 // the causal mask hides, for one query (decoding) the backend's MatMul
 // over the B·Hkv groups.
 
-func (cpuBackend) RMSNorm(dst, rstd, x, w Storage, rows, cols int, eps float32) {
+func (cb cpuBackend) RMSNorm(dst, rstd, x, w Storage, rows, cols int, eps float32) {
+	if any16(dst, x, w) {
+		cb.rmsNorm16(dst, rstd, x, w, rows, cols, eps) // cpu16.go
+		return
+	}
 	d, rs, xs, ws := fs(dst), fs(rstd), fs(x), optF(w)
 	parallelFor(rows, max(1, grain/max(cols, 1)), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
@@ -43,7 +47,11 @@ func (cpuBackend) RMSNorm(dst, rstd, x, w Storage, rows, cols int, eps float32) 
 	})
 }
 
-func (cpuBackend) RMSNormGrad(dx, dw, g, x, rstd, w Storage, rows, cols int) {
+func (cb cpuBackend) RMSNormGrad(dx, dw, g, x, rstd, w Storage, rows, cols int) {
+	if any16(dx, dw, g, x, w) {
+		cb.rmsNormGrad16(dx, dw, g, x, rstd, w, rows, cols) // cpu16.go
+		return
+	}
 	gs, xs, rs, ws := fs(g), fs(x), fs(rstd), optF(w)
 	if dx != nil {
 		dxs := fs(dx)

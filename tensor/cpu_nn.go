@@ -10,7 +10,11 @@ import (
 	"github.com/wickml/wick/internal/kernels"
 )
 
-func (cpuBackend) Softmax(dst, src Storage, rows, cols int, log bool) {
+func (cb cpuBackend) Softmax(dst, src Storage, rows, cols int, log bool) {
+	if any16(dst, src) {
+		cb.softmax16(dst, src, rows, cols, log) // cpu16.go
+		return
+	}
 	d, s := fs(dst), fs(src)
 	parallelFor(rows, max(1, grain/max(cols, 1)), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
@@ -48,7 +52,11 @@ func (cpuBackend) Softmax(dst, src Storage, rows, cols int, log bool) {
 	})
 }
 
-func (cpuBackend) SoftmaxGrad(dst, g, y Storage, rows, cols int, log bool) {
+func (cb cpuBackend) SoftmaxGrad(dst, g, y Storage, rows, cols int, log bool) {
+	if any16(dst, g, y) {
+		cb.softmaxGrad16(dst, g, y, rows, cols, log) // cpu16.go
+		return
+	}
 	d, gs, ys := fs(dst), fs(g), fs(y)
 	parallelFor(rows, max(1, grain/max(cols, 1)), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
@@ -85,7 +93,11 @@ func optF(s Storage) []float32 {
 	return fs(s)
 }
 
-func (cpuBackend) LayerNorm(dst, mean, rstd, x, w, b Storage, rows, cols int, eps float32) {
+func (cb cpuBackend) LayerNorm(dst, mean, rstd, x, w, b Storage, rows, cols int, eps float32) {
+	if any16(dst, x, w, b) {
+		cb.layerNorm16(dst, mean, rstd, x, w, b, rows, cols, eps) // cpu16.go
+		return
+	}
 	d, ms, rs, xs, ws, bs := fs(dst), fs(mean), fs(rstd), fs(x), optF(w), optF(b)
 	if layerNormFast && cols > 0 {
 		layerNormFwdFast(d, ms, rs, xs, ws, bs, rows, cols, eps)
@@ -120,7 +132,11 @@ func (cpuBackend) LayerNorm(dst, mean, rstd, x, w, b Storage, rows, cols int, ep
 	})
 }
 
-func (cpuBackend) LayerNormGrad(dx, dw, db, g, x, mean, rstd, w Storage, rows, cols int) {
+func (cb cpuBackend) LayerNormGrad(dx, dw, db, g, x, mean, rstd, w Storage, rows, cols int) {
+	if any16(dx, dw, db, g, x, w) {
+		cb.layerNormGrad16(dx, dw, db, g, x, mean, rstd, w, rows, cols) // cpu16.go
+		return
+	}
 	gs, xs, rs, ws := fs(g), fs(x), fs(rstd), optF(w)
 	if layerNormFast && rows > 0 && cols > 0 { // one sweep
 		layerNormGradFast(optF(dx), optF(dw), optF(db), gs, xs, rs, ws, rows, cols)

@@ -8,7 +8,11 @@ import (
 	"github.com/wickml/wick/internal/parallel"
 )
 
-func (cpuBackend) Reduce(op ReduceOp, dst, src Storage, sl Layout, dim int) {
+func (cb cpuBackend) Reduce(op ReduceOp, dst, src Storage, sl Layout, dim int) {
+	if any16(src) {
+		cb.reduce16(op, dst, src, sl, dim) // cpu16.go
+		return
+	}
 	s := fs(src)
 	outShape := append(cloneInts(sl.Shape[:dim]), sl.Shape[dim+1:]...)
 	outStrides := append(cloneInts(sl.Strides[:dim]), sl.Strides[dim+1:]...)

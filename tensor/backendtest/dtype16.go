@@ -398,3 +398,65 @@ func testBinary16(t testing.TB, b tensor.Backend) {
 		}
 	}
 }
+
+// floatDT is the dtype of a check's float operands and outputs: Float32,
+// or a 16-bit dtype of a backend that holds it (b16). The row checks
+// (Reduce, Softmax, LayerNorm, RMSNorm) run once per float dtype: for a
+// 16-bit one the inputs are rounded to it, the references computed from
+// the rounded values, and the outputs allowed one more rounding.
+type floatDT struct {
+	dt  tensor.DType
+	b16 tensor.Backend16
+}
+
+// f32 is the Float32 floatDT.
+var f32 = floatDT{dt: tensor.Float32}
+
+// store returns x as a storage of f's dtype on b and the values it holds.
+func (f floatDT) store(b tensor.Backend, x []float32) (tensor.Storage, []float32) {
+	if f.dt == tensor.Float32 {
+		return b.FromFloat32s(x), x
+	}
+	return store16(f.b16, f.dt, x)
+}
+
+// round adds to allowed the rounding of the results to f's dtype.
+func (f floatDT) round(want, allowed []float64) {
+	if f.dt != tensor.Float32 {
+		round16Allowed(f.dt, want, allowed)
+		overflow16(f.dt, want)
+	}
+}
+
+// rows returns the rows of a row check of rows×cols: all of them for
+// Float32, at most 20,000 elements' worth for a 16-bit dtype (whose
+// kernels are the float32 ones behind a conversion: its checks are of the
+// conversion and the tolerance, which smaller cases cover).
+func (f floatDT) rows(rows, cols int) (int, int) {
+	if f.dt != tensor.Float32 && rows*cols > 20000 {
+		rows = max(1, 20000/max(cols, 1))
+	}
+	return rows, cols
+}
+
+// prefix is the dtype's name before a case's, empty for Float32.
+func (f floatDT) prefix() string {
+	if f.dt == tensor.Float32 {
+		return ""
+	}
+	return f.dt.String() + " "
+}
+
+// per16 returns a suite check that runs check once for each 16-bit float
+// dtype of a backend that holds them.
+func per16(check func(t testing.TB, b tensor.Backend, f floatDT)) func(t testing.TB, b tensor.Backend) {
+	return func(t testing.TB, b tensor.Backend) {
+		b16 := backend16(t, b)
+		if b16 == nil {
+			return
+		}
+		for _, dt := range halfDTypes {
+			check(t, b, floatDT{dt, b16})
+		}
+	}
+}
