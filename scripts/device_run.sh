@@ -16,7 +16,11 @@
 #      without a GPU),
 #      The Llama family's GPU tests (the suite's RMSNorm, Rotary, SwiGLU
 #      and GroupedAttention, TestFusedLlamaOps, TestLlamaTrainingMatchesCPU,
-#      cmd/train's TestFineTuneLlamaCUDA) are then listed by name,
+#      cmd/train's TestFineTuneLlamaCUDA) are then listed by name, and
+#      so are the bfloat16 and float16 ones (the suite's Cast16: every bit
+#      pattern against the CPU's casts; MatMul16: cublasGemmEx with
+#      float32 compute; the 16-bit elementwise and row kernels;
+#      TestTensor16 and TestOps16 against the CPU),
 #   3. the tests that hardware may make flaky, 20 times each
 #      (the suite's Embedding: float atomics in any order; MatMul and
 #      TestMatMulTF32: TF32; Softmax: long rows),
@@ -122,6 +126,22 @@ if [ -z "${ONLY:-}" ] && [ -f "$OUT/cuda.log" ]; then
 	fi
 fi
 
+# the bfloat16 and float16 kernels by name: the casts (every bit pattern
+# against the CPU's), GemmEx products, the elementwise and row kernels,
+# and 16-bit tensors forward and backward against the CPU
+if [ -z "${ONLY:-}" -o "${ONLY:-}" = cuda ] && [ -f "$OUT/cuda.log" ]; then
+	echo
+	echo "== bfloat16 and float16 on the GPU (casts, cublasGemmEx products, elementwise and row kernels)"
+	for t in TestBackend/Cast16 TestBackend/MatMul16 TestBackend/Unary16 TestBackend/UnaryGrad16 TestBackend/Binary16 \
+		TestBackend/Reduce16 TestBackend/Softmax16 TestBackend/LayerNorm16 TestBackend/RMSNorm16 TestTensor16 TestOps16; do
+		res=missing
+		grep -q -- "--- PASS: $t " "$OUT/cuda.log" && res=PASS
+		grep -q -- "--- FAIL: $t " "$OUT/cuda.log" && res=FAIL
+		printf '  %-32s %s\n' "$t" "$res"
+		[ "$res" = PASS ] || failed+=("$t")
+	done
+fi
+
 if [ "${EXTRA:-1}" != 0 ] && [ -z "${ONLY:-}" -o "${ONLY:-}" = cuda ] && [ -x .gpu/cuda.test ]; then
 	echo
 	echo "== flaky-prone tests, 20 runs each (-test.count=20)"
@@ -141,7 +161,7 @@ if [ "${EXTRA:-1}" != 0 ] && [ -z "${ONLY:-}" -o "${ONLY:-}" = cuda ] && [ -x .g
 	if [ -n "$sanitizer" ]; then
 		# the kernels of every concept, at small sizes (the sanitizer
 		# runs them tens of times slower)
-		tests='^(TestBackend|TestUploadStaged)$/^(Unary|Binary|Copy|CopyOverlapping|CastSpecialValues|Reduce|Softmax|LayerNormGradWeightsOnly|Embedding|CrossEntropy|GlobalNorm)$'
+		tests='^(TestBackend|TestUploadStaged)$/^(Unary|Binary|Copy|CopyOverlapping|CastSpecialValues|Cast16|Unary16|Binary16|MatMul16|Reduce|Softmax|LayerNormGradWeightsOnly|Embedding|CrossEntropy|GlobalNorm)$'
 		for tool in memcheck racecheck; do
 			echo
 			echo "== compute-sanitizer --tool $tool"
