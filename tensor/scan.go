@@ -26,6 +26,9 @@ func (t *Tensor) scanLast(op ScanOp, reverse bool) *Tensor {
 
 func (t *Tensor) cumulative(op ScanOp, dim int, backward func(g, x, y *Tensor) *Tensor) *Tensor {
 	name := op.String()
+	if is16(t.DType()) {
+		return widened(t, func(x *Tensor) *Tensor { return x.cumulative(op, dim, backward) })
+	}
 	mustFloat(name, t)
 	d := indexDim(name, t, dim)
 	checkAlloc(name, Float32, t.layout.Shape) // before moveToLast's copy

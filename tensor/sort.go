@@ -10,6 +10,10 @@ package tensor
 // Float32 or dim is out of range.
 func (t *Tensor) Sort(dim int, descending bool) (values, indices *Tensor) {
 	const op = "Sort"
+	if dt := t.DType(); is16(dt) {
+		v, i := t.ToDType(Float32).Sort(dim, descending)
+		return v.ToDType(dt), i
+	}
 	mustFloat(op, t)
 	d := indexDim(op, t, dim)
 	checkAlloc(op, Float32, t.layout.Shape) // before moveToLast's copy
@@ -47,7 +51,7 @@ func (t *Tensor) Sort(dim int, descending bool) (values, indices *Tensor) {
 // [0, t.Size(dim)].
 func (t *Tensor) TopK(k, dim int, largest, sorted bool) (values, indices *Tensor) {
 	const op = "TopK"
-	mustFloat(op, t)
+	mustFloating(op, t)
 	d := indexDim(op, t, dim)
 	size := 1
 	if t.Dim() > 0 {
