@@ -10,16 +10,19 @@ It imports gen_golden.py and replays its case lists (same inputs, same view
 steps, same arguments) with every float input rounded to the 16-bit dtype,
 the op run on the 16-bit tensors on the CPU, a 16-bit upstream gradient per
 output and the gradient of every 16-bit base (as PyTorch computes it: in
-the base's dtype). It writes testdata/golden/ops_bf16.json (torch.bfloat16)
-and testdata/golden/ops_f16_bf16.json (torch.float16).
+the base's dtype, accumulated in it where a tensor is used more than once;
+EXTRA_OPS add cases of that). It writes testdata/golden/ops_bf16.json
+(torch.bfloat16) and testdata/golden/ops_f16_bf16.json (torch.float16).
 
-PyTorch 1.13 has no float16 CPU kernel for many ops (exp, log, tanh,
-softmax, layer_norm, matmul, ...: "not implemented for 'Half'"), and a few
-ops lack a bfloat16 one. For those the case is computed as Wick defines
-the op for 16-bit dtypes: the op in float32 on the 16-bit values, each
-output and gradient rounded once to the 16-bit dtype; the case then says
-"reference": "float32" (otherwise "torch"). Ops that only create tensors
-(Arange, Eye, Linspace) have no float input and are left out.
+Beside PyTorch's 16-bit result each case holds the exact one where its bits
+differ: the op and its derivative in float64 on the same 16-bit values
+(scalar operands rounded to the dtype, as PyTorch converts them), each
+output and gradient rounded once to the 16-bit dtype. PyTorch 1.13 has no
+float16 CPU kernel for many ops (exp, log, tanh, softmax, layer_norm,
+matmul, ...: "not implemented for 'Half'"); those cases hold the exact
+result only and say "reference": "float64" (otherwise "torch"). Ops that
+only create tensors (Arange, Eye, Linspace) have no float input and are
+left out.
 
 Tensors are {"dtype", "shape", "bits"} with bits the little-endian bit
 patterns in base64 (uint16 for the 16-bit dtypes, uint32 for float32), or
@@ -182,6 +185,24 @@ def case(name, op, inputs, upstream="random", ref64=False, **args):
     CASES.append(c)
 
 
+# Gradient accumulation in the 16-bit dtype, as PyTorch's engine does it:
+# a tensor used more than once gets the sum of its gradients, each rounded,
+# and each sum rounded (a leaf's Grad and a non-leaf's buffer alike).
+EXTRA_OPS = {
+    "LeafTwice": lambda xs, a: xs[0] * xs[1] + xs[0] * xs[2],
+    "LeafThrice": lambda xs, a: xs[0] * xs[1] + xs[0] * xs[2] + (xs[0] * xs[3]).sum(0),
+    "NonLeafTwice": lambda xs, a: (lambda h: h * xs[1] + (h * xs[2]).sin())(xs[0].exp()),
+}
+
+
+def accumulation_cases():
+    r = G.randn
+    case("basic", "LeafTwice", [r(3, 4), r(3, 4), r(3, 4)])
+    case("bcast", "LeafTwice", [r(4), r(3, 4), r(2, 1, 4)])
+    case("basic", "LeafThrice", [r(3, 4), r(3, 4), r(3, 4), r(5, 3, 4)])
+    case("basic", "NonLeafTwice", [r(3, 4), r(3, 4), r(3, 4)])
+
+
 def write(path, dtname, cases):
     doc = {"generator": "scripts/gen_golden_bf16_ops.py", "torch": torch.__version__, "dtype": dtname, "cases": cases}
     with open(path, "w") as f:
@@ -196,6 +217,8 @@ def write(path, dtname, cases):
 def main():
     global DT, UP_RNG
     G.case = case  # the case lists call gen_golden's case by its global name
+    G.OPS.update(EXTRA_OPS)
+    G.KIND.update({op: "elementwise" for op in EXTRA_OPS})
     for dtname, (dt, path) in DTYPES.items():
         DT = dt
         CASES.clear()
@@ -207,6 +230,8 @@ def main():
             f()
         G.RNG = np.random.RandomState(26)
         G.sort_gather_scan_cases()
+        G.RNG = np.random.RandomState(28)
+        accumulation_cases()
         write(path, dtname, list(CASES))
 
 

@@ -213,6 +213,13 @@ var exact16 = tol16{}
 // the op's path, per op and per op kind.
 func goldenTol16(c *golden16Case) (fwd, bwd tol16) {
 	switch c.Op {
+	case "LeafTwice", "LeafThrice":
+		// each product and each sum rounded once, on both sides, in the
+		// same order
+		return exact16, exact16
+	case "NonLeafTwice":
+		// as FanOut
+		return tol16{4, 2, true}, tol16{4, 4, true}
 	case "Rsqrt", "PowScalar", "GELU", "GELUTanh":
 		// PyTorch 1.13 rounds inside these ops' 16-bit kernels: rsqrt
 		// as 1/√x with √x rounded (also pow(x, −0.5)), pow(x, 3) as
@@ -425,6 +432,31 @@ var (
 	golden16Results = map[string]golden16Result{} // dtype/case name
 )
 
+// golden16Extra are the ops of the 16-bit goldens only: gradients of a
+// tensor used more than once, accumulated in its dtype (each gradient
+// rounded, each sum rounded), as PyTorch's engine accumulates them.
+var golden16Extra = map[string]goldenOp{
+	"LeafTwice": func(x []*tensor.Tensor, _ goldenArgs) []*tensor.Tensor {
+		return goldenOne(x[0].Mul(x[1]).Add(x[0].Mul(x[2])))
+	},
+	"LeafThrice": func(x []*tensor.Tensor, _ goldenArgs) []*tensor.Tensor {
+		return goldenOne(x[0].Mul(x[1]).Add(x[0].Mul(x[2])).Add(x[0].Mul(x[3]).Sum(0)))
+	},
+	"NonLeafTwice": func(x []*tensor.Tensor, _ goldenArgs) []*tensor.Tensor {
+		h := x[0].Exp()
+		return goldenOne(h.Mul(x[1]).Add(h.Mul(x[2]).Sin()))
+	},
+}
+
+// golden16Op returns the op of goldenOps or golden16Extra named name.
+func golden16Op(name string) (goldenOp, bool) {
+	if op, ok := goldenOps[name]; ok {
+		return op, true
+	}
+	op, ok := golden16Extra[name]
+	return op, ok
+}
+
 var golden16Ran sync.Once
 
 // golden16Run replays every 16-bit golden case as subtests of t, the
@@ -468,12 +500,17 @@ func TestGolden16Coverage(t *testing.T) {
 	for _, f := range loadGolden16(t) {
 		fwd, bwd := map[string]bool{}, map[string]bool{}
 		for _, c := range f.cases {
-			if _, ok := goldenOps[c.Op]; !ok {
-				t.Errorf("%s case %s: no op %q in goldenOps", f.dt, c.Name, c.Op)
+			if _, ok := golden16Op(c.Op); !ok {
+				t.Errorf("%s case %s: no op %q in goldenOps or golden16Extra", f.dt, c.Name, c.Op)
 			}
 			fwd[c.Op] = true
 			if c.Upstream != nil {
 				bwd[c.Op] = true
+			}
+		}
+		for op := range golden16Extra {
+			if !bwd[op] {
+				t.Errorf("%s: op %s has no backward case", f.dt, op)
 			}
 		}
 		for op := range goldenOps {
@@ -526,7 +563,7 @@ func golden16Coverage(t *testing.T) string {
 
 func runGolden16Case(t *testing.T, dt tensor.DType, c *golden16Case) golden16Result {
 	res := golden16Result{noDiff16, noDiff16}
-	op, ok := goldenOps[c.Op]
+	op, ok := golden16Op(c.Op)
 	if !ok {
 		t.Fatalf("no Go implementation of golden op %q", c.Op)
 	}
