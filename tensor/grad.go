@@ -8,7 +8,10 @@ import (
 )
 
 // RequiresGrad marks a leaf tensor as needing a gradient: operations on it
-// are recorded, and Backward accumulates into its Grad. It returns t.
+// are recorded, and Backward accumulates into its Grad, which has t's
+// dtype (a BFloat16 leaf's gradients are BFloat16, each accumulation
+// rounded, as in PyTorch). It returns t, and panics with an *Error for an
+// Int64 tensor.
 func (t *Tensor) RequiresGrad() *Tensor {
 	if !t.DType().IsFloatingPoint() {
 		panicf("RequiresGrad", "only floating-point tensors (float32, bfloat16, float16) can require gradients, got %s", t.DType())
