@@ -22,9 +22,20 @@ func widened(t *Tensor, f func(x *Tensor) *Tensor) *Tensor {
 	}
 	out := f(t.ToDType(Float32))
 	if out.DType() == Float32 {
-		out = out.ToDType(dt)
+		out = rounded16(out, dt)
 	}
 	return out
+}
+
+// rounded16 returns the float32 result out of an op rounded once to dt,
+// printed with the op's grad_fn (SumBackward0, not the cast's).
+func rounded16(out *Tensor, dt DType) *Tensor {
+	name := out.name
+	r := out.ToDType(dt)
+	if r.requiresGrad && name != "" {
+		r.name = name
+	}
+	return r
 }
 
 // widenedOrNil is t widened to float32 when it is 16-bit, t otherwise

@@ -1,41 +1,50 @@
 package tensor_test
 
 // The op goldens in bfloat16 and float16: every case of the float32 goldens
-// (golden_test.go) replayed with 16-bit inputs, against PyTorch 1.13's
-// 16-bit results on the CPU. scripts/gen_golden_bf16_ops.py (run with
-// /usr/bin/python3) writes testdata/golden/ops_bf16.json and
-// ops_f16_bf16.json; the ops are goldenOps, the same table as the float32
-// goldens'.
+// (golden_test.go) but the creation ops, replayed with 16-bit inputs and
+// 16-bit leaves, against PyTorch 1.13's 16-bit results on the CPU, plus
+// cases of gradient accumulation (golden16Extra).
+// scripts/gen_golden_bf16_ops.py (run with /usr/bin/python3) writes
+// testdata/golden/ops_bf16.json and ops_f16_bf16.json: PyTorch's bits and,
+// where they differ, the exact result (the op and its derivative in
+// float64 on the same 16-bit values, rounded once); for the float16 ops
+// PyTorch 1.13 has no CPU kernel for, the exact result alone.
 //
 // How results are compared. u is the dtype's unit roundoff (2⁻⁸ for
 // bfloat16, 2⁻¹¹ for float16): one rounding moves a value by at most u
-// relative, and one ulp is 2u relative at a power of two.
+// relative, and one ulp is 2u relative at a power of two. scale is the
+// largest |value| among the case's inputs, its upstream gradients and the
+// result (a rounding of an intermediate of that size moves a result that
+// cancels to near zero by up to u·scale, however many ulps that is there);
+// n is the sum length of a gradient that undoes broadcasting (the
+// upstream's elements per gradient element: each partial sum PyTorch
+// rounds adds up to u·scale).
 //
 //   - Exact (the bit patterns, any NaN equal to any NaN): every forward
-//     result where Wick and PyTorch round the same value once, which is
-//     every op whose result is one elementwise rounding of an fp32 value
-//     or a copy of input elements (elementwise ops, comparisons, Where,
-//     views, Cat/Stack/Split, Tril/Triu, Gather/Scatter/Sort/TopK,
-//     Embedding/IndexSelect), and every gradient that is a copy or a
-//     single rounding on both sides (the views', the data movers', Add's,
-//     Neg's, …).
-//   - Within ulps ulps, plus u·scale·slack absolute, where scale is the
-//     largest |value| of the tensor: where one side rounds intermediate
-//     results that the other keeps in float32. Wick computes each op's
-//     derivative in float32 and rounds once (a unary op's g·f'(x), softmax's
-//     backward, a reduction's); PyTorch composes some derivatives from
-//     16-bit ops (Sin's g·cos x rounds cos x first; Var's and LogSumExp's
-//     forward are 16-bit compositions in PyTorch 1.13), so each of its
-//     extra roundings can move the result one ulp, and a rounding of an
-//     intermediate as large as the tensor's largest value moves a
-//     cancelling element by u·scale. The rows of goldenTol16 give the
-//     counts per op kind; the sum lengths of these cases are short (at
-//     most 300), so float32 accumulation adds at most 300·2⁻²⁴ relative to
-//     the sum of magnitudes, far below u, and it is part of slack.
+//     result where Wick and PyTorch round the same float32 value once or
+//     copy elements: the elementwise ops (their scalar operands rounded
+//     to the dtype first, as PyTorch converts a Python scalar),
+//     comparisons, Where, views, Cat/Stack/Split, Tril/Triu,
+//     Gather/Scatter/Sort/TopK, Embedding/IndexSelect, Dropout; and the
+//     gradients of a leaf used two and three times (each gradient and
+//     each sum rounded in the dtype, in PyTorch's order).
+//   - Otherwise (goldenTol16 gives the counts per op and kind, with the
+//     reason): within ulps ulps of PyTorch's, or u·slack·n·scale of it, or
+//     within one ulp of the exact result. Wick computes the reductions,
+//     softmax, layer norm, cross-entropy, the scans and the derivatives of
+//     the unary ops in float32 and rounds once, so it is within an ulp of
+//     the exact result where PyTorch 1.13 composes the op (or its
+//     derivative) of 16-bit ops that round in between (Var, LogSumExp,
+//     GELU, Rsqrt; Sin's g·cos x, softmax's backward from the 16-bit
+//     output). Compositions (attention, FanOut) and the derivatives Wick
+//     itself composes of 16-bit ops (Div's −g·a/b², Pow's) round between
+//     their ops on both sides, at points that differ. The sums here are
+//     short (at most 300 terms), so float32 accumulation in another order
+//     adds at most 300·2⁻²⁴ of the sum of magnitudes, well below u·scale.
 //
-// testdata/golden/COVERAGE.md lists the ops whose results differ from
-// PyTorch's by more than one ulp, and why (TestGolden16Coverage keeps that
-// table current).
+// TestGoldenCoverage writes the ops whose results differ from PyTorch's by
+// more than one ulp into testdata/golden/COVERAGE.md, with how far and
+// why (golden16Why).
 
 import (
 	"encoding/base64"
@@ -547,7 +556,23 @@ func golden16Coverage(t *testing.T) string {
 				ops[c.Op] = true
 			}
 		}
-		fmt.Fprintf(&sb, "\n%s: %d cases", f.dt, len(f.cases))
+		fwd, bwd, bwdAll := 0, 0, 0
+		for _, c := range f.cases {
+			r, ok := results[f.dt.String()+"/"+c.Name]
+			if !ok {
+				continue
+			}
+			if r.fwd.torch < 0 {
+				fwd++
+			}
+			if c.Upstream != nil {
+				bwdAll++
+				if r.bwd.torch < 0 {
+					bwd++
+				}
+			}
+		}
+		fmt.Fprintf(&sb, "\n%s: %d cases, forward bit-identical to the reference in %d, gradients in %d of %d", f.dt, len(f.cases), fwd, bwd, bwdAll)
 		if n > 0 {
 			names := slices.Sorted(maps.Keys(ops))
 			fmt.Fprintf(&sb, "; %d of them against the float64 result rounded once, as PyTorch 1.13 has no %s CPU kernel for %s", n, f.dt, strings.Join(names, ", "))

@@ -12,7 +12,7 @@ func (t *Tensor) Sort(dim int, descending bool) (values, indices *Tensor) {
 	const op = "Sort"
 	if dt := t.DType(); is16(dt) {
 		v, i := t.ToDType(Float32).Sort(dim, descending)
-		return v.ToDType(dt), i
+		return rounded16(v, dt), i
 	}
 	mustFloat(op, t)
 	d := indexDim(op, t, dim)
