@@ -438,7 +438,7 @@ type golden16Result struct{ fwd, bwd diff16 }
 
 var (
 	golden16Mu      sync.Mutex
-	golden16Results = map[string]golden16Result{} // dtype/case name
+	golden16Results map[string]golden16Result // of the last golden16Run
 )
 
 // golden16Extra are the ops of the 16-bit goldens only: gradients of a
@@ -466,30 +466,34 @@ func golden16Op(name string) (goldenOp, bool) {
 	return op, ok
 }
 
-var golden16Ran sync.Once
-
-// golden16Run replays every 16-bit golden case as subtests of t, the
-// first time it is called, and returns the differences of each case
-// (keyed dtype/case name).
+// golden16Run replays every 16-bit golden case as subtests of t and
+// returns the differences of each case (keyed dtype/case name).
 func golden16Run(t *testing.T) map[string]golden16Result {
-	golden16Ran.Do(func() {
-		for _, f := range loadGolden16(t) {
-			t.Run(f.dt.String(), func(t *testing.T) {
-				for i := range f.cases {
-					c := &f.cases[i]
-					t.Run(c.Name, func(t *testing.T) {
-						r := runGolden16Case(t, f.dt, c)
-						golden16Mu.Lock()
-						golden16Results[f.dt.String()+"/"+c.Name] = r
-						golden16Mu.Unlock()
-					})
-				}
-			})
-		}
-	})
+	results := map[string]golden16Result{}
+	for _, f := range loadGolden16(t) {
+		t.Run(f.dt.String(), func(t *testing.T) {
+			for i := range f.cases {
+				c := &f.cases[i]
+				t.Run(c.Name, func(t *testing.T) { results[f.dt.String()+"/"+c.Name] = runGolden16Case(t, f.dt, c) })
+			}
+		})
+	}
 	golden16Mu.Lock()
-	defer golden16Mu.Unlock()
-	return maps.Clone(golden16Results)
+	golden16Results = results
+	golden16Mu.Unlock()
+	return results
+}
+
+// golden16Last returns the results of the last golden16Run, running it as
+// subtests of t if none ran yet.
+func golden16Last(t *testing.T) map[string]golden16Result {
+	golden16Mu.Lock()
+	r := golden16Results
+	golden16Mu.Unlock()
+	if r == nil {
+		r = golden16Run(t)
+	}
+	return r
 }
 
 // TestGolden16 replays every 16-bit golden case on the CPU: forward
@@ -539,7 +543,7 @@ func TestGolden16Coverage(t *testing.T) {
 // from the results of TestGolden16 (run here if it has not run).
 func golden16Coverage(t *testing.T) string {
 	files := loadGolden16(t)
-	results := golden16Run(t)
+	results := golden16Last(t)
 	var sb strings.Builder
 	sb.WriteString("\n## bfloat16 and float16\n\n")
 	sb.WriteString("TestGolden16 in tensor/golden16_test.go replays the cases above (all but the\n")
