@@ -96,8 +96,8 @@ func gatherAt(op string, t *Tensor, offs []int64) *Tensor {
 // The result has index's shape; index has t's number of dims and is no
 // larger than t in the other dims. The gradient adds into the picked
 // elements (an element picked twice gets both). Gather panics with an
-// *Error if t is not Float32, index is not Int64, the shapes do not fit or
-// an index is outside [0, t.Size(dim)).
+// *Error if t is not a float tensor, index is not Int64, the shapes do not
+// fit or an index is outside [0, t.Size(dim)).
 func (t *Tensor) Gather(dim int, index *Tensor) *Tensor {
 	const op = "Gather"
 	if is16(t.DType()) {

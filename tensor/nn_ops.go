@@ -61,7 +61,9 @@ func (t *Tensor) LogSoftmax(dim int) *Tensor { return t.softmax(dim, true) }
 
 // LayerNorm normalises over the last dimension (biased variance, like
 // torch.nn.functional.layer_norm with normalized_shape = [C]) and applies
-// the elementwise affine weight and bias, either of which may be nil.
+// the elementwise affine weight and bias, either of which may be nil. A
+// BFloat16 or Float16 input (or weight, or bias) is normalised in float32
+// and the result rounded once to the input's dtype.
 func (t *Tensor) LayerNorm(weight, bias *Tensor, eps float32) *Tensor {
 	if is16(t.DType()) || weight != nil && is16(weight.DType()) || bias != nil && is16(bias.DType()) {
 		// float32 inside, the result rounded once to the input's dtype
@@ -130,8 +132,9 @@ func storageOrNil(t *Tensor) Storage {
 
 // Dropout zeroes each element with probability p and scales the rest by
 // 1/(1−p) when training is set; otherwise it returns t. The mask comes from
-// the global generator (see DropoutWith). It panics if t is not Float32 or
-// p is outside [0, 1] (or NaN).
+// the global generator (see DropoutWith). It panics if t is not a float
+// tensor or p is outside [0, 1] (or NaN). A BFloat16 or Float16 t is
+// scaled by 1/(1−p) rounded to its dtype, as in PyTorch.
 func (t *Tensor) Dropout(p float32, training bool) *Tensor { return t.DropoutWith(p, training, nil) }
 
 // DropoutWith is Dropout with the mask drawn from gen (the global generator
