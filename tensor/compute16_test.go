@@ -39,3 +39,47 @@ func TestCompute16Names(t *testing.T) {
 		}
 	}
 }
+
+// TestDropout16 checks Dropout of a 16-bit tensor: the float32 mask of the
+// same generator, its scale 1/(1−p) rounded to the dtype (PyTorch's mask
+// has the input's dtype), each product rounded once; the gradient is the
+// upstream one through the same mask, in the dtype.
+func TestDropout16(t *testing.T) {
+	const p = 0.1
+	x32 := NewGenerator(3).Randn(6, 50)
+	for _, dt := range []DType{BFloat16, Float16} {
+		h := halfOf(dt)
+		x := x32.ToDType(dt).RequiresGrad()
+		y := x.DropoutWith(p, true, NewGenerator(9))
+		m := Ones(6, 50).DropoutWith(p, true, NewGenerator(9)).Float32s() // the mask
+		if y.DType() != dt {
+			t.Fatalf("%s: dtype %s", dt, y.DType())
+		}
+		scale := h.to(h.from(1 / (1 - p)))
+		xs, ys := x.Detach().Float32s(), y.Float32s()
+		kept := 0
+		for i, v := range ys {
+			want := float32(0)
+			if m[i] != 0 {
+				want = h.to(h.from(xs[i] * scale))
+				kept++
+			}
+			if v != want {
+				t.Fatalf("%s: element %d = %v, want %v (x %v, mask %v)", dt, i, v, want, xs[i], m[i])
+			}
+		}
+		if kept == 0 || kept == len(ys) {
+			t.Fatalf("%s: %d of %d kept", dt, kept, len(ys))
+		}
+		y.BackwardWith(OnesLike(y))
+		for i, v := range x.Grad().Float32s() {
+			want := float32(0)
+			if m[i] != 0 {
+				want = scale
+			}
+			if v != want {
+				t.Fatalf("%s: gradient %d = %v, want %v", dt, i, v, want)
+			}
+		}
+	}
+}
