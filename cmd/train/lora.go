@@ -57,7 +57,7 @@ func loraFlags(fs *flag.FlagSet, o *options, sample bool) flagGroup {
 	fs.Float64Var(&o.LoRAAlpha, "lora_alpha", o.LoRAAlpha, "LoRA scaling numerator: the adapters add (lora_alpha/lora_rank)·B·A to each weight")
 	fs.Float64Var(&o.LoRADropout, "lora_dropout", o.LoRADropout, "dropout on the adapters' inputs while training, in [0, 1)")
 	fs.StringVar(&o.LoRATargets, "lora_targets", o.LoRATargets, "comma-separated names of the Linear layers that get adapters, matched as PEFT's target_modules (a name or the end of a dotted name): q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj for Llama-family models, c_attn,c_proj,c_fc for GPT-2 (default: q_proj,v_proj; c_attn for GPT-2)")
-	fs.BoolVar(&o.MergeLoRA, "merge_lora", o.MergeLoRA, "with --lora_rank, also write the model with the adapters merged into its weights to out_dir/merged, in the Hugging Face layout (config.json, model.safetensors, the tokenizer files), at every checkpoint; Llama-family models")
+	fs.BoolVar(&o.MergeLoRA, "merge_lora", o.MergeLoRA, "with --lora_rank, also write the model with the adapters merged into its weights to out_dir/merged, in the Hugging Face layout (config.json, model.safetensors, the tokenizer files), at every checkpoint (Llama-family models in theirs, GPT-2 in GPT-2's)")
 	fs.BoolVar(&o.ActivationCheckpointing, "activation_checkpointing", o.ActivationCheckpointing, "recompute each block's activations in the backward pass instead of keeping them: less memory, one more forward pass per step, the same gradients")
 	return flagGroup{"fine-tuning (LoRA adapters, activation checkpointing)", []string{"lora_rank", "lora_alpha", "lora_dropout", "lora_targets", "merge_lora", "activation_checkpointing"}}
 }
@@ -110,8 +110,6 @@ func (o *options) validateLoRA(pretrained, llama, tied bool) error {
 		return fmt.Errorf("--lora_alpha=%v is out of range (want a positive number)", o.LoRAAlpha)
 	case o.LoRARank > 1<<16:
 		return fmt.Errorf("--lora_rank=%d is out of range (at most 65536)", o.LoRARank)
-	case o.MergeLoRA && !llama:
-		return errors.New("--merge_lora writes the Hugging Face layout of Llama-family models only; a GPT-2 adapter in out_dir loads in PEFT, or with train sample --adapter")
 	}
 	known, family := gpt2Linears, "GPT-2"
 	if llama {
@@ -217,13 +215,15 @@ func (t *trainer) saveAdapter() error {
 	if !t.o.MergeLoRA {
 		return nil
 	}
-	llama, ok := t.model.(*nn.Llama)
+	// a Llama-family model in its layout, GPT-2 in GPT-2's (Conv1D
+	// weights transposed)
+	hub, ok := t.model.(interface{ SavePretrained(dir string) error })
 	if !ok {
-		return nil // refused by validateLoRA
+		return fmt.Errorf("--merge_lora: a %T has no Hugging Face layout", t.model)
 	}
 	dir := filepath.Join(t.o.OutDir, mergedDir)
 	t.lora.Merge()
-	err := llama.SavePretrained(dir)
+	err := hub.SavePretrained(dir)
 	t.lora.Unmerge()
 	if err != nil {
 		return fmt.Errorf("--merge_lora: %s", strings.TrimPrefix(err.Error(), "nn: "))
