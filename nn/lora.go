@@ -243,11 +243,15 @@ func ApplyLoRA(m Module, cfg LoRAConfig) (*LoRA, error) {
 		lin := l.layers[name]
 		// kaiming_uniform_(a=√5) on [r, in]: gain √(2/(1+5)), bound gain·√(3/in) = 1/√in
 		b := 1 / math.Sqrt(float64(lin.In))
-		a := tensor.Zeros(cfg.R, lin.In).UniformInitWith(-b, b, cfg.Gen).RequiresGrad()
-		bm := tensor.Zeros(lin.Out, cfg.R).RequiresGrad()
+		// drawn on the CPU, then moved: leaves on the weight's device
+		// (moved after RequiresGrad they would be copies whose
+		// gradients flow to the CPU tensors)
+		a := tensor.Zeros(cfg.R, lin.In).UniformInitWith(-b, b, cfg.Gen)
+		bm := tensor.Zeros(lin.Out, cfg.R)
 		if d := lin.Weight.Device(); d != tensor.CPU {
-			a, bm = a.To(d).RequiresGrad(), bm.To(d).RequiresGrad()
+			a, bm = a.To(d), bm.To(d)
 		}
+		a, bm = a.RequiresGrad(), bm.RequiresGrad()
 		drop := NewDropout(cfg.Dropout)
 		drop.Gen = cfg.Gen
 		lin.lora = &loraAdapter{a: a, b: bm, scaling: float32(cfg.Scaling()), drop: drop}
