@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -137,5 +138,45 @@ func TestLoRAMemoryBF16(t *testing.T) {
 	o.LoRARank = 0 // a full fine-tune is not a LoRA base
 	if weightBytes(o) != 4 {
 		t.Error("a full fine-tune with --dtype=bfloat16 counted at 2 bytes")
+	}
+}
+
+// TestLoRABF16GPT2 is TestLoRABF16Base's loss check on a pretrained GPT-2
+// (c_attn and c_fc adapters, dropout and activation checkpointing on), and
+// --merge_lora from its bfloat16 base.
+func TestLoRABF16GPT2(t *testing.T) {
+	tmp := t.TempDir()
+	hub := filepath.Join(tmp, "gpt2-tiny")
+	writeHubModel(t, hub, testVocab, 32, true)
+	bf16Values(t, hub)
+	losses := map[string][]float64{}
+	for _, dt := range []string{"float32", "bfloat16"} {
+		run := filepath.Join(tmp, dt)
+		mustRun(t, ftArgs(hub, run, "--max_iters=3", "--eval_interval=3", "--block_size=16", "--dropout=0.1", "--lora_rank=2",
+			"--lora_targets=c_attn,c_fc", "--lora_dropout=0.1", "--learning_rate=1e-2", "--activation_checkpointing", "--merge_lora", "--dtype="+dt)...)
+		for _, r := range readLog(t, run) {
+			if r.Loss != nil {
+				losses[dt] = append(losses[dt], *r.Loss)
+			}
+		}
+	}
+	f, b := losses["float32"], losses["bfloat16"]
+	if len(f) != 3 || len(b) != 3 {
+		t.Fatalf("losses logged: %v and %v", f, b)
+	}
+	for i := range f {
+		if math.Abs(f[i]-b[i]) > 1e-4*math.Abs(f[i]) {
+			t.Errorf("iteration %d: loss %v on the float32 base, %v on the bfloat16 one", i, f[i], b[i])
+		}
+	}
+	merged, err := nn.LoadPretrained(filepath.Join(tmp, "bfloat16", mergedDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range merged.NamedParameters() { // bfloat16 values, saved as F32
+		v := p.Param.Float32s()
+		if r := p.Param.ToDType(tensor.BFloat16).Float32s(); !slices.Equal(v, r) {
+			t.Fatalf("merged %s holds values that are not bfloat16", p.Name)
+		}
 	}
 }
