@@ -180,3 +180,27 @@ func TestLoRABF16GPT2(t *testing.T) {
 		}
 	}
 }
+
+// TestLoRABaseDType: --dtype picks the base's dtype of a LoRA run on the
+// cpu only; without --lora_rank the weights are float32.
+func TestLoRABaseDType(t *testing.T) {
+	o := defaultOptions()
+	o.Dtype = "bfloat16"
+	if dt, err := loraBaseDType(o, tensor.CPU); err != nil || dt != tensor.Float32 {
+		t.Errorf("without --lora_rank: %v, %v; want float32", dt, err)
+	}
+	o.LoRARank = 8
+	for _, c := range []struct {
+		dtype string
+		want  tensor.DType
+	}{{"bfloat16", tensor.BFloat16}, {"float16", tensor.Float16}, {"float32", tensor.Float32}} {
+		o.Dtype = c.dtype
+		if dt, err := loraBaseDType(o, tensor.CPU); err != nil || dt != c.want {
+			t.Errorf("--dtype=%s: %v, %v; want %v", c.dtype, dt, err, c.want)
+		}
+	}
+	o.Dtype = "bfloat16"
+	if _, err := loraBaseDType(o, tensor.CUDA(0)); err == nil || !strings.Contains(err.Error(), "--dtype=bfloat16 with --lora_rank runs on the cpu only so far") {
+		t.Errorf("on cuda:0: %v", err)
+	}
+}
