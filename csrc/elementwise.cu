@@ -102,6 +102,21 @@ extern "C" __global__ void wick_where_f32(float* dst, const float* cond, const f
     }
 }
 
+// wick_where_u16: wick_where_f32 for the bit patterns of a 16-bit float
+// dtype (float32 cond).
+extern "C" __global__ void wick_where_u16(unsigned short* dst, const float* cond, const unsigned short* x,
+                                          const unsigned short* y, i64 n, int nd, WICK_SHAPE, WICK_STRIDES(c),
+                                          WICK_STRIDES(p), WICK_STRIDES(q)) {
+    const i64 shape[WICK_MAXD] = WICK_ARR(s), sc[WICK_MAXD] = WICK_ARR(c);
+    const i64 sp[WICK_MAXD] = WICK_ARR(p), sq[WICK_MAXD] = WICK_ARR(q);
+    for (i64 i = wick_tid(); i < n; i += wick_nthreads()) {
+        i64 ox, oy;
+        wick_offsets2(i, nd, shape, sp, sq, &ox, &oy);
+        i64 oc = wick_offset(i, nd, shape, sc);
+        dst[i] = cond[oc] != 0.0f ? x[ox] : y[oy];
+    }
+}
+
 // The 16-bit float dtypes' maps and zips: each element read as float32
 // (wick_ld: exact), the float32 op of the kernels above, and one rounding
 // to the output's dtype (wick_st), as the CPU reference widens, computes

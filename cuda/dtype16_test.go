@@ -76,8 +76,8 @@ func TestTensor16(t *testing.T) {
 // backward on the GPU and on the CPU from the same float32 leaves, cast to
 // the dtype in the graph: an embedding
 // lookup, products of 16-bit operands (batched, transposed, and a 16-bit
-// weight times float32 activations), elementwise ops, and a broadcast
-// comparison; the loss (summed in float32) and every gradient must
+// weight times float32 activations), elementwise ops with broadcasting,
+// Where, a softmax and a mean of 16-bit tensors, and a comparison; the loss (summed in float32) and every gradient must
 // agree within the dtype's tolerance (both devices sum products in
 // float32 and round each op once, in possibly different orders).
 func TestOps16(t *testing.T) {
@@ -88,10 +88,10 @@ func TestOps16(t *testing.T) {
 		x0 := tensor.Randn(2, 5, 16)
 		w0 := tensor.Randn(16, 24).MulScalar(0.25)
 		v0 := tensor.Randn(2, 24, 8).MulScalar(0.25)
-		bias0 := tensor.Randn(2, 5, 8) // full-size: the 16-bit ops' gradients do not sum over broadcast dims yet (Sum takes float32 only)
+		bias0 := tensor.Randn(8) // broadcast: its gradient sums over rows
 		idx := tensor.FromInts([]int{1, 3, 3, 12, 0, 2, 5, 7, 3, 9}, 2, 5)
 		run := func(dev tensor.Device) (vals [][]float32, devs []tensor.Device) {
-			// float32 leaves (16-bit tensors do not require gradients),
+			// float32 leaves (master weights),
 			// cast to the dtype in the graph as autocast casts them
 			leaves := make([]*tensor.Tensor, 5)
 			for i, x := range []*tensor.Tensor{emb0, x0, w0, v0, bias0} {
@@ -107,7 +107,8 @@ func TestOps16(t *testing.T) {
 			loss := o.ToDType(tensor.Float32).Square().Mean().
 				Add(p.ToDType(tensor.Float32).Mean()).
 				Add(mixed.Sin().Mean()).
-				Add(gt.Mul(o.ToDType(tensor.Float32)).Sum().MulScalar(0.01))
+				Add(gt.Mul(o.ToDType(tensor.Float32)).Sum().MulScalar(0.01)).
+				Add(tensor.Where(gt, o, o.Neg()).Softmax(-1).Mean().ToDType(tensor.Float32))
 			loss.Backward()
 			for _, u := range append([]*tensor.Tensor{loss, o}, leaves[0].Grad(), leaves[1].Grad(), leaves[2].Grad(), leaves[3].Grad(), leaves[4].Grad()) {
 				vals = append(vals, u.ToDType(tensor.Float32).Float32s())

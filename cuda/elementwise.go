@@ -94,6 +94,10 @@ func (b *backend) Where(dst, cond tensor.Storage, cl tensor.Layout, x tensor.Sto
 		a := &args{}
 		a.ptr(d.ptr("Where", offs[0])).ptr(cs.ptr("Where", cl.Offset+offs[1])).ptr(xs.ptr("Where", xl.Offset+offs[2])).ptr(ys.ptr("Where", yl.Offset+offs[3]))
 		a.i64(numel(shape)).layout(shape, st[1], st[2], st[3])
-		b.d.launch1D("Where", b.d.k.where, numel(shape), a)
+		fn := b.d.k.where
+		if is16(xs.dt) {
+			fn = b.d.k.whereU16 // the bit patterns
+		}
+		b.d.launch1D("Where", fn, numel(shape), a)
 	})
 }

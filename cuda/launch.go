@@ -46,7 +46,7 @@ type kernels struct {
 	attnSoftmax, attnSoftmaxGrad                       cu.Function
 	sort, scan                                         cu.Function
 	llama                                              llamaKernels
-	gatherU16                                          cu.Function
+	gatherU16, whereU16                                cu.Function
 	half                                               map[tensor.DType]*halfKernels // BFloat16, Float16
 }
 
@@ -99,6 +99,7 @@ func loadKernels() (cu.Module, *kernels, error) {
 		{"wick_copy_u16", &k.copyU16},
 		{"wick_fill_u16", &k.fillU16},
 		{"wick_gather_u16", &k.gatherU16},
+		{"wick_where_u16", &k.whereU16},
 		{"wick_reduce_small_f32", &k.reduceSmall},
 		{"wick_reduce_f32", &k.reduce},
 		{"wick_argreduce_small_f32", &k.argreduceSmall},

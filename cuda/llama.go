@@ -14,10 +14,6 @@ import (
 
 // RMSNorm writes y = w·(x·r) for each row and saves each row's r.
 func (b *backend) RMSNorm(dst, rstd, x, w tensor.Storage, rows, cols int, eps float32) {
-	if any16(dst, x, w) {
-		b.rmsNorm16(dst, rstd, x, w, rows, cols, eps) // half16.go
-		return
-	}
 	const op = "RMSNorm"
 	defer b.d.enter()()
 	d, rs, xs := b.rows(op, dst, rows*cols), b.rows(op, rstd, rows), b.rows(op, x, rows*cols)
@@ -30,10 +26,6 @@ func (b *backend) RMSNorm(dst, rstd, x, w tensor.Storage, rows, cols int, eps fl
 // RMSNormGrad writes dx and adds into dw (each nil if not wanted). dw is
 // a column sum over all rows, formed in two stages like LayerNormGrad's.
 func (b *backend) RMSNormGrad(dx, dw, g, x, rstd, w tensor.Storage, rows, cols int) {
-	if any16(dx, dw, g, x, w) {
-		b.rmsNormGrad16(dx, dw, g, x, rstd, w, rows, cols) // half16.go
-		return
-	}
 	const op = "RMSNormGrad"
 	defer b.d.enter()()
 	gs, xs, rs := b.rows(op, g, rows*cols), b.rows(op, x, rows*cols), b.rows(op, rstd, rows)

@@ -9,10 +9,6 @@ import (
 
 // Softmax writes softmax (or log-softmax) of each contiguous row.
 func (b *backend) Softmax(dst, src tensor.Storage, rows, cols int, log bool) {
-	if any16(dst, src) {
-		b.softmax16(dst, src, rows, cols, log) // half16.go
-		return
-	}
 	op := opName("Softmax", log)
 	defer b.d.enter()()
 	d, s := b.rows(op, dst, rows*cols), b.rows(op, src, rows*cols)
@@ -24,10 +20,6 @@ func (b *backend) Softmax(dst, src tensor.Storage, rows, cols int, log bool) {
 
 // SoftmaxGrad writes the input gradient of (log-)softmax.
 func (b *backend) SoftmaxGrad(dst, g, y tensor.Storage, rows, cols int, log bool) {
-	if any16(dst, g, y) {
-		b.softmaxGrad16(dst, g, y, rows, cols, log) // half16.go
-		return
-	}
 	op := opName("Softmax", log) + "Grad"
 	defer b.d.enter()()
 	d, gs, ys := b.rows(op, dst, rows*cols), b.rows(op, g, rows*cols), b.rows(op, y, rows*cols)
@@ -47,10 +39,6 @@ func opName(base string, log bool) string {
 // LayerNorm normalises each row, scales by w and shifts by b (either may
 // be nil), saving each row's mean and reciprocal standard deviation.
 func (b *backend) LayerNorm(dst, mean, rstd, x, w, bias tensor.Storage, rows, cols int, eps float32) {
-	if any16(dst, x, w, bias) {
-		b.layerNorm16(dst, mean, rstd, x, w, bias, rows, cols, eps) // half16.go
-		return
-	}
 	const op = "LayerNorm"
 	defer b.d.enter()()
 	d, ms, rs, xs := b.rows(op, dst, rows*cols), b.rows(op, mean, rows), b.rows(op, rstd, rows), b.rows(op, x, rows*cols)
@@ -67,10 +55,6 @@ func (b *backend) LayerNorm(dst, mean, rstd, x, w, bias tensor.Storage, rows, co
 // in two stages: partial sums over chunks of rows (in double, in a scratch
 // block), then their sum.
 func (b *backend) LayerNormGrad(dx, dw, db, g, x, mean, rstd, w tensor.Storage, rows, cols int) {
-	if any16(dx, dw, db, g, x, w) {
-		b.layerNormGrad16(dx, dw, db, g, x, mean, rstd, w, rows, cols) // half16.go
-		return
-	}
 	const op = "LayerNormGrad"
 	defer b.d.enter()()
 	gs, xs, rs := b.rows(op, g, rows*cols), b.rows(op, x, rows*cols), b.rows(op, rstd, rows)

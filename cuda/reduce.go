@@ -11,10 +11,6 @@ var reduceNames = [...]string{"Sum", "Max", "Min", "ArgMax", "ArgMin", "LogSumEx
 
 // Reduce reduces src along dim into the contiguous dst.
 func (b *backend) Reduce(op tensor.ReduceOp, dst, src tensor.Storage, sl tensor.Layout, dim int) {
-	if any16(src) {
-		b.reduce16(op, dst, src, sl, dim) // half16.go
-		return
-	}
 	name := "Reduce"
 	if int(op) < len(reduceNames) {
 		name = reduceNames[op]

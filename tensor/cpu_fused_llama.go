@@ -16,11 +16,7 @@ import (
 // the causal mask hides, for one query (decoding) the backend's MatMul
 // over the B·Hkv groups.
 
-func (cb cpuBackend) RMSNorm(dst, rstd, x, w Storage, rows, cols int, eps float32) {
-	if any16(dst, x, w) {
-		cb.rmsNorm16(dst, rstd, x, w, rows, cols, eps) // cpu16.go
-		return
-	}
+func (cpuBackend) RMSNorm(dst, rstd, x, w Storage, rows, cols int, eps float32) {
 	d, rs, xs, ws := fs(dst), fs(rstd), fs(x), optF(w)
 	parallelFor(rows, max(1, grain/max(cols, 1)), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
@@ -47,11 +43,7 @@ func (cb cpuBackend) RMSNorm(dst, rstd, x, w Storage, rows, cols int, eps float3
 	})
 }
 
-func (cb cpuBackend) RMSNormGrad(dx, dw, g, x, rstd, w Storage, rows, cols int) {
-	if any16(dx, dw, g, x, w) {
-		cb.rmsNormGrad16(dx, dw, g, x, rstd, w, rows, cols) // cpu16.go
-		return
-	}
+func (cpuBackend) RMSNormGrad(dx, dw, g, x, rstd, w Storage, rows, cols int) {
 	gs, xs, rs, ws := fs(g), fs(x), fs(rstd), optF(w)
 	if dx != nil {
 		dxs := fs(dx)

@@ -10,11 +10,7 @@ import (
 	"github.com/wickml/wick/internal/kernels"
 )
 
-func (cb cpuBackend) Softmax(dst, src Storage, rows, cols int, log bool) {
-	if any16(dst, src) {
-		cb.softmax16(dst, src, rows, cols, log) // cpu16.go
-		return
-	}
+func (cpuBackend) Softmax(dst, src Storage, rows, cols int, log bool) {
 	d, s := fs(dst), fs(src)
 	parallelFor(rows, max(1, grain/max(cols, 1)), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
@@ -52,11 +48,7 @@ func (cb cpuBackend) Softmax(dst, src Storage, rows, cols int, log bool) {
 	})
 }
 
-func (cb cpuBackend) SoftmaxGrad(dst, g, y Storage, rows, cols int, log bool) {
-	if any16(dst, g, y) {
-		cb.softmaxGrad16(dst, g, y, rows, cols, log) // cpu16.go
-		return
-	}
+func (cpuBackend) SoftmaxGrad(dst, g, y Storage, rows, cols int, log bool) {
 	d, gs, ys := fs(dst), fs(g), fs(y)
 	parallelFor(rows, max(1, grain/max(cols, 1)), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
@@ -93,11 +85,7 @@ func optF(s Storage) []float32 {
 	return fs(s)
 }
 
-func (cb cpuBackend) LayerNorm(dst, mean, rstd, x, w, b Storage, rows, cols int, eps float32) {
-	if any16(dst, x, w, b) {
-		cb.layerNorm16(dst, mean, rstd, x, w, b, rows, cols, eps) // cpu16.go
-		return
-	}
+func (cpuBackend) LayerNorm(dst, mean, rstd, x, w, b Storage, rows, cols int, eps float32) {
 	d, ms, rs, xs, ws, bs := fs(dst), fs(mean), fs(rstd), fs(x), optF(w), optF(b)
 	if layerNormFast && cols > 0 {
 		layerNormFwdFast(d, ms, rs, xs, ws, bs, rows, cols, eps)
@@ -132,11 +120,7 @@ func (cb cpuBackend) LayerNorm(dst, mean, rstd, x, w, b Storage, rows, cols int,
 	})
 }
 
-func (cb cpuBackend) LayerNormGrad(dx, dw, db, g, x, mean, rstd, w Storage, rows, cols int) {
-	if any16(dx, dw, db, g, x, w) {
-		cb.layerNormGrad16(dx, dw, db, g, x, mean, rstd, w, rows, cols) // cpu16.go
-		return
-	}
+func (cpuBackend) LayerNormGrad(dx, dw, db, g, x, mean, rstd, w Storage, rows, cols int) {
 	gs, xs, rs, ws := fs(g), fs(x), fs(rstd), optF(w)
 	if layerNormFast && rows > 0 && cols > 0 { // one sweep
 		layerNormGradFast(optF(dx), optF(dw), optF(db), gs, xs, rs, ws, rows, cols)

@@ -8,11 +8,7 @@ import (
 	"github.com/wickml/wick/internal/parallel"
 )
 
-func (cb cpuBackend) Reduce(op ReduceOp, dst, src Storage, sl Layout, dim int) {
-	if any16(src) {
-		cb.reduce16(op, dst, src, sl, dim) // cpu16.go
-		return
-	}
+func (cpuBackend) Reduce(op ReduceOp, dst, src Storage, sl Layout, dim int) {
 	s := fs(src)
 	outShape := append(cloneInts(sl.Shape[:dim]), sl.Shape[dim+1:]...)
 	outStrides := append(cloneInts(sl.Strides[:dim]), sl.Strides[dim+1:]...)
