@@ -137,7 +137,7 @@ fi
 if [ -z "${ONLY:-}" -o "${ONLY:-}" = cuda ] && [ -f "$OUT/cuda.log" ]; then
 	echo
 	echo "== bfloat16 and float16 on the GPU (casts, cublasGemmEx products, elementwise kernels, 16-bit tensors)"
-	for t in TestBackend/Cast16 TestBackend/MatMul16 TestBackend/Unary16 TestBackend/UnaryGrad16 TestBackend/Binary16 \
+	for t in TestBackend/Cast16 TestBackend/MatMul16 TestBackend/Unary16 TestBackend/UnaryGrad16 TestBackend/Binary16 TestBackend/Where16 \
 		TestTensor16 TestOps16; do
 		res=missing
 		grep -q -- "--- PASS: $t " "$OUT/cuda.log" && res=PASS

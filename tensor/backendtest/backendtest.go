@@ -49,6 +49,7 @@ var checks = []check{
 	{"Binary16", testBinary16},
 	{"CompareInt64", testCompareInt64},
 	{"Where", testWhere},
+	{"Where16", testWhere16},
 	{"ManyDims", testManyDims},
 	{"Reduce", testReduce},
 	{"ReduceLengths", testReduceLengths},

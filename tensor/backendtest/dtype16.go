@@ -398,3 +398,47 @@ func testBinary16(t testing.TB, b tensor.Backend) {
 		}
 	}
 }
+
+// testWhere16 is testWhere on bfloat16 and float16 operands (a float32
+// condition): the selected bit patterns, NaNs included.
+func testWhere16(t testing.TB, b tensor.Backend) {
+	b16 := backend16(t, b)
+	if b16 == nil {
+		return
+	}
+	r := NewRand(t)
+	for _, dt := range halfDTypes {
+		for _, kc := range viewKinds {
+			for _, ka := range viewKinds {
+				shape := randomShape(r, 4, 6)
+				vc, va, vb := makeView(r, shape, kc), makeView(r, shape, ka), makeView(r, shape, viewKinds[r.IntN(len(viewKinds))])
+				cond := make([]float32, vc.n)
+				for i := range cond {
+					if r.IntN(2) == 0 {
+						cond[i] = float32(r.IntN(3)) - 1 // -1, 0 or 1
+					}
+				}
+				ha, hb := make([]uint16, va.n), make([]uint16, vb.n)
+				for i := range ha {
+					ha[i] = uint16(r.Uint32())
+				}
+				for i := range hb {
+					hb[i] = uint16(r.Uint32())
+				}
+				n := numel(shape)
+				dst := poisoned(b, dt, n)
+				b.Where(dst, b.FromFloat32s(cond), vc.l, b16.FromBits16(dt, ha), va.l, b16.FromBits16(dt, hb), vb.l)
+				gc, ga, gb := gatherView(cond, vc.l), gatherView(ha, va.l), gatherView(hb, vb.l)
+				want := make([]uint16, n)
+				for i, c := range gc {
+					if c != 0 {
+						want[i] = ga[i]
+					} else {
+						want[i] = gb[i]
+					}
+				}
+				checkBits(t, fmt.Sprintf("%s Where/%v/%v/%v", dt, vc, va, vb), b16.Bits16(dst, whole(n)), want)
+			}
+		}
+	}
+}
