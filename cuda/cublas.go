@@ -116,6 +116,11 @@ const (
 	cublasOpT           = 1
 	cublasDefaultMath   = 0
 	cublasTF32TensorOps = 3
+	// cublasNoReducedReduction (CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)
+	// keeps the partial sums of a 16-bit product (split-K) in the compute
+	// type, float32, instead of the output's 16 bits: the product is
+	// rounded to bfloat16 or float16 once, as the CPU backend's is.
+	cublasNoReducedReduction = 16
 
 	// cudaDataType_t (library_types.h) and cublasComputeType_t
 	cudaR32F         = 0
@@ -203,9 +208,9 @@ func loadCublas(stream cu.Stream) (*cublas, error) {
 // setTF32 selects TF32 tensor-core math (faster, about 10 mantissa bits of
 // product precision) or full float32 math.
 func (b *cublas) setTF32(on bool) error {
-	mode := C.int(cublasDefaultMath)
+	mode := C.int(cublasDefaultMath | cublasNoReducedReduction)
 	if on {
-		mode = cublasTF32TensorOps
+		mode = cublasTF32TensorOps | cublasNoReducedReduction
 	}
 	if st := C.wick_cublas_set_math_mode(b.setMathMode, b.handle, mode); st != 0 {
 		return fmt.Errorf("cublasSetMathMode: %w", cublasError(st))

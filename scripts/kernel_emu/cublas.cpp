@@ -11,7 +11,9 @@
 // takes bfloat16 or float16 A and B (both of one type) with float32
 // compute (CUBLAS_COMPUTE_32F, the only compute type it accepts) and C of
 // their type or float32: the products summed in float32, C rounded once to
-// nearest even (csrc/half.cuh's conversions), as cuBLAS computes it.
+// nearest even (csrc/half.cuh's conversions), as cuBLAS computes it with
+// CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION, which the cuda package
+// sets (without it cuBLAS may sum split-K partials in the output's type).
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -143,7 +145,7 @@ int gemm(const char* name, void* h, int ta, int tb, int m, int n, int k, float a
         return EXECUTION_FAILED;
     }
     Gemm g{ta, tb, m, n, k, alpha, beta, A, B, C, lda, ldb, ldc, sA, sB, sC, batch,
-           abType == R32F && static_cast<Handle*>(h)->mode == 3, abType, cType};
+           abType == R32F && (static_cast<Handle*>(h)->mode & ~16) == 3, abType, cType};
     return wickemu_checked(name, run, &g) ? OK : EXECUTION_FAILED;
 }
 
@@ -170,7 +172,9 @@ int cublasSetStream_v2(void* h, void* s) {
 
 int cublasSetMathMode(void* h, int mode) {
     if (!h) return NOT_INITIALIZED;
-    if (mode != 0 && mode != 1 && mode != 2 && mode != 3 && mode != 16) return INVALID_VALUE;
+    // a mode (0 to 3), or CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION
+    // (16) beside one
+    if ((mode & ~16) < 0 || (mode & ~16) > 3) return INVALID_VALUE;
     static_cast<Handle*>(h)->mode = mode;
     return OK;
 }
