@@ -13,7 +13,8 @@
 // their type or float32: the products summed in float32, C rounded once to
 // nearest even (csrc/half.cuh's conversions), as cuBLAS computes it with
 // CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION, which the cuda package
-// sets (without it cuBLAS may sum split-K partials in the output's type).
+// sets (without it cuBLAS may sum split-K partials in the output's type;
+// the emulation refuses a 16-bit output without the flag).
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -199,6 +200,13 @@ int cublasGemmStridedBatchedEx(void* h, int ta, int tb, int m, int n, int k, con
         compute != COMPUTE_32F) {
         fprintf(stderr, "emulated cuBLAS: cublasGemmStridedBatchedEx with types A %d, B %d, C %d, compute %d is not emulated\n",
                 aType, bType, cType, compute);
+        return NOT_SUPPORTED;
+    }
+    // stricter than cuBLAS, which would sum split-K partials in 16 bits:
+    // the cuda package's products round once, so it must have asked
+    if (cType != R32F && !(static_cast<Handle*>(h)->mode & 16)) {
+        fprintf(stderr, "emulated cuBLAS: cublasGemmStridedBatchedEx with a 16-bit output needs "
+                        "CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION in the math mode\n");
         return NOT_SUPPORTED;
     }
     return gemm("cublasGemmStridedBatchedEx", h, ta, tb, m, n, k, *static_cast<const float*>(alpha), A, lda, sA, B,
