@@ -25,10 +25,7 @@ import (
 // sort.go, scan.go.
 type backend struct{ d *device }
 
-var (
-	_ tensor.Backend   = (*backend)(nil)
-	_ tensor.Backend16 = (*backend)(nil)
-)
+var _ tensor.Backend = (*backend)(nil)
 
 // Device returns the GPU the backend runs on.
 func (b *backend) Device() tensor.Device { return tensor.CUDA(b.d.index) }

@@ -10,6 +10,7 @@ var (
 	_ FusedAttention  = cpuBackend{} // AttentionQKV
 	_ Normer          = cpuBackend{} // GlobalNorm
 	_ uninitAllocator = cpuBackend{} // emptyOut
+	_ Backend16       = cpuBackend{} // 16-bit storages: To, Bits16, ToDType
 
 	// the Llama family's fused layers (fused_llama.go)
 	_ RMSNormer        = cpuBackend{} // Tensor.RMSNorm
