@@ -56,8 +56,8 @@ func Autocast(dt DType, f func()) {
 	if dt != Float32 && !is16(dt) {
 		panicf("Autocast", "want BFloat16, Float16 or Float32 (off), got %s", dt)
 	}
-	if r := currentAutocast(); r != nil && r.dt == dt {
-		f()
+	if r := currentAutocast(); r == nil && dt == Float32 || r != nil && r.dt == dt {
+		f() // nothing to switch
 		return
 	}
 	r := &autocastRegion{dt: dt}
@@ -132,16 +132,75 @@ func (r *autocastRegion) operand(x *Tensor) *Tensor {
 	}
 	c, marked := r.cache[x.storage]
 	if !marked {
-		return x.Detach().ToDType(r.dt)
+		return r.round(x)
 	}
 	if c == nil {
 		n := x.storage.Len()
-		c = emptyOut("Autocast", x.backend, r.dt, []int{n}).storage // Copy writes every element
-		flat := contiguousLayout([]int{n})
-		x.backend.Copy(c, flat, x.storage, flat)
+		c = emptyOut("Autocast", x.backend, r.dt, []int{n}).storage // written in full below
+		if !roundInto(c, x.storage, 0, n) {
+			flat := contiguousLayout([]int{n})
+			x.backend.Copy(c, flat, x.storage, flat)
+		}
 		r.cache[x.storage] = c
 	}
 	return newTensor(x.backend, c, x.Layout())
+}
+
+// round returns x rounded to the region's dtype, not recorded: in one pass
+// over its block of storage, keeping x's strides, when x is a CPU float32
+// tensor whose elements fill a block without gaps (a contiguous tensor or
+// a permutation of one, such as a transposed matrix); else as ToDType
+// rounds, into a contiguous tensor.
+func (r *autocastRegion) round(x *Tensor) *Tensor {
+	n := x.Numel()
+	if r.dt == BFloat16 && x.DType() == Float32 && n > 0 && denseBlock(x.layout) {
+		c := emptyOut("Autocast", x.backend, r.dt, []int{n}).storage // written in full below
+		if roundInto(c, x.storage, x.layout.Offset, n) {
+			return newTensor(x.backend, c, Layout{Shape: cloneInts(x.layout.Shape), Strides: cloneInts(x.layout.Strides)})
+		}
+	}
+	return x.Detach().ToDType(r.dt)
+}
+
+// denseBlock reports whether l's elements are exactly the positions
+// Offset … Offset+numel−1, each once: its dims of size > 1, sorted by
+// stride, nest like a contiguous tensor's.
+func denseBlock(l Layout) bool {
+	type dim struct{ size, stride int }
+	ds := make([]dim, 0, len(l.Shape))
+	for i, sz := range l.Shape {
+		if sz > 1 {
+			if l.Strides[i] <= 0 {
+				return false
+			}
+			ds = append(ds, dim{sz, l.Strides[i]})
+		}
+	}
+	slices.SortFunc(ds, func(a, b dim) int { return a.stride - b.stride })
+	want := 1
+	for _, d := range ds {
+		if d.stride != want {
+			return false
+		}
+		want *= d.size
+	}
+	return true
+}
+
+// roundInto writes the bfloat16 values of src's float32 elements
+// off … off+n−1 into the BFloat16 CPU storage dst (n elements), as the
+// cast does; it reports false, writing nothing, for other storages.
+func roundInto(dst, src Storage, off, n int) bool {
+	d, ok1 := dst.(*cpuStorage)
+	s, ok2 := src.(*cpuStorage)
+	if !ok1 || !ok2 || d.dt != BFloat16 || s.dt != Float32 {
+		return false
+	}
+	h, f := d.live().h[:n], s.live().f[off:off+n]
+	for i, v := range f {
+		h[i] = BF16FromFloat32(v)
+	}
+	return true
 }
 
 // matmul is the product of a and b (at least two dims each) inside the
@@ -151,9 +210,8 @@ func (r *autocastRegion) operand(x *Tensor) *Tensor {
 func (r *autocastRegion) matmul(a, b *Tensor, origA, origB []int) *Tensor {
 	a16, b16 := r.operand(a), r.operand(b)
 	out := matmulTo(a16, b16, origA, origB, Float32, a.backend.MatMul)
-	dt := r.dt
 	record("MatMul", out, []*Tensor{a, b}, func(g *Tensor) {
-		g16 := g.ToDType(dt)
+		g16 := r.round(g)
 		if a.requiresGrad {
 			var ga *Tensor
 			if storedTransposed(a16) {
