@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"math"
 	"slices"
 
 	"github.com/wickml/wick/autograd"
@@ -159,6 +160,11 @@ func (r *autocastRegion) round(x *Tensor) *Tensor {
 			return newTensor(x.backend, c, Layout{Shape: cloneInts(x.layout.Shape), Strides: cloneInts(x.layout.Strides)})
 		}
 	}
+	if r.dt == BFloat16 && x.DType() == Float32 && n > 0 {
+		if c := x.Detach().Contiguous(); denseBlock(c.layout) {
+			return r.round(c)
+		}
+	}
 	return x.Detach().ToDType(r.dt)
 }
 
@@ -196,11 +202,23 @@ func roundInto(dst, src Storage, off, n int) bool {
 	if !ok1 || !ok2 || d.dt != BFloat16 || s.dt != Float32 {
 		return false
 	}
-	h, f := d.live().h[:n], s.live().f[off:off+n]
-	for i, v := range f {
-		h[i] = BF16FromFloat32(v)
-	}
+	roundBF16(d.live().h[:n], s.live().f[off:off+n])
 	return true
+}
+
+// roundBF16 writes BF16FromFloat32 of each element of src into dst (of
+// src's length), inlined for speed: the rounding of every product's
+// operands is a pass over them.
+func roundBF16(dst []uint16, src []float32) {
+	dst = dst[:len(src)]
+	for i, v := range src {
+		b := math.Float32bits(v)
+		h := uint16((b + 0x7FFF + (b>>16)&1) >> 16)
+		if b&0x7FFFFFFF > 0x7F800000 { // NaN
+			h = 0xFFFF
+		}
+		dst[i] = h
+	}
 }
 
 // matmul is the product of a and b (at least two dims each) inside the

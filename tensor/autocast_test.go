@@ -243,3 +243,21 @@ func TestAutocastGoroutines(t *testing.T) {
 		}
 	}
 }
+
+// TestRoundBF16 checks the rounding loop of autocast against
+// BF16FromFloat32 (PyTorch's cast, tested on its goldens) on ties, NaNs,
+// infinities, subnormals and values that overflow.
+func TestRoundBF16(t *testing.T) {
+	src := []float32{0, float32(math.Copysign(0, -1)), 1, -1, 1.00390625, 1.01171875, 3.4e38, -3.4e38,
+		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), math.Float32frombits(0xFF800001),
+		math.Float32frombits(0x00000001), math.Float32frombits(0x807FFFFF), 0.1, -2.5e-3, 65504, 1e-40}
+	gen := NewGenerator(9)
+	src = append(src, gen.Randn(1000).Float32s()...)
+	dst := make([]uint16, len(src))
+	roundBF16(dst, src)
+	for i, v := range src {
+		if want := BF16FromFloat32(v); dst[i] != want {
+			t.Errorf("roundBF16(%v = %#08x) = %#04x, BF16FromFloat32 gives %#04x", v, math.Float32bits(v), dst[i], want)
+		}
+	}
+}
