@@ -261,3 +261,32 @@ func TestRoundBF16(t *testing.T) {
 		}
 	}
 }
+
+// TestAutocastCheckpoint: a Checkpoint whose forward pass ran inside a
+// region recomputes inside one in the backward pass (outside any), so the
+// gradients equal those of the same function called directly.
+func TestAutocastCheckpoint(t *testing.T) {
+	gen := NewGenerator(4)
+	x := gen.Randn(6, 8)
+	w1, w2 := gen.Randn(8, 8), gen.Randn(8, 5)
+	f := func(in []*Tensor) *Tensor { return in[0].MatMul(in[1]).GELU().MatMul(in[2]) }
+	grads := func(ckpt bool) [][]float32 {
+		a, b := w1.Clone().RequiresGrad(), w2.Clone().RequiresGrad()
+		var y *Tensor
+		Autocast(BFloat16, func() {
+			if ckpt {
+				y = Checkpoint(f, x, a, b)
+			} else {
+				y = f([]*Tensor{x, a, b})
+			}
+		})
+		y.Sum().Backward()
+		return [][]float32{a.Grad().Float32s(), b.Grad().Float32s()}
+	}
+	direct, ck := grads(false), grads(true)
+	for i := range direct {
+		if !slices.Equal(direct[i], ck[i]) {
+			t.Errorf("gradient %d through Checkpoint differs from the direct one", i)
+		}
+	}
+}
