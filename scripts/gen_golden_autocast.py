@@ -1,7 +1,9 @@
 #!/usr/bin/python3
-"""Writes testdata/autocast/gpt_step.safetensors: one training step (loss and
-every parameter's gradient) of the small nanoGPT model of
-testdata/nn/gpt_bias.safetensors under bfloat16 autocast, for
+"""Writes testdata/autocast/gpt_step.safetensors and llama_step.safetensors:
+one training step (loss and every parameter's gradient) of the small nanoGPT
+model of testdata/nn/gpt_bias.safetensors and of the small Llama of
+testdata/llama/llama_gqa (grouped key/value heads, tied head; the math of
+scripts/gen_golden_llama.py) under bfloat16 autocast, for
 nn/autocast_test.go.
 
 Run with Debian's python3-torch 1.13: /usr/bin/python3 scripts/gen_golden_autocast.py
@@ -22,7 +24,9 @@ Three versions of the same step on the same batch:
           (the order of the float32 sums differs).
   fp32.*  the float32 step, for the size of the rounding.
 
-The metadata holds the parameter names in named_parameters order.
+The metadata holds the parameter names in named_parameters order. The
+Llama's rotary embedding is computed with autocast off, as Hugging Face's
+LlamaRotaryEmbedding does (its frequency product would round otherwise).
 """
 
 import json
@@ -36,7 +40,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from gen_golden_nn import load_safetensors, save_safetensors  # noqa: E402
 from nanogpt import GPT, GPTConfig  # noqa: E402
+import gen_golden_llama as L  # noqa: E402
 
+MATMUL = torch.matmul  # before any patching
 torch.set_num_threads(1)
 torch.use_deterministic_algorithms(True)
 
@@ -54,14 +60,14 @@ class EmuMatMul(torch.autograd.Function):
     def forward(ctx, a, b):
         a16, b16 = bf16(a), bf16(b)
         ctx.save_for_backward(a16, b16)
-        return torch.matmul(a16, b16)
+        return MATMUL(a16, b16)
 
     @staticmethod
     def backward(ctx, g):
         a16, b16 = ctx.saved_tensors
         g16 = bf16(g)
-        ga = torch.matmul(g16, b16.transpose(-1, -2))
-        gb = torch.matmul(a16.transpose(-1, -2), g16)
+        ga = MATMUL(g16, b16.transpose(-1, -2))
+        gb = MATMUL(a16.transpose(-1, -2), g16)
         # sum over broadcast batch dims (F.linear's weight is 2-D)
         while ga.dim() > a16.dim():
             ga = ga.sum(0)
@@ -108,6 +114,58 @@ def step(mode, idx, targets):
     return out, names
 
 
+def llama_step(mode, cfg, params, idx, targets):
+    p = {k: v.clone().requires_grad_() for k, v in params.items()}
+    rope = L.rope_cos_sin
+
+    def rope_fp32(inv, t):
+        with torch.autocast("cpu", enabled=False):
+            return rope(inv, t)
+
+    L.rope_cos_sin = rope_fp32
+    linear, matmul = F.linear, torch.matmul
+    try:
+        if mode == "ac":
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                logits = L.forward(cfg, p, idx)
+                v = cfg["vocab_size"]
+                loss = F.cross_entropy(logits.reshape(-1, v), targets.reshape(-1), ignore_index=-1)
+        else:
+            if mode == "emu":
+                F.linear, torch.matmul = emu_linear, EmuMatMul.apply
+            logits = L.forward(cfg, p, idx)
+            v = cfg["vocab_size"]
+            loss = F.cross_entropy(logits.reshape(-1, v), targets.reshape(-1), ignore_index=-1)
+    finally:
+        L.rope_cos_sin = rope
+        F.linear, torch.matmul = linear, matmul
+    loss.backward()
+    out = {f"{mode}.loss": loss.detach().float(), f"{mode}.logits": logits.detach().float()}
+    for k, t in p.items():
+        out[f"{mode}.grad.{k}"] = t.grad.detach().clone()
+    return out
+
+
+def gen_llama():
+    d = os.path.join(HERE, "..", "testdata", "llama", "llama_gqa")
+    with open(os.path.join(d, "config.json")) as f:
+        cfg = json.load(f)
+    params = load_safetensors(os.path.join(d, "model.safetensors"))
+    gold = load_safetensors(os.path.join(d, "golden.safetensors"))
+    idx, targets = gold["idx"], gold["targets"]
+    out = {"idx": idx, "targets": targets}
+    for mode in ("ac", "emu", "fp32"):
+        out.update(llama_step(mode, cfg, params, idx, targets))
+    assert torch.allclose(out["fp32.loss"], gold["loss"], rtol=1e-5), "the transcription's float32 loss is not the golden's"
+    names = sorted(params)
+    for k in names:
+        ref = out[f"fp32.grad.{k}"]
+        rel = lambda m: float((out[f"{m}.grad.{k}"] - ref).norm() / ref.norm())  # noqa: E731
+        print(f"{k:45s} |ac-fp32|/|fp32| {rel('ac'):.4f}  |emu-fp32|/|fp32| {rel('emu'):.4f}")
+    print("llama loss ac %.6f emu %.6f fp32 %.6f" % (out["ac.loss"], out["emu.loss"], out["fp32.loss"]))
+    save_safetensors(os.path.join(OUT, "llama_step.safetensors"), out, {"named_parameters": json.dumps(names)})
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     torch.manual_seed(2028)
@@ -124,6 +182,7 @@ def main():
         print(f"{pn:40s} |ac-fp32|/|fp32| {rel('ac'):.4f}  |emu-fp32|/|fp32| {rel('emu'):.4f}")
     print("loss ac %.6f emu %.6f fp32 %.6f" % (out["ac.loss"], out["emu.loss"], out["fp32.loss"]))
     save_safetensors(os.path.join(OUT, "gpt_step.safetensors"), out, {"named_parameters": json.dumps(names)})
+    gen_llama()
 
 
 if __name__ == "__main__":
