@@ -47,8 +47,9 @@ type autocastRegion struct {
 // goroutine, like torch.autocast("cpu", dtype=torch.bfloat16): the
 // products of f's CPU tensors take operands rounded to dt (BFloat16 or
 // Float16) and sum them in float32, and the rest of f computes in float32
-// (see the package documentation's section on mixed precision). Autocast(Float32,
-// f) switches it off inside f, like torch.autocast(enabled=False).
+// (see the package documentation's section on mixed precision).
+// Autocast(Float32, f) switches it off inside f, like
+// torch.autocast(enabled=False).
 // Operations on other goroutines, including those that f starts, are not
 // affected. Calls nest: an inner region of the outer's dtype shares its
 // rounded parameters. Autocast panics with an *Error if dt is not a
