@@ -24,7 +24,8 @@
 # losses agree, and fine-tunes random Llama and Qwen3 hub models with
 # `train --init_from=DIR --device cuda` against `--device cpu` (cmd/train's
 # TestFineTuneLlamaCUDA: the fused RMSNorm, rotary, SwiGLU and
-# grouped-query attention kernels end to end).
+# grouped-query attention kernels end to end), and LoRA adapters trained
+# on cuda against cpu (cmd/train's TestLoRACUDA).
 #
 # What the emulation checks: the Go side's driver and cuBLAS calls (context
 # current on the calling thread, launch shapes, argument counts and sizes
@@ -150,13 +151,14 @@ else
 	echo "  note: the samples differ (sampling follows the logits, which differ in the last bits)"
 fi
 
-echo "== cuda_emu: train --init_from=DIR --device cuda on Llama-family models against --device cpu (cmd/train: TestFineTuneLlamaCUDA)"
-if ! (cd cmd/train && "$tmp/train.test" -test.count=1 -test.v -test.run '^TestFineTuneLlamaCUDA$') >"$tmp/llama.log" 2>&1 ||
-	! grep -q -- '^--- PASS: TestFineTuneLlamaCUDA' "$tmp/llama.log" || grep -q -- '--- SKIP' "$tmp/llama.log"; then
+echo "== cuda_emu: train --init_from=DIR --device cuda on Llama-family models against --device cpu, and LoRA (cmd/train: TestFineTuneLlamaCUDA, TestLoRACUDA)"
+if ! (cd cmd/train && "$tmp/train.test" -test.count=1 -test.v -test.run '^(TestFineTuneLlamaCUDA|TestLoRACUDA)$') >"$tmp/llama.log" 2>&1 ||
+	! grep -q -- '^--- PASS: TestFineTuneLlamaCUDA' "$tmp/llama.log" || ! grep -q -- '^--- PASS: TestLoRACUDA' "$tmp/llama.log" ||
+	grep -q -- '--- SKIP' "$tmp/llama.log"; then
 	grep -E -A6 -- '--- FAIL|--- SKIP|panic|loss [0-9]+:' "$tmp/llama.log" | head -40
 	die "fine-tuning a Llama-family model on the emulated GPU failed, skipped or disagrees with the CPU"
 fi
 grep -E -- '^    --- PASS' "$tmp/llama.log" | awk '{ printf "  %-5s %s\n", $2, $3 }'
-echo "  every logged loss (train and eval) of cuda and cpu agrees to 1e-4 relative"
+echo "  every logged loss (train and eval) of cuda and cpu agrees to 1e-4 relative; LoRA's losses and adapter gradients too (TestLoRACUDA)"
 echo
 echo "cuda_emu: OK"

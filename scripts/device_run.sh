@@ -16,7 +16,7 @@
 #      without a GPU),
 #      The Llama family's GPU tests (the suite's RMSNorm, Rotary, SwiGLU
 #      and GroupedAttention, TestFusedLlamaOps, TestLlamaTrainingMatchesCPU,
-#      cmd/train's TestFineTuneLlamaCUDA) are then listed by name,
+#      cmd/train's TestFineTuneLlamaCUDA and TestLoRACUDA) are then listed by name,
 #   3. the tests that hardware may make flaky, 20 times each
 #      (the suite's Embedding: float atomics in any order; MatMul and
 #      TestMatMulTF32: TF32; Softmax: long rows),
@@ -114,11 +114,15 @@ if [ -z "${ONLY:-}" ] && [ -f "$OUT/cuda.log" ]; then
 		[ "$res" = PASS ] || failed+=("$t")
 	done
 	if [ -f "$OUT/cmd_train.log" ]; then
-		res=missing
-		grep -q -- '^--- PASS: TestFineTuneLlamaCUDA ' "$OUT/cmd_train.log" && res=PASS
-		grep -q -- '^--- FAIL: TestFineTuneLlamaCUDA ' "$OUT/cmd_train.log" && res=FAIL
-		printf '  %-32s %s (train --init_from=DIR --device cuda against cpu)\n' TestFineTuneLlamaCUDA "$res"
-		[ "$res" = PASS ] || failed+=(TestFineTuneLlamaCUDA)
+		for t in "TestFineTuneLlamaCUDA:train --init_from=DIR --device cuda against cpu" \
+			"TestLoRACUDA:LoRA adapters trained on cuda against cpu (losses, adapter gradients, train --lora_rank)"; do
+			tn=${t%%:*}
+			res=missing
+			grep -q -- "^--- PASS: $tn " "$OUT/cmd_train.log" && res=PASS
+			grep -q -- "^--- FAIL: $tn " "$OUT/cmd_train.log" && res=FAIL
+			printf '  %-32s %s (%s)\n' "$tn" "$res" "${t#*:}"
+			[ "$res" = PASS ] || failed+=("$tn")
+		done
 	fi
 fi
 

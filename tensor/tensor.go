@@ -7,11 +7,11 @@ import (
 	"github.com/wickml/wick/autograd"
 )
 
-// Tensor is an n-dimensional array of Float32 or Int64 elements on a device,
-// viewed through a Layout over a Storage that views may share. Operations run
-// immediately; when an input requires a gradient (and recording is on) the
-// operation is recorded on the autograd tape so that Backward can
-// differentiate it.
+// Tensor is an n-dimensional array of Float32, Int64, BFloat16 or Float16
+// elements on a device, viewed through a Layout over a Storage that views
+// may share. Operations run immediately; when an input requires a gradient
+// (and recording is on) the operation is recorded on the autograd tape so
+// that Backward can differentiate it.
 //
 // Methods panic with an *Error when called with shapes, dtypes or
 // dimensions that cannot be right; see Catch.

@@ -43,9 +43,11 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var meta *ckptMeta
 	if o.Resume {
 		var err error
+		o.ckptUnread = true
 		if err := o.validate(); err != nil {
 			return err
 		}
+		o.ckptUnread = false
 		applyMaxMemory(o)
 		if !o.EvalOnly {
 			// not while another run trains there (and saves the checkpoint)
@@ -139,7 +141,15 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	dt, err := trainDType(o, dev)
+	baseDT, err := loraBaseDType(o, dev)
+	if err != nil {
+		return err
+	}
+	// without a 16-bit LoRA base, --dtype is autocast's
+	dt := tensor.Float32
+	if baseDT == tensor.Float32 {
+		dt, err = trainDType(o, dev)
+	}
 	if err != nil {
 		return err
 	}
@@ -203,7 +213,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var model nn.CausalLM
 	switch {
 	case pre != nil:
-		if model, err = stoppable(ctx, "reading --init_from stopped", func() (nn.CausalLM, error) { return loadPretrainedModel(pre, tensor.Float32) }); err != nil {
+		if model, err = stoppable(ctx, "reading --init_from stopped", func() (nn.CausalLM, error) { return loadPretrainedModel(pre, baseDT) }); err != nil {
 			return err
 		}
 	case llama != nil:
@@ -228,6 +238,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		path := ckptPath(o.OutDir)
 		if err := loadModelState(path, model, sd); err != nil {
 			return err
+		}
+		if baseDT != tensor.Float32 {
+			nn.ToDType(model, baseDT) // the checkpoint holds the 16-bit base widened: rounded back exactly
 		}
 		if err := loadAdapterState(path, lora, sd); err != nil {
 			return err
