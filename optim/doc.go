@@ -25,6 +25,12 @@
 // ClipGradNorm clips gradients by their joint L2 norm like
 // torch.nn.utils.clip_grad_norm_.
 //
+// GradScaler is dynamic loss scaling for float16 training with
+// torch.cuda.amp.GradScaler's rules (scale 2¹⁶ at first, halved after a
+// step with inf/NaN gradients, which is skipped, doubled after 2000 clean
+// steps; unscale before clipping). cmd/train does not use it yet: float16
+// training needs the CUDA products it is meant for.
+//
 // Learning-rate schedules are Schedules, values whose At(step) gives the
 // rate of a step as torch.optim.lr_scheduler does: ConstantLR, LinearLR
 // (linear warmup or decay), StepLR, CosineAnnealingLR, LambdaLR (any

@@ -17,7 +17,13 @@
 # within a run).
 #
 # Usage: scripts/bench_train.sh [-runs N] [-iters N] [-warmup N] [-data FILE]
-#                               [-threads LIST]
+#                               [-threads LIST] [-dtype bfloat16]
+#
+# -dtype bfloat16 adds, at each thread count, Wick with autocast
+# (benchtrain -dtype bfloat16, as train --dtype=bfloat16: "wickbf") and
+# PyTorch with torch.autocast("cpu", dtype=torch.bfloat16) (the peer's
+# --autocast: "torchbf"), and prints their tokens/s against Wick's float32
+# and each other.
 #
 # -threads "1" runs the one-thread sides only (default "1 2"): more runs in
 # the same time for the CPU-time comparison. Besides the ratios of the
@@ -32,6 +38,7 @@ set -euo pipefail
 
 runs=5
 threads="1 2"
+dtype=float32
 iters=30
 warmup=5
 data="$(cd "$(dirname "$0")/.." && pwd)/data/shakespeare_char/input.txt"
@@ -42,11 +49,13 @@ while [ $# -gt 0 ]; do
 	-warmup) warmup="$2"; shift 2 ;;
 	-data) data="$2"; shift 2 ;;
 	-threads) threads="$2"; shift 2 ;;
-	-h | --help) sed -n '2,26p' "$0"; exit 0 ;;
+	-dtype) dtype="$2"; shift 2 ;;
+	-h | --help) sed -n '2,33p' "$0"; exit 0 ;;
 	*) echo "bench_train.sh: unknown argument $1 (see -h)" >&2; exit 2 ;;
 	esac
 done
 case "$threads" in "1 2" | "1" | "2") ;; *) echo "bench_train.sh: -threads wants \"1\", \"2\" or \"1 2\", got '$threads'" >&2; exit 2 ;; esac
+case "$dtype" in float32 | bfloat16) ;; *) echo "bench_train.sh: -dtype wants float32 or bfloat16, got '$dtype'" >&2; exit 2 ;; esac
 [ -x /usr/bin/time ] || { echo "bench_train.sh: needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
 
 cd "$(dirname "$0")/.."
@@ -82,6 +91,12 @@ for r in $(seq "$runs"); do
 	for th in $threads; do
 		OMP_NUM_THREADS=$th one "torch$th" /usr/bin/python3 scripts/bench_train_peer.py --data "$data" --iters "$iters" --warmup "$warmup"
 	done
+	if [ "$dtype" = bfloat16 ]; then
+		for th in $threads; do
+			GOMAXPROCS=$th one "wickbf$th" "$tmp/benchtrain" -data "$data" -iters "$iters" -warmup "$warmup" -dtype bfloat16
+			OMP_NUM_THREADS=$th one "torchbf$th" /usr/bin/python3 scripts/bench_train_peer.py --data "$data" --iters "$iters" --warmup "$warmup" --autocast
+		done
+	fi
 done
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
@@ -92,6 +107,9 @@ declare -A ms rss cpu
 names=()
 for th in $threads; do names+=("wick$th"); done
 for th in $threads; do names+=("torch$th"); done
+if [ "$dtype" = bfloat16 ]; then
+	for th in $threads; do names+=("wickbf$th" "torchbf$th"); done
+fi
 for name in "${names[@]}"; do
 	ms[$name]=$(awk '{print $1}' "$tmp/$name" | median)
 	rss[$name]=$(awk '{print $2}' "$tmp/$name" | median)
@@ -117,3 +135,11 @@ if [[ " $threads " == *" 1 "* ]]; then
 	printf 'CPU time of the fastest iteration, wick1/torch1: %.2f× of medians (%.2f and %.2f ms; per-run median %.2f×)\n' "$(echo "$cmin1 / $cmin2" | bc -l)" "$cmin1" "$cmin2" "$(perrun 4 torch1 wick1)"
 fi
 printf 'peak RSS %s/%s: %.2f×\n' "$wbest" "$best" "$(echo "${rss[$wbest]} / ${rss[$best]}" | bc -l)"
+if [ "$dtype" = bfloat16 ]; then
+	for th in $threads; do
+		printf '%s threads: tokens/s wickbf/wick (bfloat16 autocast over float32) %.2f× (per-run median %.2f×); wickbf/torchbf %.2f× (per-run median %.2f×); torchbf/torch %.2f×\n' "$th" \
+			"$(echo "${ms[wick$th]} / ${ms[wickbf$th]}" | bc -l)" "$(perrun 1 "wickbf$th" "wick$th")" \
+			"$(echo "${ms[torchbf$th]} / ${ms[wickbf$th]}" | bc -l)" "$(perrun 1 "wickbf$th" "torchbf$th")" \
+			"$(echo "${ms[torch$th]} / ${ms[torchbf$th]}" | bc -l)"
+	done
+fi

@@ -47,6 +47,7 @@ def main():
     ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: leave OMP_NUM_THREADS)")
     ap.add_argument("--seed", type=int, default=1337)
     ap.add_argument("--model", choices=["nanogpt", "smollm2-135m"], default="nanogpt")
+    ap.add_argument("--autocast", action="store_true", help="forward pass and loss inside torch.autocast(\"cpu\", dtype=torch.bfloat16), as Wick's train --dtype=bfloat16 (nanoGPT's train.py turns autocast off on the cpu)")
     ap.add_argument("--batch", type=int, default=4, help="sequences per step of --model smollm2-135m")
     ap.add_argument("--block", type=int, default=256, help="tokens per sequence of --model smollm2-135m")
     a = ap.parse_args()
@@ -79,7 +80,8 @@ def main():
 
     def step():
         x, y = get_batch()
-        _, loss = model(x, y)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.autocast):
+            _, loss = model(x, y)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
@@ -96,7 +98,7 @@ def main():
         cpu_min = min(cpu_min, time.process_time() - c1)
     dt = (time.perf_counter() - t0) / a.iters
     cpu = (time.process_time() - c0) / a.iters
-    print("torch threads=%d ms/iter=%.2f tokens/s=%.0f loss=%.4f cpu_ms/iter=%.2f cpu_min_ms=%.2f" % (torch.get_num_threads(), dt * 1e3, batch * c.block_size / dt, loss, cpu * 1e3, cpu_min * 1e3))
+    print("torch autocast=%s threads=%d ms/iter=%.2f tokens/s=%.0f loss=%.4f cpu_ms/iter=%.2f cpu_min_ms=%.2f" % (a.autocast, torch.get_num_threads(), dt * 1e3, batch * c.block_size / dt, loss, cpu * 1e3, cpu_min * 1e3))
 
 
 def finetune(a):

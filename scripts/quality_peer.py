@@ -90,7 +90,10 @@ def main():
     ap.add_argument("--final_eval_iters", type=int, default=0,
                     help="after training, one more evaluation over this many batches per split (0: none)")
     ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: leave OMP_NUM_THREADS)")
+    ap.add_argument("--autocast", action="store_true",
+                    help="forward passes inside torch.autocast(\"cpu\", dtype=torch.bfloat16), nanoGPT's ctx for dtype=bfloat16 on a GPU (its train.py uses nullcontext on the cpu), as Wick's train --dtype=bfloat16")
     a = ap.parse_args()
+    ctx = torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.autocast)
     if a.threads > 0:
         torch.set_num_threads(a.threads)
 
@@ -130,7 +133,8 @@ def main():
             losses = torch.zeros(iters)
             for k in range(iters):
                 x, y = get_batch(split)
-                _, loss = model(x, y)
+                with ctx:
+                    _, loss = model(x, y)
                 losses[k] = loss.item()
             out[split] = losses.mean().item()
         model.train()
@@ -172,7 +176,8 @@ def main():
         if iter_num >= a.max_iters:
             break
         t0 = time.perf_counter()
-        _, loss = model(x, y)
+        with ctx:
+            _, loss = model(x, y)
         x, y = get_batch("train")  # train.py prefetches the next batch between forward and backward
         loss.backward()
         if a.grad_clip != 0.0:

@@ -25,7 +25,7 @@ func AttentionQKV(qkv *Tensor, nHead int, causal bool) *Tensor {
 	}
 	b, t, c := qkv.layout.Shape[0], qkv.layout.Shape[1], qkv.layout.Shape[2]/3
 	fb, ok := qkv.backend.(FusedAttention)
-	if !ok || qkv.Numel() == 0 {
+	if !ok || qkv.Numel() == 0 || autocastAttention(qkv) {
 		return attentionComposed(qkv, nHead, causal)
 	}
 	x := qkv.dense()

@@ -53,7 +53,8 @@ func (l *rngLog) lock(g *Generator, real *genState) *genState {
 // falls to the inputs and the output of f; the price is a second forward
 // pass of f.
 //
-// The random numbers f draws the second time are those it drew the first
+// The second pass runs in the first's autocast precision (Autocast), and
+// the random numbers f draws the second time are those it drew the first
 // time (dropout masks included), from every generator it uses, so the
 // gradients are bit for bit those of f called directly, given
 // deterministic kernels. The replay is private to the calling goroutine:
@@ -94,6 +95,8 @@ func Checkpoint(f func(inputs []*Tensor) *Tensor, inputs ...*Tensor) *Tensor {
 				panicf("Checkpoint", "f returned nil")
 			}
 			ctx.Set("rng", log.first)
+			dt, _ := AutocastDType() // the second pass computes in the first's precision
+			ctx.Set("autocast", dt)
 			return []*Tensor{out}
 		},
 		Backward: func(ctx *FunctionContext, grads []*Tensor) []*Tensor {
@@ -117,7 +120,8 @@ func Checkpoint(f func(inputs []*Tensor) *Tensor, inputs ...*Tensor) *Tensor {
 			}
 			autograd.WithLocal(rngKey{}, log, func() {
 				autograd.EnableGrad(func() {
-					out := f(views)
+					var out *Tensor
+					Autocast(ctx.Get("autocast").(DType), func() { out = f(views) })
 					if out != nil && out.requiresGrad {
 						out.BackwardWith(grads[0])
 					}

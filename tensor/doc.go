@@ -95,7 +95,10 @@
 // reductions, losses, optimizers, gradient clipping and Generate compute
 // without recording by construction (on detached views, or inside a NoGrad
 // scoped to the calling goroutine), so they never change what another
-// goroutine records.
+// goroutine records. Autocast is scoped the same way: Autocast(BFloat16, f)
+// rounds the operands of the products that run on f's goroutine (and no
+// other), as torch.autocast is thread-local, and the parameters it rounds
+// are kept for that region alone.
 //
 // Not allowed, as with Go maps: writing a tensor (in-place operations such as
 // CopyFrom, Fill_, an optimizer Step, SetGrad, ZeroGrad, RequiresGrad) while
@@ -132,6 +135,22 @@
 // free list is safe for concurrent use, holds at most 256 MiB, and gives
 // back to the garbage collector what has waited in it through two
 // collection cycles.
+//
+// # Mixed precision
+//
+// Autocast(BFloat16, f) is torch.autocast("cpu", dtype=torch.bfloat16):
+// inside f, MatMul (and through it nn's Linear and the products of the
+// attention operations) rounds its operands to bfloat16, sums in float32
+// and returns Float32; everything else (softmax, layer norm, losses,
+// elementwise operations) computes in float32 as before. PyTorch's
+// products return bfloat16 instead; Wick's keep the float32 sums they
+// compute, which saves a rounding and a widening per product. The
+// backward products round the output's gradient to bfloat16 and use the
+// saved 16-bit operands; gradients, master weights and optimizer state
+// stay float32. A parameter is rounded once per region however often it
+// is used, so parameters must not change inside a region: run the
+// forward pass and the loss inside it, Backward and the optimizer step
+// after it.
 //
 // # Random numbers
 //

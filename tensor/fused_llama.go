@@ -262,7 +262,7 @@ func CausalAttention(q, k, v *Tensor, offset int) *Tensor {
 	}
 	sameDevice("CausalAttention", q, k, v)
 	fb, ok := q.backend.(GroupedAttention)
-	if !ok || q.DType() != Float32 || k.DType() != Float32 || v.DType() != Float32 || q.Numel() == 0 {
+	if !ok || q.DType() != Float32 || k.DType() != Float32 || v.DType() != Float32 || q.Numel() == 0 || autocastAttention(q, k, v) {
 		return causalAttentionComposed(q, k, v, offset)
 	}
 	qd, kd, vd := q.dense(), kvView(k), kvView(v)

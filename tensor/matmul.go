@@ -17,6 +17,10 @@ import "slices"
 // BFloat16 products run on the CPU's AVX512_BF16 dot-product instructions
 // where it has them, and are otherwise widened to float32 in blocks (never
 // slower than the float32 product, bar the widening).
+//
+// Inside Autocast(BFloat16, …) on the calling goroutine, float32 operands
+// are rounded to bfloat16 (a parameter once per region), the product sums
+// in float32 and the result is Float32; see Autocast.
 func (t *Tensor) MatMul(o *Tensor) *Tensor {
 	sameDevice("MatMul", t, o)
 	mustFloating("MatMul", t, o)
@@ -37,9 +41,9 @@ func (t *Tensor) MatMul(o *Tensor) *Tensor {
 		// batch of partial products to sum
 		lead := a.layout.Shape[:a.Dim()-1]
 		rows := a.Reshape(-1, a.layout.Shape[a.Dim()-1])
-		out = matmul(rows, b, t.layout.Shape, o.layout.Shape).View(append(cloneInts(lead), b.layout.Shape[1])...)
+		out = product(rows, b, t.layout.Shape, o.layout.Shape).View(append(cloneInts(lead), b.layout.Shape[1])...)
 	} else {
-		out = matmul(a, b, t.layout.Shape, o.layout.Shape)
+		out = product(a, b, t.layout.Shape, o.layout.Shape)
 	}
 	switch {
 	case t.Dim() == 1 && o.Dim() == 1:
@@ -61,6 +65,15 @@ func storedTransposed(t *Tensor) bool {
 	return rows > 1 && cols > 1 && t.layout.Strides[nd-2] == 1 && t.layout.Strides[nd-1] != 1
 }
 
+// product is matmul, or the autocast region's product where the calling
+// goroutine is inside Autocast (autocast.go).
+func product(a, b *Tensor, origA, origB []int) *Tensor {
+	if r := autocastFor(a, b); r != nil {
+		return r.matmul(a, b, origA, origB)
+	}
+	return matmul(a, b, origA, origB)
+}
+
 // matmul multiplies operands of at least two dims with broadcast batch
 // dims. origA and origB are the user's shapes, for messages.
 func matmul(a, b *Tensor, origA, origB []int) *Tensor {
@@ -71,6 +84,15 @@ func matmul(a, b *Tensor, origA, origB []int) *Tensor {
 // MatMul or another kernel of its signature); the backward pass uses
 // matmul.
 func matmulWith(a, b *Tensor, origA, origB []int, kernel func(dst, a Storage, al Layout, b Storage, bl Layout)) *Tensor {
+	dt := a.DType()
+	if b.DType() != dt {
+		dt = Float32
+	}
+	return matmulTo(a, b, origA, origB, dt, kernel)
+}
+
+// matmulTo is matmulWith with a result of dtype dt.
+func matmulTo(a, b *Tensor, origA, origB []int, dt DType, kernel func(dst, a Storage, al Layout, b Storage, bl Layout)) *Tensor {
 	na, nb := a.Dim(), b.Dim()
 	m, k := a.layout.Shape[na-2], a.layout.Shape[na-1]
 	k2, n := b.layout.Shape[nb-2], b.layout.Shape[nb-1]
@@ -83,10 +105,6 @@ func matmulWith(a, b *Tensor, origA, origB []int, kernel func(dst, a Storage, al
 	}
 	al, _ := a.layout.broadcastTo(append(cloneInts(batch), m, k))
 	bl, _ := b.layout.broadcastTo(append(cloneInts(batch), k, n))
-	dt := a.DType()
-	if b.DType() != dt {
-		dt = Float32
-	}
 	out := emptyOut("MatMul", a.backend, dt, append(cloneInts(batch), m, n))
 	switch {
 	case out.Numel() == 0: // nothing to compute (a [1, 0] sequence's attention)

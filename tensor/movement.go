@@ -7,6 +7,7 @@ import (
 // view returns a tensor sharing t's storage with layout l, recorded with
 // the given backward.
 func (t *Tensor) view(op string, l Layout, backward func(g *Tensor)) *Tensor {
+	autocastNoteView(t)
 	out := newTensor(t.backend, t.storage, l)
 	record(op, out, []*Tensor{t}, backward)
 	return out

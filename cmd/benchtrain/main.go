@@ -52,7 +52,16 @@ func main() {
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the timed iterations to this file")
 	memprofile := flag.String("memprofile", "", "write a heap profile (bytes allocated during the timed iterations) to this file")
 	gogc := flag.Int("gogc", 0, "garbage-collector target percentage (0: the runtime's default or $GOGC)")
+	dtype := flag.String("dtype", "float32", "float32, or bfloat16: the forward pass and the loss inside tensor.Autocast(tensor.BFloat16, …), as train --dtype=bfloat16")
 	flag.Parse()
+	switch *dtype {
+	case "float32":
+	case "bfloat16":
+		autocast = tensor.BFloat16
+	default:
+		fmt.Fprintf(os.Stderr, "benchtrain: -dtype=%s is not float32 or bfloat16\n", *dtype)
+		os.Exit(2)
+	}
 	if *gogc != 0 {
 		debug.SetGCPercent(*gogc)
 	}
@@ -61,6 +70,9 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// autocast is -dtype's: Float32 (off) or BFloat16.
+var autocast = tensor.Float32
 
 func run(path string, warmup, iters int, seed uint64, cfg nn.GPTConfig, batch int, cpuprofile, memprofile string) error {
 	text, err := os.ReadFile(path)
@@ -84,7 +96,10 @@ func run(path string, warmup, iters int, seed uint64, cfg nn.GPTConfig, batch in
 
 	step := func() float32 {
 		x, y := sampler.Next()
-		loss := model.Loss(tensor.FromInts(x, batch, cfg.BlockSize), tensor.FromInts(y, batch, cfg.BlockSize))
+		var loss *tensor.Tensor
+		tensor.Autocast(autocast, func() {
+			loss = model.Loss(tensor.FromInts(x, batch, cfg.BlockSize), tensor.FromInts(y, batch, cfg.BlockSize))
+		})
 		loss.Backward()
 		optim.ClipGradNorm(params, 1)
 		opt.Step()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/wickml/wick/tensor"
@@ -31,4 +32,33 @@ func checkSampleDType(o *options, dev tensor.Device) (tensor.DType, error) {
 		return 0, fmt.Errorf("--dtype=%s runs on the cpu only so far (got --device=%s); use --dtype=float32 or --device=cpu", o.Dtype, dev)
 	}
 	return dt, nil
+}
+
+// trainDType returns the dtype that --dtype names for training on dev:
+// Float32, or BFloat16 for autocast (tensor.Autocast: the products on
+// bfloat16 operands with float32 sums, the rest, the weights, gradients
+// and AdamW state in float32), which runs on the cpu so far. float16,
+// which needs loss scaling (optim.GradScaler), is for cuda and refused
+// on the cpu; the cuda path has no 16-bit products yet.
+func trainDType(o *options, dev tensor.Device) (tensor.DType, error) {
+	dt, err := weightDType(o.Dtype)
+	switch {
+	case err != nil || dt == tensor.Float32:
+		return dt, err
+	case dt == tensor.Float16 && dev == tensor.CPU:
+		return 0, errors.New("--dtype=float16 does not train on the cpu (float16 needs loss scaling, for cuda); use --dtype=bfloat16 or float32")
+	case dev != tensor.CPU:
+		return 0, fmt.Errorf("--dtype=%s trains on the cpu only so far (autocast has no 16-bit products on %s yet); use --dtype=float32 or --device=cpu", o.Dtype, dev)
+	}
+	return dt, nil
+}
+
+// autocast runs f, a forward pass and its loss, in the run's dtype:
+// inside tensor.Autocast for bfloat16, as nanoGPT's ctx.
+func (t *trainer) autocast(f func()) {
+	if t.dt == tensor.Float32 || t.dt == 0 {
+		f()
+		return
+	}
+	tensor.Autocast(t.dt, f)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -65,21 +66,69 @@ func TestSampleDType(t *testing.T) {
 	}
 }
 
-// TestDTypeRefused checks the one-line refusals: training in bfloat16 (it
-// is for sampling and serving so far) and an unknown dtype.
+// TestDTypeRefused checks the one-line refusals: training in float16 on
+// the cpu (without a LoRA base), an unknown dtype, and a resume in another
+// dtype than the checkpoint's.
 func TestDTypeRefused(t *testing.T) {
 	tmp := t.TempDir()
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
-		{tinyArgs(tmp, "--dtype=bfloat16"), "for train sample and serve so far"},
-		{tinyArgs(tmp, "--dtype=float16"), "--dtype=float16 is not supported for training yet"},
+		{tinyArgs(tmp, "--dtype=float16", "--device=cpu"), "--dtype=float16 does not train on the cpu"},
+		{tinyArgs(tmp, "--dtype=int8"), "--dtype=int8 is not supported (want float32, bfloat16 or float16)"},
 		{[]string{"sample", "--out_dir=" + tmp, "--dtype=int8"}, "--dtype=int8 is not supported (want float32, bfloat16 or float16)"},
 	} {
 		out, errOut, code := runCLI(t, c.args...)
 		if code == 0 || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
 			t.Errorf("train %s: exit %d, stdout %q, stderr %q; want one line with %q", strings.Join(c.args, " "), code, out, errOut, c.want)
 		}
+	}
+}
+
+// TestBF16TrainResume trains with --dtype=bfloat16 (autocast): the loss
+// falls, the run differs from the float32 one (the products did round),
+// the checkpoint records the dtype, a resume keeps it (and refuses
+// another), and the resumed run logs the same losses, bit for bit, as an
+// uninterrupted one.
+func TestBF16TrainResume(t *testing.T) {
+	common := []string{"--eval_interval=10", "--dropout=0.1", "--lr_decay_iters=30", "--dtype=bfloat16"}
+	full := t.TempDir()
+	out := mustRun(t, tinyArgs(full, append(common, "--max_iters=30")...)...)
+	if !strings.Contains(out, "in bfloat16 autocast") {
+		t.Errorf("the run does not say it trains in bfloat16:\n%s", out)
+	}
+	f32 := t.TempDir()
+	mustRun(t, tinyArgs(f32, "--eval_interval=10", "--dropout=0.1", "--lr_decay_iters=30", "--max_iters=30")...)
+	split := t.TempDir()
+	mustRun(t, tinyArgs(split, append(common, "--max_iters=20", "--always_save_checkpoint")...)...)
+	_, meta, err := readCheckpoint(ckptPath(split))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meta.Options.Dtype != "bfloat16" {
+		t.Fatalf("the checkpoint records dtype %q, want bfloat16", meta.Options.Dtype)
+	}
+	_, errOut, code := runCLI(t, "--resume", "--out_dir="+split, "--max_iters=30", "--dtype=float32")
+	if want := "--dtype=float32 does not match the checkpoint"; code == 0 || !strings.Contains(errOut, want) || !strings.Contains(errOut, "dtype=bfloat16") {
+		t.Errorf("resume with --dtype=float32: exit %d, stderr %q; want %q naming both dtypes", code, errOut, want)
+	}
+	mustRun(t, "--resume", "--out_dir="+split, "--max_iters=30")
+	a, b, c := trainLosses(readLog(t, full)), trainLosses(readLog(t, split)), trainLosses(readLog(t, f32))
+	if len(a) != 30 || len(b) != 30 || len(c) != 30 {
+		t.Fatalf("train records: %d uninterrupted, %d resumed, %d float32; want 30 each", len(a), len(b), len(c))
+	}
+	same := true
+	for it := range 30 {
+		if a[it] != b[it] {
+			t.Errorf("iteration %d: loss %v uninterrupted, %v resumed", it, a[it], b[it])
+		}
+		same = same && a[it] == c[it]
+	}
+	if same {
+		t.Error("the bfloat16 run's losses equal the float32 run's: autocast did not round")
+	}
+	if a[29] >= a[0] || math.Abs(a[29]-c[29]) > 0.05*c[29] {
+		t.Errorf("loss %v → %v in bfloat16, %v → %v in float32: want a falling loss within 5%% of float32's", a[0], a[29], c[0], c[29])
 	}
 }

@@ -118,7 +118,7 @@ func newFlagSet(o *options, sample bool) (*flag.FlagSet, []flagGroup) {
 	fs.StringVar(&o.Prompt, "start", o.Prompt, "alias of --prompt (nanoGPT's sample.py name)")
 	fs.Float64Var(&o.Temperature, "temperature", o.Temperature, "sampling temperature: < 1 is more conservative, > 1 more random; 0 is greedy (the most likely token); else from 0.001 to 100")
 	fs.IntVar(&o.TopK, "top_k", o.TopK, "sample only among the top_k most likely tokens (0: all)")
-	dtypeUsage := "float32 (the only dtype training computes in so far; nanoGPT's bfloat16/float16 are refused: they are for train sample and serve)"
+	dtypeUsage := `float32, or bfloat16: mixed precision like torch.autocast("cpu", dtype=torch.bfloat16) around the forward pass (the matrix products on bfloat16 operands with float32 sums; the rest, the weights, gradients and AdamW state in float32; checkpoints record it and --resume keeps it). nanoGPT turns autocast off on the cpu; Wick does not. bfloat16 trains on the cpu only so far; float16 (loss scaling, for cuda) is refused on the cpu. With --lora_rank, bfloat16 or float16 is the frozen base's dtype instead (see --lora_rank)`
 	if sample {
 		dtypeUsage = "dtype of the model's weights: float32, bfloat16 or float16 (16-bit weights on the cpu: half the memory, activations in float32; a BF16/F16 --init_from file is kept as it is)"
 	}
@@ -558,9 +558,6 @@ func (o *options) validate() error {
 			return err
 		}
 		o.Data, o.binDir = f, dir
-	}
-	if o.Dtype != "float32" && !o.loraOn16BitBase() {
-		return fmt.Errorf("--dtype=%s is not supported for training yet (bfloat16 and float16 are for train sample and serve so far); train with --dtype=float32", o.Dtype)
 	}
 	return o.validateSample()
 }

@@ -42,6 +42,8 @@ type trainer struct {
 
 	dp            *dist.DataParallel // nil when training alone
 	samplerStates [][]byte           // every slot's sampler state at the last evaluation
+
+	dt tensor.DType // --dtype: Float32, or BFloat16 for autocast (dtype.go)
 }
 
 // loop runs nanoGPT's training loop from t.iter to max_iters: at every
@@ -123,7 +125,10 @@ func (t *trainer) step() (loss float64, norm float32, err error) {
 	o := t.o
 	for _, s := range t.samplers {
 		x, y := s.Next()
-		l := t.model.Loss(tensor.FromInts(x, o.BatchSize, o.BlockSize), tensor.FromInts(y, o.BatchSize, o.BlockSize))
+		var l *tensor.Tensor
+		t.autocast(func() {
+			l = t.model.Loss(tensor.FromInts(x, o.BatchSize, o.BlockSize), tensor.FromInts(y, o.BatchSize, o.BlockSize))
+		})
 		v := float64(l.Item())
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return 0, 0, t.diverged(fmt.Sprintf("training loss is %v at iteration %d", v, t.iter))
@@ -164,7 +169,9 @@ func (t *trainer) evaluate(ctx context.Context) (trainLoss, valLoss float64, ok 
 					return
 				}
 				x, y := s.Next()
-				sum += float64(t.model.Loss(tensor.FromInts(x, o.BatchSize, o.BlockSize), tensor.FromInts(y, o.BatchSize, o.BlockSize)).Item())
+				t.autocast(func() {
+					sum += float64(t.model.Loss(tensor.FromInts(x, o.BatchSize, o.BlockSize), tensor.FromInts(y, o.BatchSize, o.BlockSize)).Item())
+				})
 			}
 		})
 		return sum / float64(o.EvalIters)
@@ -345,6 +352,9 @@ func (t *trainer) describe(corpus string, dev tensor.Device, nParams int, resume
 			o.NLayer, o.NHead, o.NEmbd, o.BlockSize, o.Dropout, o.Bias, float64(nParams)/1e6, dev)
 	}
 	fmt.Fprintf(t.out, "training: %d iterations of %d×%d tokens", o.MaxIters, o.BatchSize*o.GradAccum, o.BlockSize)
+	if t.dt == tensor.BFloat16 {
+		fmt.Fprint(t.out, " in bfloat16 autocast")
+	}
 	if resumed {
 		fmt.Fprintf(t.out, ", resuming at iteration %d", t.iter)
 	}

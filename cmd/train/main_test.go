@@ -402,7 +402,7 @@ func TestBadInput(t *testing.T) {
 		{"bpe vocab too small", tinyArgs(good, "--tokenizer=bpe", "--vocab_size=100"), "--vocab_size=100"},
 		{"unknown device", tinyArgs(good, "--device=tpu"), `unknown device "tpu"`},
 		{cudaName, cudaArgs, cudaWant},
-		{"bfloat16", tinyArgs(good, "--dtype=bfloat16"), "--dtype=bfloat16 is not supported"},
+		{"float16", tinyArgs(good, "--dtype=float16", "--device=cpu"), "--dtype=float16 does not train on the cpu"},
 		{"unknown flag", tinyArgs(good, "--n_layers=3"), "unknown flag --n_layers"},
 		{"bad int", tinyArgs(good, "--n_layer=four"), `invalid value "four" for flag --n_layer`},
 		{"stray argument", tinyArgs(good, "extra"), `config file extra does not exist`},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -144,6 +145,14 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	// without a 16-bit LoRA base, --dtype is autocast's
+	dt := tensor.Float32
+	if baseDT == tensor.Float32 {
+		dt, err = trainDType(o, dev)
+	}
+	if err != nil {
+		return err
+	}
 	if comm != nil {
 		if err := announce(comm, dev, stdout); err != nil {
 			return err
@@ -222,7 +231,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	t := &trainer{o: o, model: model, lora: lora, opt: opt, tok: tok, train: trainIDs, val: valIDs,
-		samplers: samplers, info: info,
+		samplers: samplers, info: info, dt: dt,
 		out: stdout, lastSaved: -1, evalDone: -1,
 		sched: optim.CosineLR{MaxLR: o.LearningRate, MinLR: o.MinLR, WarmupIters: o.WarmupIters, DecayIters: o.decayIters()}}
 	if meta != nil {
@@ -321,6 +330,7 @@ func openCorpus(o *options) (*data.Corpus, error) {
 func resumeOptions(meta *ckptMeta, given *options, args []string) (*options, error) {
 	o := *meta.Options
 	o.OutDir, o.EvalOnly, o.Progress = given.OutDir, false, "auto"
+	o.Dtype = cmp.Or(o.Dtype, "float32")
 	fs, _ := newFlagSet(&o, false)
 	if err := parseFlags(fs, &o, args); err != nil {
 		return nil, err
@@ -350,6 +360,11 @@ func resumeOptions(meta *ckptMeta, given *options, args []string) (*options, err
 		if c.got != c.want {
 			return nil, fmt.Errorf("--%s=%v does not match the checkpoint %s (%s=%v): a resumed run keeps the checkpoint's model and tokenizer", c.name, c.got, path, c.name, c.want)
 		}
+	}
+	// the checkpoint's config records the dtype it trained in (float32
+	// before bfloat16 training existed); a resume keeps it
+	if saved := cmp.Or(meta.Options.Dtype, "float32"); o.Dtype != saved {
+		return nil, fmt.Errorf("--dtype=%s does not match the checkpoint %s (dtype=%s): a resumed run keeps the checkpoint's dtype", o.Dtype, path, saved)
 	}
 	return &o, nil
 }
