@@ -76,6 +76,21 @@ type GroupedAttention interface {
 	GroupedAttentionGrad(dq, dk, dv, dy, p, q, k Storage, kl Layout, v Storage, vl Layout, b, h, hkv, t, s, d, offset int)
 }
 
+// GroupedAttentionRecomputer is an optional extension of GroupedAttention,
+// checked by CausalAttention: attention that keeps no weights [B, H, T, S]
+// between the passes. The backward pass recomputes them from q and k with
+// the forward pass's own code, so the gradients are bit for bit those of
+// GroupedAttentionGrad given the saved weights; the price is the scores'
+// product and the softmax once more per head.
+type GroupedAttentionRecomputer interface {
+	// GroupedAttentionNoWeights writes y as GroupedAttention does,
+	// without p.
+	GroupedAttentionNoWeights(y, q, k Storage, kl Layout, v Storage, vl Layout, b, h, hkv, t, s, d, offset int)
+	// GroupedAttentionGradRecompute is GroupedAttentionGrad with the
+	// weights recomputed.
+	GroupedAttentionGradRecompute(dq, dk, dv, dy, q, k Storage, kl Layout, v Storage, vl Layout, b, h, hkv, t, s, d, offset int)
+}
+
 // RMSNorm normalises t over its last dimension by the reciprocal of its
 // root mean square and scales by weight (nil for none), Hugging Face's
 // LlamaRMSNorm in float32: weight·(t·rsqrt(mean(t², -1) + eps)). The
@@ -273,8 +288,14 @@ func CausalAttention(q, k, v *Tensor, offset int) *Tensor {
 	qd, kd, vd := q.dense(), kvView(k), kvView(v)
 	kl, vl := kvLayout(kd), kvLayout(vd)
 	y := emptyOut("CausalAttention", q.backend, Float32, []int{b, h, t, d})
-	p := emptyOut("CausalAttention", q.backend, Float32, []int{b, h, t, s})
-	fb.GroupedAttention(y.storage, p.storage, qd.storage, kd.storage, kl, vd.storage, vl, b, h, hkv, t, s, d, offset)
+	var p *Tensor // the weights, kept unless the backward pass recomputes them
+	rb, recompute := q.backend.(GroupedAttentionRecomputer)
+	if recompute {
+		rb.GroupedAttentionNoWeights(y.storage, qd.storage, kd.storage, kl, vd.storage, vl, b, h, hkv, t, s, d, offset)
+	} else {
+		p = emptyOut("CausalAttention", q.backend, Float32, []int{b, h, t, s})
+		fb.GroupedAttention(y.storage, p.storage, qd.storage, kd.storage, kl, vd.storage, vl, b, h, hkv, t, s, d, offset)
+	}
 	be := q.backend // the closure keeps qd, kd, vd and p, not q, k, v
 	record("CausalAttention", y, []*Tensor{qd, kd, vd}, func(g *Tensor) {
 		g = g.dense()
@@ -288,7 +309,11 @@ func CausalAttention(q, k, v *Tensor, offset int) *Tensor {
 		if vd.requiresGrad {
 			dv = emptyOut("CausalAttention", be, Float32, vd.layout.Shape)
 		}
-		fb.GroupedAttentionGrad(storageOrNil(dq), storageOrNil(dk), storageOrNil(dv), g.storage, p.storage, qd.storage, kd.storage, kl, vd.storage, vl, b, h, hkv, t, s, d, offset)
+		if recompute {
+			rb.GroupedAttentionGradRecompute(storageOrNil(dq), storageOrNil(dk), storageOrNil(dv), g.storage, qd.storage, kd.storage, kl, vd.storage, vl, b, h, hkv, t, s, d, offset)
+		} else {
+			fb.GroupedAttentionGrad(storageOrNil(dq), storageOrNil(dk), storageOrNil(dv), g.storage, p.storage, qd.storage, kd.storage, kl, vd.storage, vl, b, h, hkv, t, s, d, offset)
+		}
 		qd.accumulate(dq)
 		kd.accumulate(dk)
 		vd.accumulate(dv)

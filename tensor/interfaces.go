@@ -17,6 +17,8 @@ var (
 	_ SwiGLUer         = cpuBackend{} // SwiGLU
 	_ GroupedAttention = cpuBackend{} // CausalAttention
 
+	_ GroupedAttentionRecomputer = cpuBackend{} // CausalAttention
+
 	// Release returns a storage's memory early (Tensor.Release).
 	_ interface{ Release() } = (*cpuStorage)(nil)
 )
