@@ -58,13 +58,17 @@ func LinearCrossEntropy(x, weight, targets *Tensor, ignoreIndex int) *Tensor {
 	ign := int64(ignoreIndex)
 	rows := linearCERows(vocab)
 	be := x.backend
+	// the products are float32 matmuls in both passes (not MatMul, which
+	// an autocast region may route elsewhere), so that the backward pass
+	// recomputes exactly the logits of the forward pass
 	xd, wd := x.Detach(), weight.Detach()
+	wdT := wd.T()
 	// chunk runs f on the logits of each chunk of rows [r0, r0+rc) with
 	// the chunk's targets, dropping them afterwards
 	chunk := func(f func(r0, rc int, logits, tgc *Tensor)) {
 		for r0 := 0; r0 < n; r0 += rows {
 			rc := min(rows, n-r0)
-			logits := xd.Narrow(0, r0, rc).MatMul(wd.T())
+			logits := matmul(xd.Narrow(0, r0, rc), wdT, nil, nil)
 			tgc := tg.Narrow(0, r0, rc).dense()
 			f(r0, rc, logits, tgc)
 			logits.Release()
@@ -93,12 +97,12 @@ func LinearCrossEntropy(x, weight, targets *Tensor, ignoreIndex int) *Tensor {
 			dl := emptyOut(op, be, Float32, []int{rc, vocab})
 			be.CrossEntropyGrad(dl.storage, logits.storage, tgc.storage, rc, vocab, ign, scale)
 			if dx != nil {
-				part := dl.MatMul(wd)
+				part := matmul(dl, wd, nil, nil)
 				dx.narrowView(0, r0, rc).CopyFrom(part)
 				part.Release()
 			}
 			if dw != nil {
-				part := dl.T().MatMul(xd.Narrow(0, r0, rc))
+				part := matmul(dl.T(), xd.Narrow(0, r0, rc), nil, nil)
 				be.Binary(OpAdd, dw.storage, dw.storage, dw.layout, part.storage, part.layout)
 				part.Release()
 			}
