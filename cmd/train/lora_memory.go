@@ -15,7 +15,7 @@ import (
 // adapters, the gradients and AdamW's two moments of the trained
 // parameters only, the activations one step keeps for backward (with
 // --activation_checkpointing, each block's input plus one block's
-// intermediates while it is recomputed) and the logits (a GPT's whole; a
+// intermediates and their gradients while it is recomputed) and the logits (a GPT's whole; a
 // Llama-family model's one chunk of tensor.LinearCrossEntropy at a time).
 
 // trainShape is what the estimate needs of the model a run trains.
@@ -105,7 +105,9 @@ func (s trainShape) need(batch, block int) memoryNeed {
 	}
 	act := float64(s.layers) * s.layerFloats
 	if s.checkpointed {
-		act = float64(s.layers)*s.carry + s.layerFloats
+		// each block's input, and one block recomputed with the
+		// gradients flowing through it
+		act = float64(s.layers)*s.carry + 2*s.layerFloats
 	}
 	// the logits, their gradient and the log-softmax of a GPT's loss; a
 	// chunk's logits and their gradient with tensor.LinearCrossEntropy,
