@@ -2,8 +2,8 @@
 //
 // Conventions of every kernel in csrc/:
 //
-//   - Names follow wick_<op>_<dtype> (f32 for float32 data, i64 where the
-//     inputs are int64), declared extern "C" so the PTX symbol is the name.
+//   - Names follow wick_<op>_<dtype> (f32 for float32 data, bf16 and f16
+//     for the 16-bit ones, i64 where the inputs are int64), declared extern "C" so the PTX symbol is the name.
 //   - Pointers point at the first element of the view: the Go side folds a
 //     layout's offset into the pointer, so kernels never see offsets.
 //   - Strided operands are described by up to WICK_MAXD dims, right-aligned:
@@ -27,6 +27,9 @@
 #pragma once
 
 typedef long long i64;
+
+// The 16-bit float element types and their conversions.
+#include "half.cuh"
 
 #define WICK_MAXD 6
 // The block size of the row kernels (a power of two). Only the emulated

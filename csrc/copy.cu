@@ -7,7 +7,8 @@
 // truncates toward zero, and NaN, ±Inf and values outside [−2^63, 2^63)
 // become INT64_MIN (tensor.ToInt64: PyTorch's CPU result; the bare
 // conversion, cvt.rzi.s64.f32, would give 0 for NaN and saturate).
-// Fill sets every element of a strided view.
+// Casts to and from bfloat16 and float16 round as the CPU reference does
+// (half.cuh). Fill sets every element of a strided view.
 //
 // Shape legend: n = number of elements of the shape s; d = destination
 // strides, t = source strides.
@@ -53,6 +54,47 @@ WICK_COPY_KERNEL(wick_cast_i64_f32, float, i64)
 // wick_cast_f32_i64: int64 dst = float32 src, truncated toward zero
 // (INT64_MIN for NaN, ±Inf and out-of-range values).
 WICK_COPY_KERNEL(wick_cast_f32_i64, i64, float)
+
+// Casts with a 16-bit float side go through float32 (wick_ld, wick_st:
+// half.cuh), as the CPU reference's do: int64 → 16-bit rounds to float32
+// first, 16-bit → int64 truncates the exact float32 value.
+__device__ __forceinline__ float wick_ld(const i64* p) { return (float)*p; }
+__device__ __forceinline__ void wick_st(i64* p, float v) { *p = wick_cvt<i64, float>(v); }
+
+// WICK_CAST16_KERNEL defines the kernel name casting S elements into D
+// ones through float32. Launch: 1-D grid-stride.
+#define WICK_CAST16_KERNEL(name, D, S)                                                                      \
+    extern "C" __global__ void name(D* dst, const S* src, i64 n, int nd, WICK_SHAPE, WICK_STRIDES(d),      \
+                                    WICK_STRIDES(t)) {                                                      \
+        const i64 shape[WICK_MAXD] = WICK_ARR(s), sd[WICK_MAXD] = WICK_ARR(d), ss[WICK_MAXD] = WICK_ARR(t); \
+        for (i64 i = wick_tid(); i < n; i += wick_nthreads()) {                                            \
+            i64 od, os;                                                                                     \
+            wick_offsets2(i, nd, shape, sd, ss, &od, &os);                                                  \
+            wick_st(dst + od, wick_ld(src + os));                                                           \
+        }                                                                                                   \
+    }
+
+// wick_copy_u16: the bit patterns of a 16-bit dtype (NaN payloads kept).
+WICK_COPY_KERNEL(wick_copy_u16, unsigned short, unsigned short)
+// wick_cast_<src>_<dst>: dst(d)[i] = src(t)[i] converted.
+WICK_CAST16_KERNEL(wick_cast_f32_bf16, wick_bf16, float)
+WICK_CAST16_KERNEL(wick_cast_bf16_f32, float, wick_bf16)
+WICK_CAST16_KERNEL(wick_cast_f32_f16, wick_f16, float)
+WICK_CAST16_KERNEL(wick_cast_f16_f32, float, wick_f16)
+WICK_CAST16_KERNEL(wick_cast_bf16_f16, wick_f16, wick_bf16)
+WICK_CAST16_KERNEL(wick_cast_f16_bf16, wick_bf16, wick_f16)
+WICK_CAST16_KERNEL(wick_cast_i64_bf16, wick_bf16, i64)
+WICK_CAST16_KERNEL(wick_cast_bf16_i64, i64, wick_bf16)
+WICK_CAST16_KERNEL(wick_cast_i64_f16, wick_f16, i64)
+WICK_CAST16_KERNEL(wick_cast_f16_i64, i64, wick_f16)
+
+// wick_fill_u16: dst(d)[i] = v for the n elements of shape s: the bit
+// pattern v (its low 16 bits) of a 16-bit dtype. Launch: 1-D grid-stride.
+extern "C" __global__ void wick_fill_u16(unsigned short* dst, unsigned v, i64 n, int nd, WICK_SHAPE,
+                                         WICK_STRIDES(d)) {
+    const i64 shape[WICK_MAXD] = WICK_ARR(s), sd[WICK_MAXD] = WICK_ARR(d);
+    for (i64 i = wick_tid(); i < n; i += wick_nthreads()) dst[wick_offset(i, nd, shape, sd)] = (unsigned short)v;
+}
 
 // wick_fill_f32: dst(d)[i] = v for the n elements of shape s.
 // Launch: 1-D grid-stride.

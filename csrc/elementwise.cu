@@ -101,3 +101,96 @@ extern "C" __global__ void wick_where_f32(float* dst, const float* cond, const f
         dst[i] = cond[oc] != 0.0f ? x[ox] : y[oy];
     }
 }
+
+// wick_where_u16: wick_where_f32 for the bit patterns of a 16-bit float
+// dtype (float32 cond).
+extern "C" __global__ void wick_where_u16(unsigned short* dst, const float* cond, const unsigned short* x,
+                                          const unsigned short* y, i64 n, int nd, WICK_SHAPE, WICK_STRIDES(c),
+                                          WICK_STRIDES(p), WICK_STRIDES(q)) {
+    const i64 shape[WICK_MAXD] = WICK_ARR(s), sc[WICK_MAXD] = WICK_ARR(c);
+    const i64 sp[WICK_MAXD] = WICK_ARR(p), sq[WICK_MAXD] = WICK_ARR(q);
+    for (i64 i = wick_tid(); i < n; i += wick_nthreads()) {
+        i64 ox, oy;
+        wick_offsets2(i, nd, shape, sp, sq, &ox, &oy);
+        i64 oc = wick_offset(i, nd, shape, sc);
+        dst[i] = cond[oc] != 0.0f ? x[ox] : y[oy];
+    }
+}
+
+// The 16-bit float dtypes' maps and zips: each element read as float32
+// (wick_ld: exact), the float32 op of the kernels above, and one rounding
+// to the output's dtype (wick_st), as the CPU reference widens, computes
+// and rounds once (tensor/cpu_elementwise.go). Comparisons write float32
+// 1 or 0. T is wick_bf16 or wick_f16; the shapes are the float32 kernels'.
+
+template <typename T>
+__device__ __forceinline__ void unary16_contig(T* dst, const T* src, i64 n, int op, float a, float b) {
+    for (i64 i = wick_tid(); i < n; i += wick_nthreads()) wick_st(dst + i, wick_unary(op, wick_ld(src + i), a, b));
+}
+
+template <typename T>
+__device__ __forceinline__ void unary16(T* dst, const T* src, i64 n, int op, float a, float b, int nd,
+                                        const i64* shape, const i64* st) {
+    for (i64 i = wick_tid(); i < n; i += wick_nthreads())
+        wick_st(dst + i, wick_unary(op, wick_ld(src + wick_offset(i, nd, shape, st)), a, b));
+}
+
+template <typename T>
+__device__ __forceinline__ void unary16_grad(T* dst, const T* g, const T* x, const T* y, i64 n, int op, float a,
+                                             float b) {
+    for (i64 i = wick_tid(); i < n; i += wick_nthreads())
+        wick_st(dst + i, wick_unary_grad(op, wick_ld(g + i), wick_ld(x + i), wick_ld(y + i), a, b));
+}
+
+template <typename D, typename T>
+__device__ __forceinline__ void binary16_contig(D* dst, const T* x, const T* y, i64 n, int op) {
+    for (i64 i = wick_tid(); i < n; i += wick_nthreads()) wick_st(dst + i, wick_binary(op, wick_ld(x + i), wick_ld(y + i)));
+}
+
+template <typename D, typename T>
+__device__ __forceinline__ void binary16(D* dst, const T* x, const T* y, i64 n, int op, int nd, const i64* shape,
+                                         const i64* sp, const i64* sq) {
+    for (i64 i = wick_tid(); i < n; i += wick_nthreads()) {
+        i64 ox, oy;
+        wick_offsets2(i, nd, shape, sp, sq, &ox, &oy);
+        wick_st(dst + i, wick_binary(op, wick_ld(x + ox), wick_ld(y + oy)));
+    }
+}
+
+// WICK_ELEMENTWISE16 defines, for the 16-bit type T with suffix sfx:
+// wick_unary_contig_<sfx>, wick_unary_<sfx>, wick_unary_grad_<sfx>,
+// wick_binary_contig_<sfx>, wick_binary_<sfx> (T output) and
+// wick_compare_contig_<sfx>, wick_compare_<sfx> (float32 1 or 0 output).
+#define WICK_ELEMENTWISE16(sfx, T)                                                                            \
+    extern "C" __global__ void wick_unary_contig_##sfx(T* dst, const T* src, i64 n, int op, float a,        \
+                                                        float b) {                                            \
+        unary16_contig<T>(dst, src, n, op, a, b);                                                             \
+    }                                                                                                         \
+    extern "C" __global__ void wick_unary_##sfx(T* dst, const T* src, i64 n, int op, float a, float b,       \
+                                                 int nd, WICK_SHAPE, WICK_STRIDES(t)) {                       \
+        const i64 shape[WICK_MAXD] = WICK_ARR(s), st[WICK_MAXD] = WICK_ARR(t);                              \
+        unary16<T>(dst, src, n, op, a, b, nd, shape, st);                                                     \
+    }                                                                                                         \
+    extern "C" __global__ void wick_unary_grad_##sfx(T* dst, const T* g, const T* x, const T* y, i64 n,      \
+                                                      int op, float a, float b) {                             \
+        unary16_grad<T>(dst, g, x, y, n, op, a, b);                                                           \
+    }                                                                                                         \
+    extern "C" __global__ void wick_binary_contig_##sfx(T* dst, const T* x, const T* y, i64 n, int op) {     \
+        binary16_contig<T, T>(dst, x, y, n, op);                                                              \
+    }                                                                                                         \
+    extern "C" __global__ void wick_binary_##sfx(T* dst, const T* x, const T* y, i64 n, int op, int nd,      \
+                                                  WICK_SHAPE, WICK_STRIDES(p), WICK_STRIDES(q)) {             \
+        const i64 shape[WICK_MAXD] = WICK_ARR(s), sp[WICK_MAXD] = WICK_ARR(p), sq[WICK_MAXD] = WICK_ARR(q); \
+        binary16<T, T>(dst, x, y, n, op, nd, shape, sp, sq);                                                  \
+    }                                                                                                         \
+    extern "C" __global__ void wick_compare_contig_##sfx(float* dst, const T* x, const T* y, i64 n, int op) { \
+        binary16_contig<float, T>(dst, x, y, n, op);                                                          \
+    }                                                                                                         \
+    extern "C" __global__ void wick_compare_##sfx(float* dst, const T* x, const T* y, i64 n, int op, int nd, \
+                                                   WICK_SHAPE, WICK_STRIDES(p), WICK_STRIDES(q)) {            \
+        const i64 shape[WICK_MAXD] = WICK_ARR(s), sp[WICK_MAXD] = WICK_ARR(p), sq[WICK_MAXD] = WICK_ARR(q); \
+        binary16<float, T>(dst, x, y, n, op, nd, shape, sp, sq);                                              \
+    }
+
+WICK_ELEMENTWISE16(bf16, wick_bf16)
+WICK_ELEMENTWISE16(f16, wick_f16)

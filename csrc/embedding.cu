@@ -23,6 +23,17 @@ extern "C" __global__ void wick_gather_f32(float* dst, const float* src, const i
     }
 }
 
+// wick_gather_u16: wick_gather_f32 for the bit patterns of a 16-bit
+// float dtype (0xFFFF, a NaN of both, for an index out of range).
+extern "C" __global__ void wick_gather_u16(unsigned short* dst, const unsigned short* src, const i64* idx, i64 n,
+                                           i64 L, i64 nrows) {
+    for (i64 e = wick_tid(); e < n * L; e += wick_nthreads()) {
+        i64 i = e / L, c = e - i * L;
+        i64 r = idx[i];
+        dst[e] = (r >= 0 && r < nrows) ? src[r * L + c] : (unsigned short)0xFFFF;
+    }
+}
+
 // wick_scatter_add_f32: dst (nrows, L) rows idx += src (n, L).
 extern "C" __global__ void wick_scatter_add_f32(float* dst, const i64* idx, const float* src, i64 n,
                                                 i64 L, i64 nrows) {

@@ -118,7 +118,7 @@ func (b *backend) FromInt64s(data []int64) tensor.Storage {
 }
 
 // fromHost copies host data of dtype dt into a new storage.
-func fromHost[T float32 | int64](b *backend, op string, dt tensor.DType, data []T) tensor.Storage {
+func fromHost[T float32 | int64 | uint16](b *backend, op string, dt tensor.DType, data []T) tensor.Storage {
 	defer b.d.enter()()
 	s := b.d.newStorage(op, dt, len(data))
 	if len(data) > 0 {
@@ -185,8 +185,59 @@ func toHost[T float32 | int64](b *backend, op string, s tensor.Storage, l tensor
 	if len(out) == 0 {
 		return out
 	}
-	ptr, release := b.dense(op, cs, l)
+	var ptr cu.DevicePtr
+	release := func() {}
+	if dt := hostDType[T](); cs.dt != dt {
+		// a 16-bit (or other) storage read as float32 or int64: converted
+		// on the device, as the CPU backend's Copy converts
+		tmp := b.d.newStorage(op, dt, len(out))
+		b.copy(op, tmp, contiguous(l.Shape), cs, l)
+		ptr, release = tmp.ptr(op, 0), tmp.Release
+	} else {
+		ptr, release = b.dense(op, cs, l)
+	}
 	b.dtoh(op, unsafe.Pointer(&out[0]), ptr, int64(len(out))*int64(unsafe.Sizeof(out[0])))
+	release()
+	return out
+}
+
+// hostDType is the dtype of a host element type.
+func hostDType[T float32 | int64 | uint16]() tensor.DType {
+	var z T
+	switch any(z).(type) {
+	case float32:
+		return tensor.Float32
+	case int64:
+		return tensor.Int64
+	}
+	panic("hostDType: a 16-bit element has two dtypes")
+}
+
+// FromBits16 copies the bit patterns of 16-bit floats (dt BFloat16 or
+// Float16) into a new storage (tensor.Backend16).
+func (b *backend) FromBits16(dt tensor.DType, data []uint16) tensor.Storage {
+	if !is16(dt) {
+		panic(&tensor.Error{Op: "FromBits16", Msg: fmt.Sprintf("want BFloat16 or Float16, got %s", dt)})
+	}
+	return fromHost(b, "FromBits16", dt, data)
+}
+
+// Bits16 copies the bit patterns of a 16-bit view to the host in row-major
+// order (tensor.Backend16).
+func (b *backend) Bits16(s tensor.Storage, l tensor.Layout) []uint16 {
+	const op = "Bits16"
+	defer b.d.enter()()
+	cs := b.view(op, s, l)
+	defer keepAlive(cs)
+	if !is16(cs.dt) {
+		panic(&tensor.Error{Op: op, Msg: fmt.Sprintf("want a bfloat16 or float16 storage, got %s", cs.dt)})
+	}
+	out := make([]uint16, numel(l.Shape))
+	if len(out) == 0 {
+		return out
+	}
+	ptr, release := b.dense(op, cs, l)
+	b.dtoh(op, unsafe.Pointer(&out[0]), ptr, int64(len(out))*2)
 	release()
 	return out
 }
@@ -232,6 +283,10 @@ func (b *backend) copy(op string, d *storage, dl tensor.Layout, s *storage, sl t
 		fn = b.d.k.copyF32
 	case d.dt == tensor.Int64 && s.dt == tensor.Int64:
 		fn = b.d.k.copyI64
+	case d.dt == s.dt: // BFloat16 or Float16: the bit patterns
+		fn = b.d.k.copyU16
+	case is16(d.dt) || is16(s.dt):
+		fn = b.d.k.casts[[2]tensor.DType{s.dt, d.dt}]
 	case d.dt == tensor.Float32:
 		fn = b.d.k.castI64F32
 	default:
@@ -251,6 +306,18 @@ func (b *backend) Fill(dst tensor.Storage, dl tensor.Layout, v float64) {
 	defer keepAlive(d)
 	n := numel(dl.Shape)
 	if n == 0 {
+		return
+	}
+	if is16(d.dt) {
+		bits := tensor.BF16FromFloat32(float32(v))
+		if d.dt == tensor.Float16 {
+			bits = tensor.F16FromFloat32(float32(v))
+		}
+		forChunks(dl.Shape, [][]int{dl.Strides}, func(offs, shape []int, st [][]int) {
+			a := &args{}
+			a.ptr(d.ptr("Fill", dl.Offset+offs[0])).u64(uint64(bits)).i64(numel(shape)).layout(shape, st...)
+			b.d.launch1D("Fill", b.d.k.fillU16, numel(shape), a)
+		})
 		return
 	}
 	if isContiguous(dl) && (d.dt == tensor.Float32 || tensor.ToInt64(v) == 0) {

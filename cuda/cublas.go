@@ -20,6 +20,10 @@ typedef int (*wick_cublasSetMathMode_t)(void *handle, int mode);
 typedef int (*wick_cublasSgemmStridedBatched_t)(void *handle, int transa, int transb, int m, int n,
 	int k, const float *alpha, const float *A, int lda, long long strideA, const float *B, int ldb,
 	long long strideB, const float *beta, float *C, int ldc, long long strideC, int batchCount);
+typedef int (*wick_cublasGemmStridedBatchedEx_t)(void *handle, int transa, int transb, int m, int n,
+	int k, const void *alpha, const void *A, int Atype, int lda, long long strideA, const void *B,
+	int Btype, int ldb, long long strideB, const void *beta, void *C, int Ctype, int ldc,
+	long long strideC, int batchCount, int computeType, int algo);
 
 static void *wick_dlopen(const char *name) { return dlopen(name, RTLD_NOW | RTLD_LOCAL); }
 // wick_dlpath returns the file a handle from dlopen was loaded from.
@@ -52,6 +56,16 @@ static int wick_cublas_sgemm_strided_batched(void *fn, uintptr_t handle, int ta,
 	return ((wick_cublasSgemmStridedBatched_t)fn)((void *)handle, ta, tb, m, n, k, &alpha,
 		(const float *)A, lda, sA, (const float *)B, ldb, sB, &beta, (float *)C, ldc, sC, batch);
 }
+// wick_cublas_gemm_ex runs cublasGemmStridedBatchedEx with float32
+// scalars (alpha, beta) and compute type ct.
+static int wick_cublas_gemm_ex(void *fn, uintptr_t handle, int ta, int tb, int m, int n, int k,
+	uintptr_t A, int at, int lda, long long sA, uintptr_t B, int bt, int ldb, long long sB,
+	uintptr_t C, int ct, int ldc, long long sC, int batch, int compute) {
+	float alpha = 1, beta = 0;
+	return ((wick_cublasGemmStridedBatchedEx_t)fn)((void *)handle, ta, tb, m, n, k, &alpha,
+		(const void *)A, at, lda, sA, (const void *)B, bt, ldb, sB, &beta, (void *)C, ct, ldc, sC,
+		batch, compute, -1);
+}
 */
 import "C"
 
@@ -66,6 +80,7 @@ import (
 	"gorgonia.org/cu"
 
 	"github.com/wickml/wick/internal/libsearch"
+	"github.com/wickml/wick/tensor"
 )
 
 // cublasSonames are the names cuBLAS is loaded by, newest first, so that a
@@ -101,13 +116,36 @@ const (
 	cublasOpT           = 1
 	cublasDefaultMath   = 0
 	cublasTF32TensorOps = 3
+	// cublasNoReducedReduction (CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)
+	// keeps the partial sums of a 16-bit product (split-K) in the compute
+	// type, float32, instead of the output's 16 bits: the product is
+	// rounded to bfloat16 or float16 once, as the CPU backend's is.
+	cublasNoReducedReduction = 16
+
+	// cudaDataType_t (library_types.h) and cublasComputeType_t
+	cudaR32F         = 0
+	cudaR16F         = 2
+	cudaR16BF        = 14
+	cublasCompute32F = 68
 )
+
+// cudaDataType returns the cudaDataType_t of a float dtype.
+func cudaDataType(dt tensor.DType) C.int {
+	switch dt {
+	case tensor.BFloat16:
+		return cudaR16BF
+	case tensor.Float16:
+		return cudaR16F
+	}
+	return cudaR32F
+}
 
 // cublas is a loaded cuBLAS library with one handle bound to a stream.
 type cublas struct {
 	soname                                          string // the name it was opened by
 	path                                            string // the file the loader found
 	create, destroy, setStream, setMathMode, sgemmB unsafe.Pointer
+	gemmExB                                         unsafe.Pointer // cublasGemmStridedBatchedEx
 	handle                                          C.uintptr_t
 	tf32                                            bool // the math mode currently set
 }
@@ -145,6 +183,7 @@ func loadCublas(stream cu.Stream) (*cublas, error) {
 		{"cublasSetStream_v2", &b.setStream},
 		{"cublasSetMathMode", &b.setMathMode},
 		{"cublasSgemmStridedBatched", &b.sgemmB},
+		{"cublasGemmStridedBatchedEx", &b.gemmExB},
 	} {
 		cname := C.CString(e.name)
 		*e.fn = C.wick_dlsym(lib, cname)
@@ -169,9 +208,9 @@ func loadCublas(stream cu.Stream) (*cublas, error) {
 // setTF32 selects TF32 tensor-core math (faster, about 10 mantissa bits of
 // product precision) or full float32 math.
 func (b *cublas) setTF32(on bool) error {
-	mode := C.int(cublasDefaultMath)
+	mode := C.int(cublasDefaultMath | cublasNoReducedReduction)
 	if on {
-		mode = cublasTF32TensorOps
+		mode = cublasTF32TensorOps | cublasNoReducedReduction
 	}
 	if st := C.wick_cublas_set_math_mode(b.setMathMode, b.handle, mode); st != 0 {
 		return fmt.Errorf("cublasSetMathMode: %w", cublasError(st))
@@ -196,6 +235,27 @@ func (b *cublas) sgemm(transA, transB bool, m, n, k int, A cu.DevicePtr, lda, st
 		0, C.uintptr_t(Cp), C.int(ldc), C.longlong(strideC), C.int(batch))
 	if st != 0 {
 		return fmt.Errorf("cublasSgemmStridedBatched(m=%d n=%d k=%d lda=%d ldb=%d ldc=%d batch=%d): %w", m, n, k, lda, ldb, ldc, batch, cublasError(st))
+	}
+	return nil
+}
+
+// gemmEx runs cublasGemmStridedBatchedEx with float32 compute
+// (CUBLAS_COMPUTE_32F: the products of the 16-bit inputs summed in float32,
+// the result rounded once to C's type): A and B of dtype ab, C of dtype c.
+func (b *cublas) gemmEx(transA, transB bool, m, n, k int, ab tensor.DType, A cu.DevicePtr, lda, strideA int, B cu.DevicePtr, ldb, strideB int, c tensor.DType, Cp cu.DevicePtr, ldc, strideC, batch int) error {
+	op := func(t bool) C.int {
+		if t {
+			return cublasOpT
+		}
+		return cublasOpN
+	}
+	st := C.wick_cublas_gemm_ex(b.gemmExB, b.handle, op(transA), op(transB),
+		C.int(m), C.int(n), C.int(k),
+		C.uintptr_t(A), cudaDataType(ab), C.int(lda), C.longlong(strideA),
+		C.uintptr_t(B), cudaDataType(ab), C.int(ldb), C.longlong(strideB),
+		C.uintptr_t(Cp), cudaDataType(c), C.int(ldc), C.longlong(strideC), C.int(batch), cublasCompute32F)
+	if st != 0 {
+		return fmt.Errorf("cublasGemmStridedBatchedEx(%s inputs, %s output, m=%d n=%d k=%d lda=%d ldb=%d ldc=%d batch=%d): %w", ab, c, m, n, k, lda, ldb, ldc, batch, cublasError(st))
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ var (
 	_ tensor.FusedAttention = (*backend)(nil) // AttentionQKV
 	_ tensor.Normer         = (*backend)(nil) // GlobalNorm, ClipGradNorm
 	_ tensor.DropoutMasker  = (*backend)(nil) // Dropout
+	_ tensor.Backend16      = (*backend)(nil) // 16-bit storages: To, Bits16, ToDType
 
 	_ tensor.RMSNormer        = (*backend)(nil) // Tensor.RMSNorm
 	_ tensor.Rotator          = (*backend)(nil) // ApplyRotary

@@ -9,6 +9,7 @@ import (
 	"os"
 	"unsafe"
 
+	"github.com/wickml/wick/tensor"
 	"gorgonia.org/cu"
 )
 
@@ -32,7 +33,8 @@ type kernels struct {
 	unaryContig, unary, unaryGrad                      cu.Function
 	binaryContig, binary, compareI64, where            cu.Function
 	copyF32, copyI64, castI64F32, castF32I64           cu.Function
-	fillF32, fillI64                                   cu.Function
+	copyU16, fillF32, fillI64, fillU16                 cu.Function
+	casts                                              map[[2]tensor.DType]cu.Function // [src, dst] with a 16-bit side
 	reduceSmall, reduce, argreduceSmall, argreduce     cu.Function
 	reducePart, reduceFinal, sumsqChunks               cu.Function
 	softmax, softmaxGrad                               cu.Function
@@ -44,6 +46,16 @@ type kernels struct {
 	attnSoftmax, attnSoftmaxGrad                       cu.Function
 	sort, scan                                         cu.Function
 	llama                                              llamaKernels
+	gatherU16, whereU16                                cu.Function
+	half                                               map[tensor.DType]*halfKernels // BFloat16, Float16
+}
+
+// halfKernels are the elementwise kernels of one 16-bit float dtype
+// (csrc/elementwise.cu: float32 arithmetic, one rounding).
+type halfKernels struct {
+	unaryContig, unary, unaryGrad cu.Function
+	binaryContig, binary          cu.Function
+	compareContig, compare        cu.Function // float32 1 or 0 out
 }
 
 // llamaKernels are the fused kernels of the Llama family's layers
@@ -84,6 +96,10 @@ func loadKernels() (cu.Module, *kernels, error) {
 		{"wick_cast_f32_i64", &k.castF32I64},
 		{"wick_fill_f32", &k.fillF32},
 		{"wick_fill_i64", &k.fillI64},
+		{"wick_copy_u16", &k.copyU16},
+		{"wick_fill_u16", &k.fillU16},
+		{"wick_gather_u16", &k.gatherU16},
+		{"wick_where_u16", &k.whereU16},
 		{"wick_reduce_small_f32", &k.reduceSmall},
 		{"wick_reduce_f32", &k.reduce},
 		{"wick_argreduce_small_f32", &k.argreduceSmall},
@@ -127,8 +143,50 @@ func loadKernels() (cu.Module, *kernels, error) {
 		}
 		*e.fn = fn
 	}
+	k.half = map[tensor.DType]*halfKernels{}
+	for _, dt := range []tensor.DType{tensor.BFloat16, tensor.Float16} {
+		h := &halfKernels{}
+		for _, e := range []struct {
+			name string
+			fn   *cu.Function
+		}{
+			{"wick_unary_contig_", &h.unaryContig}, {"wick_unary_", &h.unary}, {"wick_unary_grad_", &h.unaryGrad},
+			{"wick_binary_contig_", &h.binaryContig}, {"wick_binary_", &h.binary},
+			{"wick_compare_contig_", &h.compareContig}, {"wick_compare_", &h.compare},
+		} {
+			name := e.name + shortName[dt]
+			fn, err := mod.Function(name)
+			if err != nil {
+				return mod, nil, fmt.Errorf("kernel %s not found in the PTX: %w", name, err)
+			}
+			*e.fn = fn
+		}
+		k.half[dt] = h
+	}
+	// the casts with a 16-bit side, wick_cast_<src>_<dst>
+	k.casts = map[[2]tensor.DType]cu.Function{}
+	all := []tensor.DType{tensor.Float32, tensor.Int64, tensor.BFloat16, tensor.Float16}
+	for _, src := range all {
+		for _, dst := range all {
+			if src == dst || !is16(src) && !is16(dst) {
+				continue
+			}
+			name := "wick_cast_" + shortName[src] + "_" + shortName[dst]
+			fn, err := mod.Function(name)
+			if err != nil {
+				return mod, nil, fmt.Errorf("kernel %s not found in the PTX: %w", name, err)
+			}
+			k.casts[[2]tensor.DType{src, dst}] = fn
+		}
+	}
 	return mod, k, nil
 }
+
+// shortName is each dtype's suffix in the kernels' names (csrc/common.cuh).
+var shortName = map[tensor.DType]string{tensor.Float32: "f32", tensor.Int64: "i64", tensor.BFloat16: "bf16", tensor.Float16: "f16"}
+
+// is16 reports whether dt is one of the 16-bit float dtypes.
+func is16(dt tensor.DType) bool { return dt == tensor.BFloat16 || dt == tensor.Float16 }
 
 func indexByte(s string, c byte) int {
 	for i := range len(s) {

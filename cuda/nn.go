@@ -98,9 +98,13 @@ func (b *backend) Gather(dst, src, idx tensor.Storage, n, rowLen int) {
 	if n == 0 || rowLen == 0 {
 		return
 	}
+	fn := b.d.k.gather
+	if is16(s.dt) {
+		fn = b.d.k.gatherU16 // the rows' bit patterns
+	}
 	a := &args{}
 	a.ptr(d.ptr(op, 0)).ptr(s.ptr(op, 0)).ptr(ix.ptr(op, 0)).i64(n).i64(rowLen).i64(s.n / rowLen)
-	b.d.launch1D(op, b.d.k.gather, n*rowLen, a)
+	b.d.launch1D(op, fn, n*rowLen, a)
 }
 
 // ScatterAdd adds row i of src into row idx[i] of dst.

@@ -53,7 +53,7 @@ func moveModule(op string, m Module, move func(*tensor.Tensor) *tensor.Tensor) {
 			return n
 		}
 		n := move(t)
-		if n != t && n.DType() == tensor.Float32 { // only float32 tensors take gradients
+		if n != t && n.DType() == tensor.Float32 { // nn keeps 16-bit parameters frozen (inference, LoRA bases)
 			if t.IsRequiringGrad() && t.IsLeaf() {
 				n.RequiresGrad()
 			}

@@ -13,8 +13,8 @@ import (
 // (GPT's causal mask, rotary tables) and Int64 tensors stay as they are.
 // Tied parameters (GPT's lm_head and wte) stay one tensor. A converted
 // parameter is a new tensor, detached; a float32 one requires grad when
-// the original did, a 16-bit one does not (only float32 tensors take
-// gradients) and its gradient is dropped.
+// the original did, a 16-bit one does not (nn keeps 16-bit weights
+// frozen: for inference and as LoRA bases) and its gradient is dropped.
 //
 // The models take bfloat16 and float16 weights for inference on the CPU:
 // activations stay float32 (nn.Linear sums in float32 and returns float32

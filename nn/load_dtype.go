@@ -21,7 +21,8 @@ type LoadOptions struct {
 	// keeps its values bit for bit, an F32 file is rounded to nearest
 	// even tensor by tensor (a value that overflows, beyond 65504 for
 	// Float16, is an error wrapping ErrNonFinite). The 16-bit parameters
-	// do not require gradients (only float32 tensors take them).
+	// do not require gradients (nn keeps 16-bit weights frozen: for
+	// inference and as LoRA bases).
 	DType tensor.DType
 }
 

@@ -243,11 +243,15 @@ func ApplyLoRA(m Module, cfg LoRAConfig) (*LoRA, error) {
 		lin := l.layers[name]
 		// kaiming_uniform_(a=√5) on [r, in]: gain √(2/(1+5)), bound gain·√(3/in) = 1/√in
 		b := 1 / math.Sqrt(float64(lin.In))
-		a := tensor.Zeros(cfg.R, lin.In).UniformInitWith(-b, b, cfg.Gen).RequiresGrad()
-		bm := tensor.Zeros(lin.Out, cfg.R).RequiresGrad()
+		// drawn on the CPU, then moved: leaves on the weight's device
+		// (moved after RequiresGrad they would be copies whose
+		// gradients flow to the CPU tensors)
+		a := tensor.Zeros(cfg.R, lin.In).UniformInitWith(-b, b, cfg.Gen)
+		bm := tensor.Zeros(lin.Out, cfg.R)
 		if d := lin.Weight.Device(); d != tensor.CPU {
-			a, bm = a.To(d).RequiresGrad(), bm.To(d).RequiresGrad()
+			a, bm = a.To(d), bm.To(d)
 		}
+		a, bm = a.RequiresGrad(), bm.RequiresGrad()
 		drop := NewDropout(cfg.Dropout)
 		drop.Gen = cfg.Gen
 		lin.lora = &loraAdapter{a: a, b: bm, scaling: float32(cfg.Scaling()), drop: drop}
@@ -321,7 +325,8 @@ func (l *LoRA) Merged() bool {
 
 // Merge folds each adapter into its layer, W' = W + (Alpha/R)·B·A (PEFT's
 // merge), so the model runs at the speed of the base model; the adapters
-// are not applied while merged. The unmerged weight is kept (as PEFT's
+// are not applied while merged. A bfloat16 or float16 weight stays in its
+// dtype: W + (Alpha/R)·B·A is summed in float32 and rounded once. The unmerged weight is kept (as PEFT's
 // safe_merge keeps a copy) so that Unmerge restores it bit for bit; the
 // merged weight is a new tensor that does not require a gradient. Merge
 // panics with a *tensor.Error if the adapters are already merged or
@@ -334,7 +339,12 @@ func (l *LoRA) Merge() {
 	for i, n := range l.names {
 		lin := l.layers[n]
 		var w *tensor.Tensor
-		autograd.NoGrad(func() { w = lin.Weight.Detach().Add(lin.lora.deltaWeight()) })
+		autograd.NoGrad(func() {
+			// a bfloat16 or float16 base: summed in float32, rounded once
+			// to the base's dtype (PEFT's merge on the cpu)
+			base := lin.Weight.Detach()
+			w = base.ToDType(tensor.Float32).Add(lin.lora.deltaWeight()).ToDType(base.DType())
+		})
 		for _, v := range w.Float32s() {
 			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
 				panic(&tensor.Error{Pkg: "nn", Op: "LoRA.Merge", Msg: fmt.Sprintf("the merged weight of %q is not finite: the adapter is broken", n)})

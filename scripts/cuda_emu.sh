@@ -18,13 +18,15 @@
 # cuInit re-entered from inside the driver's does not hang, and runs the
 # concurrent-upload test under -race. It replays
 # PyTorch's golden cases on the emulated GPU (tensor's TestGoldenCUDA:
-# every op of the tensor surface, forward and backward). Then it trains
+# every op of the tensor surface, forward and backward; TestGolden16CUDA:
+# the same in bfloat16 and float16 against PyTorch's 16-bit results). Then it trains
 # a small model with `train --device cuda` and with `--device cpu` (10
 # steps, 5 more resumed from the checkpoint, a sample) and checks that the
 # losses agree, and fine-tunes random Llama and Qwen3 hub models with
 # `train --init_from=DIR --device cuda` against `--device cpu` (cmd/train's
 # TestFineTuneLlamaCUDA: the fused RMSNorm, rotary, SwiGLU and
-# grouped-query attention kernels end to end).
+# grouped-query attention kernels end to end), and LoRA adapters trained
+# on cuda against cpu (cmd/train's TestLoRACUDA).
 #
 # What the emulation checks: the Go side's driver and cuBLAS calls (context
 # current on the calling thread, launch shapes, argument counts and sizes
@@ -111,12 +113,14 @@ fi
 echo "  TestUploadConcurrent passed under -race"
 
 echo "== cuda_emu: PyTorch's golden values on the emulated GPU (tensor: TestGoldenCUDA)"
-if ! (cd tensor && "$tmp/tensor.test" -test.count=1 -test.v -test.run '^(TestGoldenCUDA|TestFunctionCUDA)$') >"$tmp/golden.log" 2>&1; then
+if ! (cd tensor && "$tmp/tensor.test" -test.count=1 -test.v -test.run '^(TestGoldenCUDA|TestGolden16CUDA|TestFunctionCUDA)$') >"$tmp/golden.log" 2>&1; then
 	grep -E -A4 -- '--- FAIL|panic' "$tmp/golden.log" | head -60
 	die "golden cases failed on the emulated device"
 fi
 grep -q -- '^--- PASS: TestGoldenCUDA' "$tmp/golden.log" || { tail -5 "$tmp/golden.log"; die "TestGoldenCUDA did not run"; }
-printf '  %d golden cases (forward and backward) match PyTorch on the emulated GPU\n' "$(grep -c -- '^    --- PASS' "$tmp/golden.log")"
+printf '  %d golden cases (forward and backward) match PyTorch on the emulated GPU\n' "$(grep -c -- '^    --- PASS: TestGoldenCUDA/' "$tmp/golden.log")"
+grep -q -- '^--- PASS: TestGolden16CUDA' "$tmp/golden.log" || { tail -5 "$tmp/golden.log"; die "TestGolden16CUDA did not run"; }
+printf '  %d bfloat16 and float16 golden cases (forward and backward) match PyTorch'"'"'s 16-bit results on the emulated GPU\n' "$(grep -c -- '^        --- PASS: TestGolden16CUDA/' "$tmp/golden.log")"
 grep -q -- '^--- PASS: TestFunctionCUDA' "$tmp/golden.log" || { tail -5 "$tmp/golden.log"; die "TestFunctionCUDA did not run"; }
 echo "  custom tensor.Functions differentiate on the emulated GPU (TestFunctionCUDA)"
 
@@ -150,13 +154,14 @@ else
 	echo "  note: the samples differ (sampling follows the logits, which differ in the last bits)"
 fi
 
-echo "== cuda_emu: train --init_from=DIR --device cuda on Llama-family models against --device cpu (cmd/train: TestFineTuneLlamaCUDA)"
-if ! (cd cmd/train && "$tmp/train.test" -test.count=1 -test.v -test.run '^TestFineTuneLlamaCUDA$') >"$tmp/llama.log" 2>&1 ||
-	! grep -q -- '^--- PASS: TestFineTuneLlamaCUDA' "$tmp/llama.log" || grep -q -- '--- SKIP' "$tmp/llama.log"; then
+echo "== cuda_emu: train --init_from=DIR --device cuda on Llama-family models against --device cpu, and LoRA (cmd/train: TestFineTuneLlamaCUDA, TestLoRACUDA)"
+if ! (cd cmd/train && "$tmp/train.test" -test.count=1 -test.v -test.run '^(TestFineTuneLlamaCUDA|TestLoRACUDA)$') >"$tmp/llama.log" 2>&1 ||
+	! grep -q -- '^--- PASS: TestFineTuneLlamaCUDA' "$tmp/llama.log" || ! grep -q -- '^--- PASS: TestLoRACUDA' "$tmp/llama.log" ||
+	grep -q -- '--- SKIP' "$tmp/llama.log"; then
 	grep -E -A6 -- '--- FAIL|--- SKIP|panic|loss [0-9]+:' "$tmp/llama.log" | head -40
 	die "fine-tuning a Llama-family model on the emulated GPU failed, skipped or disagrees with the CPU"
 fi
 grep -E -- '^    --- PASS' "$tmp/llama.log" | awk '{ printf "  %-5s %s\n", $2, $3 }'
-echo "  every logged loss (train and eval) of cuda and cpu agrees to 1e-4 relative"
+echo "  every logged loss (train and eval) of cuda and cpu agrees to 1e-4 relative; LoRA's losses and adapter gradients too (TestLoRACUDA)"
 echo
 echo "cuda_emu: OK"

@@ -14,7 +14,10 @@
 # unpacks them, runs every test binary in its package directory and prints
 # a table of pass/fail per package (with the Llama family's fused kernels
 # and `train --init_from=DIR --device cuda` on Llama and Qwen3 hub models
-# listed by name: cmd/train's TestFineTuneLlamaCUDA), then times cmd/gpubench next to its
+# listed by name: cmd/train's TestFineTuneLlamaCUDA, and LoRA training on
+# cuda against cpu: cmd/train's TestLoRACUDA; and the bfloat16 and float16
+# kernels: casts, cublasGemmEx products, elementwise kernels, 16-bit
+# tensors against the CPU and PyTorch's 16-bit goldens), then times cmd/gpubench next to its
 # PyTorch twin scripts/gpubench_peer.py (baby GPT and GPT-2-124M shapes,
 # tokens/s and the ratio).
 #

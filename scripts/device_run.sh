@@ -16,7 +16,12 @@
 #      without a GPU),
 #      The Llama family's GPU tests (the suite's RMSNorm, Rotary, SwiGLU
 #      and GroupedAttention, TestFusedLlamaOps, TestLlamaTrainingMatchesCPU,
-#      cmd/train's TestFineTuneLlamaCUDA) are then listed by name,
+#      cmd/train's TestFineTuneLlamaCUDA and TestLoRACUDA) are then listed by
+#      name, and so are the bfloat16 and float16 ones (the suite's Cast16:
+#      every bit pattern against the CPU's casts; MatMul16: cublasGemmEx
+#      with float32 compute; the 16-bit elementwise kernels; TestTensor16
+#      and TestOps16 against the CPU; tensor's TestGolden16CUDA: PyTorch's
+#      16-bit goldens),
 #   3. the tests that hardware may make flaky, 20 times each
 #      (the suite's Embedding: float atomics in any order; MatMul and
 #      TestMatMulTF32: TF32; Softmax: long rows),
@@ -114,11 +119,38 @@ if [ -z "${ONLY:-}" ] && [ -f "$OUT/cuda.log" ]; then
 		[ "$res" = PASS ] || failed+=("$t")
 	done
 	if [ -f "$OUT/cmd_train.log" ]; then
+		for t in "TestFineTuneLlamaCUDA:train --init_from=DIR --device cuda against cpu" \
+			"TestLoRACUDA:LoRA adapters trained on cuda against cpu (losses, adapter gradients, train --lora_rank)"; do
+			tn=${t%%:*}
+			res=missing
+			grep -q -- "^--- PASS: $tn " "$OUT/cmd_train.log" && res=PASS
+			grep -q -- "^--- FAIL: $tn " "$OUT/cmd_train.log" && res=FAIL
+			printf '  %-32s %s (%s)\n' "$tn" "$res" "${t#*:}"
+			[ "$res" = PASS ] || failed+=("$tn")
+		done
+	fi
+fi
+
+# the bfloat16 and float16 kernels by name: the casts (every bit pattern
+# against the CPU's), GemmEx products, the elementwise kernels,
+# and 16-bit tensors forward and backward against the CPU
+if [ -z "${ONLY:-}" -o "${ONLY:-}" = cuda ] && [ -f "$OUT/cuda.log" ]; then
+	echo
+	echo "== bfloat16 and float16 on the GPU (casts, cublasGemmEx products, elementwise kernels, 16-bit tensors)"
+	for t in TestBackend/Cast16 TestBackend/MatMul16 TestBackend/Unary16 TestBackend/UnaryGrad16 TestBackend/Binary16 TestBackend/Where16 \
+		TestTensor16 TestOps16; do
 		res=missing
-		grep -q -- '^--- PASS: TestFineTuneLlamaCUDA ' "$OUT/cmd_train.log" && res=PASS
-		grep -q -- '^--- FAIL: TestFineTuneLlamaCUDA ' "$OUT/cmd_train.log" && res=FAIL
-		printf '  %-32s %s (train --init_from=DIR --device cuda against cpu)\n' TestFineTuneLlamaCUDA "$res"
-		[ "$res" = PASS ] || failed+=(TestFineTuneLlamaCUDA)
+		grep -q -- "--- PASS: $t " "$OUT/cuda.log" && res=PASS
+		grep -q -- "--- FAIL: $t " "$OUT/cuda.log" && res=FAIL
+		printf '  %-32s %s\n' "$t" "$res"
+		[ "$res" = PASS ] || failed+=("$t")
+	done
+	if [ -f "$OUT/tensor.log" ]; then
+		res=missing
+		grep -q -- '^--- PASS: TestGolden16CUDA ' "$OUT/tensor.log" && res=PASS
+		grep -q -- '^--- FAIL: TestGolden16CUDA ' "$OUT/tensor.log" && res=FAIL
+		printf '  %-32s %s (PyTorch'"'"'s bfloat16 and float16 goldens, forward and backward)\n' TestGolden16CUDA "$res"
+		[ "$res" = PASS ] || failed+=(TestGolden16CUDA)
 	fi
 fi
 
@@ -141,7 +173,7 @@ if [ "${EXTRA:-1}" != 0 ] && [ -z "${ONLY:-}" -o "${ONLY:-}" = cuda ] && [ -x .g
 	if [ -n "$sanitizer" ]; then
 		# the kernels of every concept, at small sizes (the sanitizer
 		# runs them tens of times slower)
-		tests='^(TestBackend|TestUploadStaged)$/^(Unary|Binary|Copy|CopyOverlapping|CastSpecialValues|Reduce|Softmax|LayerNormGradWeightsOnly|Embedding|CrossEntropy|GlobalNorm)$'
+		tests='^(TestBackend|TestUploadStaged)$/^(Unary|Binary|Copy|CopyOverlapping|CastSpecialValues|Cast16|Unary16|Binary16|MatMul16|Reduce|Softmax|LayerNormGradWeightsOnly|Embedding|CrossEntropy|GlobalNorm)$'
 		for tool in memcheck racecheck; do
 			echo
 			echo "== compute-sanitizer --tool $tool"

@@ -93,7 +93,10 @@ function stressText() {
 }
 
 function unicodeText() {
-  const src = fs.readFileSync(path.join(root, "tokenizer", "hf_classes.go"), "utf8");
+  // The class boundaries: hf_classes.go's own table, or tiktoken's in
+  // tables.go when hf_classes.go says the two are the same.
+  const classesGo = fs.readFileSync(path.join(root, "tokenizer", "hf_classes.go"), "utf8");
+  const src = /= &classRanges$/m.test(classesGo) ? fs.readFileSync(path.join(root, "tokenizer", "tables.go"), "utf8") : classesGo;
   const probe = new Set();
   for (const m of src.matchAll(/\{0x([0-9a-f]+), 0x([0-9a-f]+), cl/g)) {
     const lo = parseInt(m[1], 16), hi = parseInt(m[2], 16);

@@ -203,8 +203,24 @@ func binaryArith(op BinaryOp, d, a []float32, sa int, b []float32, sb int, strea
 }
 
 func (cpuBackend) Where(dst, cond Storage, cl Layout, a Storage, al Layout, b Storage, bl Layout) {
-	d, c, af, bf := fs(dst), fs(cond), fs(a), fs(b)
 	pl := newPlan(cl.Shape, []int{0, cl.Offset, al.Offset, bl.Offset}, ContiguousStrides(cl.Shape), cl.Strides, al.Strides, bl.Strides)
+	if is16(a.DType()) {
+		// the bit patterns of the selected elements, as they are
+		d, c := dst.(*cpuStorage).live().h, fs(cond)
+		ah, bh := a.(*cpuStorage).live().h, b.(*cpuStorage).live().h
+		pl.run(func(o []int, n int) {
+			sc, sa, sb := pl.inner[1], pl.inner[2], pl.inner[3]
+			for k := range n {
+				if c[o[1]+k*sc] != 0 {
+					d[o[0]+k] = ah[o[2]+k*sa]
+				} else {
+					d[o[0]+k] = bh[o[3]+k*sb]
+				}
+			}
+		})
+		return
+	}
+	d, c, af, bf := fs(dst), fs(cond), fs(a), fs(b)
 	pl.run(func(o []int, n int) {
 		sc, sa, sb := pl.inner[1], pl.inner[2], pl.inner[3]
 		for k := range n {

@@ -9,16 +9,21 @@ import (
 type DType int
 
 const (
-	// Float32 is the type of all floating-point tensors and the only type
-	// that arithmetic and autograd accept.
+	// Float32 is the default floating-point type, that every op and every
+	// device accepts.
 	Float32 DType = iota
 	// Int64 holds indices: embedding lookups, targets and ArgMax results.
 	Int64
 	// BFloat16 is the brain floating-point format (torch.bfloat16):
 	// float32's sign and 8-bit exponent with a 7-bit mantissa, in 2
-	// bytes. Tensors of it can be created by casting (ToDType,
-	// BFloat16), viewed, copied, printed and read back as float32; other
-	// operations panic with an *Error naming the dtype for now.
+	// bytes, on the CPU for now. Tensors of it are created by casting
+	// (ToDType, BFloat16) or from bit patterns (FromBits16), and take the
+	// ops with PyTorch's CPU semantics: elementwise ops compute in
+	// float32 and round once; reductions, softmax, layer norm,
+	// cross-entropy and MatMul accumulate in float32 and round once.
+	// A leaf of it can require a gradient, which is of its dtype. The
+	// fused optimizer and attention kernels panic with an *Error naming
+	// the dtype.
 	BFloat16
 	// Float16 is IEEE 754 half precision (torch.float16, "half"): a 5-bit
 	// exponent and a 10-bit mantissa, largest finite value 65504. It is

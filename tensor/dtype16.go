@@ -114,7 +114,8 @@ func is16(dt DType) bool { return dt == BFloat16 || dt == Float16 }
 // gradient is cast back to t's dtype, as PyTorch's ToCopyBackward does.
 //
 // ToDType panics with an *Error for a value that is not a dtype, and for
-// BFloat16 or Float16 on a device other than the CPU (not supported yet).
+// BFloat16 or Float16 on a device whose backend does not hold them (see
+// Backend16: the CPU and CUDA backends do).
 func (t *Tensor) ToDType(dt DType) *Tensor {
 	const op = "ToDType"
 	if !dt.valid() {
@@ -123,9 +124,9 @@ func (t *Tensor) ToDType(dt DType) *Tensor {
 	if dt == t.DType() {
 		return t
 	}
-	if (is16(dt) || is16(t.DType())) && t.Device() != CPU {
-		panicf(op, "bfloat16 and float16 tensors are supported on the cpu only for now, got a %s tensor of shape %v on %s to cast to %s",
-			t.DType(), t.layout.Shape, t.Device(), dt)
+	if (is16(dt) || is16(t.DType())) && !has16(t.backend) {
+		panicf(op, "bfloat16 and float16 tensors are not supported on %s, got a %s tensor of shape %v to cast to %s",
+			t.Device(), t.DType(), t.layout.Shape, dt)
 	}
 	out := emptyOut(op, t.backend, dt, t.layout.Shape) // Copy writes every element
 	t.backend.Copy(out.storage, out.layout, t.storage, t.layout)
@@ -172,7 +173,51 @@ func (t *Tensor) Bits16() []uint16 {
 	if !is16(t.DType()) {
 		panicf("Bits16", "want a bfloat16 or float16 tensor, got %s of shape %v", t.DType(), t.layout.Shape)
 	}
+	if t.Device() != CPU {
+		return mustBackend16("Bits16", t).Bits16(t.storage, t.layout)
+	}
 	c := t.Contiguous()
 	n := c.Numel()
 	return append([]uint16(nil), c.storage.(*cpuStorage).live().h[c.layout.Offset:c.layout.Offset+n]...)
+}
+
+// Backend16 is implemented by a backend that holds BFloat16 and Float16
+// storages (the CPU's; the CUDA backend's): their bit patterns to and from
+// the host, as Tensor.To moves them between devices (exactly, NaN payloads
+// included) and Bits16 reads them.
+type Backend16 interface {
+	// FromBits16 copies the bit patterns in data into a new storage of
+	// dt (BFloat16 or Float16).
+	FromBits16(dt DType, data []uint16) Storage
+	// Bits16 copies the bit patterns of a 16-bit view to the host in
+	// row-major order.
+	Bits16(s Storage, l Layout) []uint16
+}
+
+// has16 reports whether b holds 16-bit storages.
+func has16(b Backend) bool {
+	_, ok := b.(Backend16)
+	return ok
+}
+
+// mustBackend16 returns t's backend as a Backend16, panicking naming op
+// when it is not one.
+func mustBackend16(op string, t *Tensor) Backend16 {
+	b, ok := t.backend.(Backend16)
+	if !ok {
+		panicf(op, "bfloat16 and float16 tensors are not supported on %s, got a %s tensor of shape %v", t.Device(), t.DType(), t.layout.Shape)
+	}
+	return b
+}
+
+// FromBits16 copies the bit patterns in data into a new 16-bit storage.
+func (cpuBackend) FromBits16(dt DType, data []uint16) Storage {
+	return &cpuStorage{dt: dt, h: append(make([]uint16, 0, len(data)), data...)}
+}
+
+// Bits16 copies the bit patterns of a 16-bit view to the host.
+func (b cpuBackend) Bits16(s Storage, l Layout) []uint16 {
+	out := &cpuStorage{dt: s.DType(), h: make([]uint16, l.Numel())}
+	b.Copy(out, contiguousLayout(l.Shape), s, l)
+	return out.h
 }

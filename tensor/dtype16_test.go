@@ -225,19 +225,20 @@ func TestDType16String(t *testing.T) {
 	}
 }
 
-// TestDType16Unsupported checks that ops without 16-bit kernels yet panic
-// with an *Error naming the dtype, not with an index out of range.
+// TestDType16Unsupported checks that mixing dtypes, and the ops without
+// 16-bit kernels yet (the fused optimizer and attention kernels,
+// sampling), panic with an *Error naming the dtype, not with an index out
+// of range.
 func TestDType16Unsupported(t *testing.T) {
 	x := New([]float32{1, 2, 3, 4}, 2, 2)
 	for _, dt := range []DType{BFloat16, Float16} {
 		y := x.ToDType(dt)
 		for name, f := range map[string]func(){
-			"Where":   func() { Where(x.Gt(x), y, y) },
-			"Mixed":   func() { y.Add(x) },
-			"Sum":     func() { y.Sum() },
-			"Mean":    func() { y.Mean() },
-			"Softmax": func() { y.Softmax(-1) },
-			"Grad":    func() { y.RequiresGrad() },
+			"Mixed":        func() { y.Add(x) },
+			"WhereMixed":   func() { Where(x.Gt(x), y, x) },
+			"Multinomial":  func() { Multinomial(y) },
+			"AttentionQKV": func() { AttentionQKV(Ones(1, 2, 6).ToDType(dt), 1, true) },
+			"AdamWUpdate":  func() { AdamWUpdate(y, y, y, y, AdamWStep{LR: 1, Step: 1}) },
 		} {
 			err := Catch(f)
 			var e *Error

@@ -5,6 +5,13 @@ import "github.com/wickml/wick/autograd"
 // unary applies a primitive elementwise op and records its derivative.
 func (t *Tensor) unary(op UnaryOp, p UnaryParams) *Tensor {
 	mustFloating(op.String(), t)
+	if dt := t.DType(); is16(dt) && op != OpPowScalar {
+		// the scalars of a 16-bit op are of its dtype, as PyTorch
+		// converts a Python scalar to the tensor's dtype (x / 0.3 in
+		// bfloat16 divides by 0.30078125); an exponent stays as it is
+		h := halfOf(dt)
+		p.A, p.B = h.to(h.from(p.A)), h.to(h.from(p.B))
+	}
 	out := emptyOut(op.String(), t.backend, t.DType(), t.layout.Shape)
 	t.backend.Unary(op, p, out.storage, t.storage, t.layout)
 	if !autograd.Enabled() || !t.requiresGrad {
@@ -272,7 +279,10 @@ func (t *Tensor) LtScalar(v float32) *Tensor { return t.Lt(scalarLike(t, v)) }
 // three. Gradients flow to a and b through the selected positions.
 func Where(cond, a, b *Tensor) *Tensor {
 	sameDevice("Where", cond, a, b)
-	mustFloat("Where", a, b)
+	mustFloating("Where", a, b)
+	if a.DType() != b.DType() {
+		panicf("Where", "expected a and b of one dtype, got %s%v and %s%v", a.DType(), a.layout.Shape, b.DType(), b.layout.Shape)
+	}
 	c := cond.Float()
 	s1, ok1 := BroadcastShapes(c.layout.Shape, a.layout.Shape)
 	shape, ok2 := BroadcastShapes(s1, b.layout.Shape)
@@ -282,7 +292,7 @@ func Where(cond, a, b *Tensor) *Tensor {
 	cl, _ := c.layout.broadcastTo(shape)
 	al, _ := a.layout.broadcastTo(shape)
 	bl, _ := b.layout.broadcastTo(shape)
-	out := emptyOut("Where", a.backend, Float32, shape)
+	out := emptyOut("Where", a.backend, a.DType(), shape)
 	a.backend.Where(out.storage, c.storage, cl, a.storage, al, b.storage, bl)
 	record("Where", out, []*Tensor{a, b}, func(g *Tensor) {
 		zero := scalarLike(g, 0)

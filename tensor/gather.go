@@ -96,10 +96,13 @@ func gatherAt(op string, t *Tensor, offs []int64) *Tensor {
 // The result has index's shape; index has t's number of dims and is no
 // larger than t in the other dims. The gradient adds into the picked
 // elements (an element picked twice gets both). Gather panics with an
-// *Error if t is not Float32, index is not Int64, the shapes do not fit or
-// an index is outside [0, t.Size(dim)).
+// *Error if t is not a float tensor, index is not Int64, the shapes do not
+// fit or an index is outside [0, t.Size(dim)).
 func (t *Tensor) Gather(dim int, index *Tensor) *Tensor {
 	const op = "Gather"
+	if is16(t.DType()) {
+		return widened(t, func(x *Tensor) *Tensor { return x.Gather(dim, index) })
+	}
 	mustFloat(op, t)
 	sameDevice(op, t, index)
 	d := indexDim(op, t, dim)
@@ -165,6 +168,12 @@ func (t *Tensor) scatterArgs(op string, dim int, index, src *Tensor) (int, []int
 // larger than index). ScatterAdd panics with an *Error like Gather.
 func (t *Tensor) ScatterAdd(dim int, index, src *Tensor) *Tensor {
 	const op = "ScatterAdd"
+	if is16(t.DType()) || is16(src.DType()) {
+		// float32 inside (repeated positions add up in float32), the
+		// result rounded once to t's dtype
+		s := widenedOrNil(src)
+		return widened(t, func(x *Tensor) *Tensor { return x.ScatterAdd(dim, index, s) })
+	}
 	d, vals := t.scatterArgs(op, dim, index, src)
 	is := index.Shape()
 	out := empty(op, t.backend, Float32, t.layout.Shape)
@@ -194,6 +203,10 @@ func (t *Tensor) ScatterAdd(dim int, index, src *Tensor) *Tensor {
 // Gather.
 func (t *Tensor) Scatter(dim int, index, src *Tensor) *Tensor {
 	const op = "Scatter"
+	if is16(t.DType()) || is16(src.DType()) {
+		s := widenedOrNil(src)
+		return widened(t, func(x *Tensor) *Tensor { return x.Scatter(dim, index, s) })
+	}
 	d, vals := t.scatterArgs(op, dim, index, src)
 	is := index.Shape()
 	n := numel(t.layout.Shape)

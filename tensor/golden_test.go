@@ -892,5 +892,5 @@ func TestGoldenCoverage(t *testing.T) {
 			t.Errorf("golden op %s is implemented in the test but has no case", op)
 		}
 	}
-	golden.Check(t, goldenCoveragePath, goldenCoverageMarkdown(rows))
+	golden.Check(t, goldenCoveragePath, goldenCoverageMarkdown(rows)+golden16Coverage(t))
 }

@@ -8,10 +8,13 @@ import (
 )
 
 // RequiresGrad marks a leaf tensor as needing a gradient: operations on it
-// are recorded, and Backward accumulates into its Grad. It returns t.
+// are recorded, and Backward accumulates into its Grad, which has t's
+// dtype (a BFloat16 leaf's gradients are BFloat16, each accumulation
+// rounded, as in PyTorch). It returns t, and panics with an *Error for an
+// Int64 tensor.
 func (t *Tensor) RequiresGrad() *Tensor {
-	if t.DType() != Float32 {
-		panicf("RequiresGrad", "only float32 tensors can require gradients, got %s", t.DType())
+	if !t.DType().IsFloatingPoint() {
+		panicf("RequiresGrad", "only floating-point tensors (float32, bfloat16, float16) can require gradients, got %s", t.DType())
 	}
 	if t.node != nil && !t.node.IsLeaf() {
 		return t
@@ -220,6 +223,11 @@ func (s gradSink) accumulate(g *Tensor) {
 	if !slices.Equal(g.layout.Shape, s.shape) {
 		g = g.sumTo(s.shape)
 	}
+	if g.DType() != s.dt {
+		// a gradient in another float dtype: cast to the input's, as
+		// PyTorch's engine casts each gradient to its input's dtype
+		g = g.ToDType(s.dt)
+	}
 	a := currentArena()
 	if s.cell.buf == nil {
 		s.cell.buf = g
@@ -237,6 +245,9 @@ func (s gradSink) accumulate(g *Tensor) {
 func (t *Tensor) accumulateLeaf(g *Tensor) {
 	if !slices.Equal(g.layout.Shape, t.layout.Shape) {
 		g = g.sumTo(t.layout.Shape)
+	}
+	if g.DType() != t.DType() {
+		g = g.ToDType(t.DType()) // as for a non-leaf (gradSink.accumulate)
 	}
 	if !t.accumulating.CompareAndSwap(false, true) {
 		panicf("Backward", "two goroutines are accumulating into the gradient of the same leaf of shape %v at once; backpropagate into shared parameters from one goroutine at a time", t.layout.Shape)

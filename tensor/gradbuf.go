@@ -40,7 +40,7 @@ func FromHostFloat32s(data []float32, shape ...int) *Tensor {
 // into it until the next Backward overwrites it.
 //
 // SetGradBuffer panics if t is not a leaf that requires a gradient, or if
-// buf is not a Float32 tensor of t's shape on t's device, contiguous from
+// buf is not a tensor of t's dtype and shape on t's device, contiguous from
 // the start of its storage, that does not itself require a gradient.
 func (t *Tensor) SetGradBuffer(buf *Tensor, scale float32) {
 	if buf == nil {
@@ -50,8 +50,8 @@ func (t *Tensor) SetGradBuffer(buf *Tensor, scale float32) {
 	switch {
 	case !t.requiresGrad || !t.IsLeaf():
 		panicf("SetGradBuffer", "want a leaf that requires a gradient, got a tensor of shape %v (requires grad %v, leaf %v)", t.layout.Shape, t.requiresGrad, t.IsLeaf())
-	case buf.DType() != Float32 || !slices.Equal(buf.layout.Shape, t.layout.Shape) || buf.Device() != t.Device():
-		panicf("SetGradBuffer", "want a Float32 buffer of shape %v on %s, got %s of shape %v on %s", t.layout.Shape, t.Device(), buf.DType(), buf.layout.Shape, buf.Device())
+	case buf.DType() != t.DType() || !slices.Equal(buf.layout.Shape, t.layout.Shape) || buf.Device() != t.Device():
+		panicf("SetGradBuffer", "want a %s buffer of shape %v on %s, got %s of shape %v on %s", t.DType(), t.layout.Shape, t.Device(), buf.DType(), buf.layout.Shape, buf.Device())
 	case !buf.IsContiguous() || buf.layout.Offset != 0:
 		panicf("SetGradBuffer", "the buffer of shape %v must be contiguous from the start of its storage, got strides %v and offset %d", buf.layout.Shape, buf.layout.Strides, buf.layout.Offset)
 	case buf.requiresGrad:

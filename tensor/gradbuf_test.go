@@ -101,3 +101,34 @@ func TestSetGradBufferPanics(t *testing.T) {
 		}
 	}
 }
+
+// TestSetGradBuffer16 checks a gradient buffer of a bfloat16 or float16
+// leaf: it must have the leaf's dtype (a float32 one is refused), and with
+// scale 1 it holds the bits the leaf's own Grad would (each accumulation
+// rounded to the dtype).
+func TestSetGradBuffer16(t *testing.T) {
+	x := New([]float32{1, -2, 3, 0.5, 4, -1}, 2, 3)
+	for _, dt := range []DType{BFloat16, Float16} {
+		xd := x.ToDType(dt)
+		mk := func() *Tensor {
+			return New([]float32{0.3, -0.1, 0.2, 0.7, -0.5, 0.4}, 3, 2).ToDType(dt).RequiresGrad()
+		}
+		w, twin := mk(), mk()
+		if err := Catch(func() { w.SetGradBuffer(Zeros(3, 2), 1) }); err == nil || !strings.Contains(err.Error(), dt.String()) {
+			t.Fatalf("%s leaf, float32 buffer: %v, want an error naming %s", dt, err, dt)
+		}
+		buf := Zeros(3, 2).ToDType(dt)
+		w.SetGradBuffer(buf, 1)
+		step := func(p *Tensor) { xd.MatMul(p).Tanh().Sum().Backward() }
+		for i, what := range []string{"first backward", "accumulated"} {
+			step(w)
+			step(twin)
+			if w.Grad() != buf || w.Grad().DType() != dt {
+				t.Fatalf("%s, %s: Grad is not the buffer", dt, what)
+			}
+			if got, want := buf.Bits16(), twin.Grad().Bits16(); !slices.Equal(got, want) {
+				t.Fatalf("%s, %s (%d): buffer %#04x, Grad without one %#04x", dt, what, i, got, want)
+			}
+		}
+	}
+}

@@ -6,12 +6,13 @@ package tensor
 // silent fall-back to the slow path. The CUDA backend has the same list
 // in cuda/interfaces.go.
 var (
-	_ Backend        = cpuBackend{}
-	_ FusedAttention = cpuBackend{} // AttentionQKV
+	_ Backend         = cpuBackend{}
+	_ FusedAttention  = cpuBackend{} // AttentionQKV
+	_ Normer          = cpuBackend{} // GlobalNorm
+	_ uninitAllocator = cpuBackend{} // emptyOut
+	_ Backend16       = cpuBackend{} // 16-bit storages: To, Bits16, ToDType
 
 	_ AttentionRecomputer = cpuBackend{} // AttentionQKV
-	_ Normer              = cpuBackend{} // GlobalNorm
-	_ uninitAllocator     = cpuBackend{} // emptyOut
 
 	// the Llama family's fused layers (fused_llama.go)
 	_ RMSNormer        = cpuBackend{} // Tensor.RMSNorm

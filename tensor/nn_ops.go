@@ -22,6 +22,9 @@ func (t *Tensor) softmax(dim int, log bool) *Tensor {
 	if log {
 		name = "LogSoftmax"
 	}
+	if is16(t.DType()) {
+		return widened(t, func(x *Tensor) *Tensor { return x.softmax(dim, log) })
+	}
 	mustFloat(name, t)
 	if t.Dim() > 0 {
 		normDimOf(name, dim, t.layout.Shape)
@@ -59,8 +62,15 @@ func (t *Tensor) LogSoftmax(dim int) *Tensor { return t.softmax(dim, true) }
 
 // LayerNorm normalises over the last dimension (biased variance, like
 // torch.nn.functional.layer_norm with normalized_shape = [C]) and applies
-// the elementwise affine weight and bias, either of which may be nil.
+// the elementwise affine weight and bias, either of which may be nil. A
+// BFloat16 or Float16 input (or weight, or bias) is normalised in float32
+// and the result rounded once to the input's dtype.
 func (t *Tensor) LayerNorm(weight, bias *Tensor, eps float32) *Tensor {
+	if is16(t.DType()) || weight != nil && is16(weight.DType()) || bias != nil && is16(bias.DType()) {
+		// float32 inside, the result rounded once to the input's dtype
+		w, b := widenedOrNil(weight), widenedOrNil(bias)
+		return widened(t, func(x *Tensor) *Tensor { return x.LayerNorm(w, b, eps) })
+	}
 	mustFloat("LayerNorm", t)
 	if t.Dim() == 0 {
 		panicf("LayerNorm", "expected at least 1 dimension, got a 0-d tensor")
@@ -123,8 +133,9 @@ func storageOrNil(t *Tensor) Storage {
 
 // Dropout zeroes each element with probability p and scales the rest by
 // 1/(1−p) when training is set; otherwise it returns t. The mask comes from
-// the global generator (see DropoutWith). It panics if t is not Float32 or
-// p is outside [0, 1] (or NaN).
+// the global generator (see DropoutWith). It panics if t is not a float
+// tensor or p is outside [0, 1] (or NaN). A BFloat16 or Float16 t is
+// scaled by 1/(1−p) rounded to its dtype, as in PyTorch.
 func (t *Tensor) Dropout(p float32, training bool) *Tensor { return t.DropoutWith(p, training, nil) }
 
 // DropoutWith is Dropout with the mask drawn from gen (the global generator
@@ -132,7 +143,7 @@ func (t *Tensor) Dropout(p float32, training bool) *Tensor { return t.DropoutWit
 // draws one number from gen, the kernel's seed; on the CPU it draws one
 // number per element, all under one lock.
 func (t *Tensor) DropoutWith(p float32, training bool, gen *Generator) *Tensor {
-	mustFloat("Dropout", t)
+	mustFloating("Dropout", t)
 	if !(p >= 0 && p <= 1) { // NaN too
 		panicf("Dropout", "probability has to be between 0 and 1, but got %v", p)
 	}
@@ -158,7 +169,9 @@ func (t *Tensor) DropoutWith(p float32, training bool, gen *Generator) *Tensor {
 	}
 	g.mu.Unlock()
 	mask := newTensor(t.backend, t.backend.FromFloat32s(data), contiguousLayout(t.layout.Shape))
-	return t.Mul(mask)
+	// a 16-bit t is scaled by 1/(1−p) rounded to its dtype, as PyTorch's
+	// mask of t's dtype does
+	return t.Mul(mask.ToDType(t.DType()))
 }
 
 // IndexSelect returns the entries of t at the Int64 indices idx (1-D) along
@@ -244,6 +257,10 @@ func CrossEntropy(logits, targets *Tensor) *Tensor {
 // -1); the mean is over the remaining rows (NaN if none remain, as in
 // PyTorch).
 func CrossEntropyIgnore(logits, targets *Tensor, ignoreIndex int) *Tensor {
+	if is16(logits.DType()) {
+		// float32 inside (log-softmax and the mean), the loss rounded once
+		return widened(logits, func(x *Tensor) *Tensor { return CrossEntropyIgnore(x, targets, ignoreIndex) })
+	}
 	mustFloat("CrossEntropy", logits)
 	sameDevice("CrossEntropy", logits, targets)
 	if targets.DType() != Int64 {

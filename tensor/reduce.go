@@ -85,6 +85,9 @@ func (t *Tensor) finishReduce(op string, raw *Tensor, ds []int, keep bool, backw
 }
 
 func (t *Tensor) sum(dims []int, keep bool) *Tensor {
+	if is16(t.DType()) {
+		return widened(t, func(x *Tensor) *Tensor { return x.sum(dims, keep) })
+	}
 	mustFloat("Sum", t)
 	ds := t.reduceDims("Sum", dims)
 	return t.finishReduce("Sum", t.reduceRaw(ReduceSum, ds), ds, keep, func(g *Tensor) {
@@ -100,6 +103,9 @@ func (t *Tensor) Sum(dims ...int) *Tensor { return t.sum(dims, false) }
 func (t *Tensor) SumKeepDim(dims ...int) *Tensor { return t.sum(dims, true) }
 
 func (t *Tensor) mean(dims []int, keep bool) *Tensor {
+	if is16(t.DType()) {
+		return widened(t, func(x *Tensor) *Tensor { return x.mean(dims, keep) })
+	}
 	mustFloat("Mean", t)
 	ds := t.reduceDims("Mean", dims)
 	n := 1
@@ -121,6 +127,9 @@ func (t *Tensor) MeanKeepDim(dims ...int) *Tensor { return t.mean(dims, true) }
 // extreme implements Max and Min: the gradient is shared equally among the
 // elements equal to the extreme (PyTorch's amax/amin rule).
 func (t *Tensor) extreme(op ReduceOp, name string, dims []int, keep bool) *Tensor {
+	if is16(t.DType()) {
+		return widened(t, func(x *Tensor) *Tensor { return x.extreme(op, name, dims, keep) })
+	}
 	mustFloat(name, t)
 	ds := t.reduceDims(name, dims)
 	raw := t.reduceRaw(op, ds)
@@ -144,6 +153,9 @@ func (t *Tensor) Min(dims ...int) *Tensor { return t.extreme(ReduceMin, "Min", d
 func (t *Tensor) MinKeepDim(dims ...int) *Tensor { return t.extreme(ReduceMin, "Min", dims, true) }
 
 func (t *Tensor) argExtreme(op ReduceOp, name string, dim []int, keep bool) *Tensor {
+	if is16(t.DType()) {
+		return widened(t, func(x *Tensor) *Tensor { return x.argExtreme(op, name, dim, keep) })
+	}
 	mustFloat(name, t)
 	if len(dim) > 1 {
 		panicf(name, "expected at most one dim, got %v", dim)
@@ -172,6 +184,9 @@ func (t *Tensor) ArgMaxKeepDim(dim int) *Tensor {
 func (t *Tensor) ArgMin(dim ...int) *Tensor { return t.argExtreme(ReduceArgMin, "ArgMin", dim, false) }
 
 func (t *Tensor) variance(dims []int, keep bool) *Tensor {
+	if is16(t.DType()) {
+		return widened(t, func(x *Tensor) *Tensor { return x.variance(dims, keep) })
+	}
 	mustFloat("Var", t)
 	ds := t.reduceDims("Var", dims)
 	n := 1
@@ -190,6 +205,9 @@ func (t *Tensor) Var(dims ...int) *Tensor { return t.variance(dims, false) }
 func (t *Tensor) VarKeepDim(dims ...int) *Tensor { return t.variance(dims, true) }
 
 func (t *Tensor) logSumExp(dims []int, keep bool) *Tensor {
+	if is16(t.DType()) {
+		return widened(t, func(x *Tensor) *Tensor { return x.logSumExp(dims, keep) })
+	}
 	mustFloat("LogSumExp", t)
 	ds := t.reduceDims("LogSumExp", dims)
 	var raw *Tensor

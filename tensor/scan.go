@@ -26,6 +26,9 @@ func (t *Tensor) scanLast(op ScanOp, reverse bool) *Tensor {
 
 func (t *Tensor) cumulative(op ScanOp, dim int, backward func(g, x, y *Tensor) *Tensor) *Tensor {
 	name := op.String()
+	if is16(t.DType()) {
+		return widened(t, func(x *Tensor) *Tensor { return x.cumulative(op, dim, backward) })
+	}
 	mustFloat(name, t)
 	d := indexDim(name, t, dim)
 	checkAlloc(name, Float32, t.layout.Shape) // before moveToLast's copy
@@ -41,8 +44,8 @@ func (t *Tensor) cumulative(op ScanOp, dim int, backward func(g, x, y *Tensor) *
 // out[..., i, ...] = Σ_{j ≤ i} t[..., j, ...]. Each sum is accumulated in
 // float64 and rounded once, as PyTorch's CPU kernel does. The result is
 // contiguous; the gradient is the running sum of the output's gradient from
-// the end. Cumsum panics with an *Error if t is not Float32 or dim is out of
-// range.
+// the end. Cumsum panics with an *Error if t is not a float tensor or dim
+// is out of range.
 func (t *Tensor) Cumsum(dim int) *Tensor {
 	return t.cumulative(ScanSum, dim, func(g, _, _ *Tensor) *Tensor { return g.scanLast(ScanSum, true) })
 }

@@ -7,9 +7,13 @@ package tensor
 // above every number (last ascending, first descending), and -0 equals +0,
 // as in PyTorch. Both results are contiguous. The gradient flows back to
 // the place each value came from. Sort panics with an *Error if t is not
-// Float32 or dim is out of range.
+// a float tensor or dim is out of range.
 func (t *Tensor) Sort(dim int, descending bool) (values, indices *Tensor) {
 	const op = "Sort"
+	if dt := t.DType(); is16(dt) {
+		v, i := t.ToDType(Float32).Sort(dim, descending)
+		return rounded16(v, dt), i
+	}
 	mustFloat(op, t)
 	d := indexDim(op, t, dim)
 	checkAlloc(op, Float32, t.layout.Shape) // before moveToLast's copy
@@ -43,11 +47,11 @@ func (t *Tensor) Sort(dim int, descending bool) (values, indices *Tensor) {
 // agree. With sorted false the results come in the same sorted order
 // (PyTorch's order is then unspecified). Both results are contiguous; the
 // gradient flows back to the places the values came from. TopK panics with
-// an *Error if t is not Float32, dim is out of range or k is not in
+// an *Error if t is not a float tensor, dim is out of range or k is not in
 // [0, t.Size(dim)].
 func (t *Tensor) TopK(k, dim int, largest, sorted bool) (values, indices *Tensor) {
 	const op = "TopK"
-	mustFloat(op, t)
+	mustFloating(op, t)
 	d := indexDim(op, t, dim)
 	size := 1
 	if t.Dim() > 0 {

@@ -7,11 +7,11 @@ import (
 	"github.com/wickml/wick/autograd"
 )
 
-// Tensor is an n-dimensional array of Float32 or Int64 elements on a device,
-// viewed through a Layout over a Storage that views may share. Operations run
-// immediately; when an input requires a gradient (and recording is on) the
-// operation is recorded on the autograd tape so that Backward can
-// differentiate it.
+// Tensor is an n-dimensional array of Float32, Int64, BFloat16 or Float16
+// elements on a device, viewed through a Layout over a Storage that views
+// may share. Operations run immediately; when an input requires a gradient
+// (and recording is on) the operation is recorded on the autograd tape so
+// that Backward can differentiate it.
 //
 // Methods panic with an *Error when called with shapes, dtypes or
 // dimensions that cannot be right; see Catch.
@@ -160,14 +160,18 @@ func (t *Tensor) To(dev Device) *Tensor {
 		return t
 	}
 	b := mustBackend("To", dev)
-	if is16(t.DType()) {
-		panicf("To", "%s tensors are supported on the cpu only for now, got shape %v to move to %s", t.DType(), t.layout.Shape, dev)
-	}
 	checkAlloc("To", t.DType(), t.layout.Shape)
 	var s Storage
-	if t.DType() == Int64 {
+	switch {
+	case is16(t.DType()):
+		b16, ok := b.(Backend16)
+		if !ok {
+			panicf("To", "%s tensors are not supported on %s, got shape %v to move there", t.DType(), dev, t.layout.Shape)
+		}
+		s = b16.FromBits16(t.DType(), mustBackend16("To", t).Bits16(t.storage, t.layout))
+	case t.DType() == Int64:
 		s = b.FromInt64s(t.backend.Int64s(t.storage, t.layout))
-	} else {
+	default:
 		s = b.FromFloat32s(t.backend.Float32s(t.storage, t.layout))
 	}
 	out := newTensor(b, s, contiguousLayout(t.layout.Shape))
@@ -197,11 +201,12 @@ func mustFloat(op string, ts ...*Tensor) {
 }
 
 // mustFloating panics unless every tensor has a floating-point dtype
-// (Float32, BFloat16, Float16) and the 16-bit ones are on the CPU.
+// (Float32, BFloat16, Float16) and the 16-bit ones are on a backend that
+// holds them (Backend16: the CPU's and the CUDA backend's).
 func mustFloating(op string, ts ...*Tensor) {
 	for _, u := range ts {
-		if !u.DType().IsFloatingPoint() || is16(u.DType()) && u.Device() != CPU {
-			panicf(op, "expected a float32 tensor (or bfloat16, float16 on the cpu), got %s tensor of shape %v on %s", u.DType(), u.layout.Shape, u.Device())
+		if !u.DType().IsFloatingPoint() || is16(u.DType()) && !has16(u.backend) {
+			panicf(op, "expected a float32 tensor (or bfloat16, float16 on a device that holds them), got %s tensor of shape %v on %s", u.DType(), u.layout.Shape, u.Device())
 		}
 	}
 }

@@ -21,7 +21,7 @@ func weightDType(s string) (tensor.DType, error) {
 }
 
 // checkSampleDType refuses 16-bit weights where they cannot run yet: off
-// the CPU, and with a LoRA adapter (whose merge and delta are float32).
+// the CPU. (A LoRA adapter on 16-bit weights stays float32.)
 func checkSampleDType(o *options, dev tensor.Device) (tensor.DType, error) {
 	dt, err := weightDType(o.Dtype)
 	if err != nil || dt == tensor.Float32 {
@@ -29,9 +29,6 @@ func checkSampleDType(o *options, dev tensor.Device) (tensor.DType, error) {
 	}
 	if dev != tensor.CPU {
 		return 0, fmt.Errorf("--dtype=%s runs on the cpu only so far (got --device=%s); use --dtype=float32 or --device=cpu", o.Dtype, dev)
-	}
-	if o.Adapter != "" {
-		return 0, fmt.Errorf("--dtype=%s with --adapter is not supported yet; use --dtype=float32", o.Dtype)
 	}
 	return dt, nil
 }

@@ -66,8 +66,7 @@ func TestSampleDType(t *testing.T) {
 }
 
 // TestDTypeRefused checks the one-line refusals: training in bfloat16 (it
-// is for sampling and serving so far), an unknown dtype, and 16-bit
-// weights with a LoRA adapter.
+// is for sampling and serving so far) and an unknown dtype.
 func TestDTypeRefused(t *testing.T) {
 	tmp := t.TempDir()
 	for _, c := range []struct {
@@ -77,7 +76,6 @@ func TestDTypeRefused(t *testing.T) {
 		{tinyArgs(tmp, "--dtype=bfloat16"), "for train sample and serve so far"},
 		{tinyArgs(tmp, "--dtype=float16"), "--dtype=float16 is not supported for training yet"},
 		{[]string{"sample", "--out_dir=" + tmp, "--dtype=int8"}, "--dtype=int8 is not supported (want float32, bfloat16 or float16)"},
-		{[]string{"sample", "--init_from=" + tmp, "--adapter=" + tmp, "--dtype=bfloat16"}, "--dtype=bfloat16 with --adapter is not supported yet"},
 	} {
 		out, errOut, code := runCLI(t, c.args...)
 		if code == 0 || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {

@@ -559,7 +559,7 @@ func (o *options) validate() error {
 		}
 		o.Data, o.binDir = f, dir
 	}
-	if o.Dtype != "float32" {
+	if o.Dtype != "float32" && !o.loraOn16BitBase() {
 		return fmt.Errorf("--dtype=%s is not supported for training yet (bfloat16 and float16 are for train sample and serve so far); train with --dtype=float32", o.Dtype)
 	}
 	return o.validateSample()

@@ -79,6 +79,7 @@ type memoryNeed struct {
 	adapters     float64 // LoRA adapters' parameters
 	optimizer    float64 // gradients and AdamW's moments of the trained parameters
 	frozen       bool    // the weights do not train (LoRA)
+	weightsDType string  // the weights' dtype when not float32 (a 16-bit LoRA base)
 	checkpointed bool    // activations with --activation_checkpointing
 	split        bool
 }

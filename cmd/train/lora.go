@@ -38,6 +38,10 @@ type loraOptions struct {
 	LoRABase string `json:"lora_base,omitempty"`
 	// Adapter is train sample's --adapter (not a training option).
 	Adapter string `json:"-"`
+	// ckptUnread is set while a resumed run's flags are checked before its
+	// checkpoint is read: --dtype=bfloat16 may then belong to the
+	// checkpoint's LoRA run (checked again with its flags).
+	ckptUnread bool
 }
 
 // mergedDir is the folder of out_dir that --merge_lora writes.
@@ -49,11 +53,11 @@ func loraFlags(fs *flag.FlagSet, o *options, sample bool) flagGroup {
 		fs.StringVar(&o.Adapter, "adapter", o.Adapter, "a PEFT LoRA adapter to apply to --init_from's model: a folder with adapter_config.json and adapter_model.safetensors (as train --lora_rank writes into out_dir, or PEFT's save_pretrained), or one of those two files")
 		return flagGroup{"adapter", []string{"adapter"}}
 	}
-	fs.IntVar(&o.LoRARank, "lora_rank", o.LoRARank, "rank of LoRA adapters (PEFT's r): with --init_from, freeze the pretrained model and train adapters on the --lora_targets layers only; 0: train every weight")
+	fs.IntVar(&o.LoRARank, "lora_rank", o.LoRARank, "rank of LoRA adapters (PEFT's r): with --init_from, freeze the pretrained model and train adapters on the --lora_targets layers only (with --dtype=bfloat16 or float16 the frozen model stays in 16 bits on the cpu, the adapters in float32); 0: train every weight")
 	fs.Float64Var(&o.LoRAAlpha, "lora_alpha", o.LoRAAlpha, "LoRA scaling numerator: the adapters add (lora_alpha/lora_rank)·B·A to each weight")
 	fs.Float64Var(&o.LoRADropout, "lora_dropout", o.LoRADropout, "dropout on the adapters' inputs while training, in [0, 1)")
 	fs.StringVar(&o.LoRATargets, "lora_targets", o.LoRATargets, "comma-separated names of the Linear layers that get adapters, matched as PEFT's target_modules (a name or the end of a dotted name): q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj for Llama-family models, c_attn,c_proj,c_fc for GPT-2 (default: q_proj,v_proj; c_attn for GPT-2)")
-	fs.BoolVar(&o.MergeLoRA, "merge_lora", o.MergeLoRA, "with --lora_rank, also write the model with the adapters merged into its weights to out_dir/merged, in the Hugging Face layout (config.json, model.safetensors, the tokenizer files), at every checkpoint; Llama-family models")
+	fs.BoolVar(&o.MergeLoRA, "merge_lora", o.MergeLoRA, "with --lora_rank, also write the model with the adapters merged into its weights to out_dir/merged, in the Hugging Face layout (config.json, model.safetensors, the tokenizer files), at every checkpoint (Llama-family models in theirs, GPT-2 in GPT-2's)")
 	fs.BoolVar(&o.ActivationCheckpointing, "activation_checkpointing", o.ActivationCheckpointing, "recompute each block's activations in the backward pass instead of keeping them: less memory, one more forward pass per step, the same gradients")
 	return flagGroup{"fine-tuning (LoRA adapters, activation checkpointing)", []string{"lora_rank", "lora_alpha", "lora_dropout", "lora_targets", "merge_lora", "activation_checkpointing"}}
 }
@@ -106,8 +110,6 @@ func (o *options) validateLoRA(pretrained, llama, tied bool) error {
 		return fmt.Errorf("--lora_alpha=%v is out of range (want a positive number)", o.LoRAAlpha)
 	case o.LoRARank > 1<<16:
 		return fmt.Errorf("--lora_rank=%d is out of range (at most 65536)", o.LoRARank)
-	case o.MergeLoRA && !llama:
-		return errors.New("--merge_lora writes the Hugging Face layout of Llama-family models only; a GPT-2 adapter in out_dir loads in PEFT, or with train sample --adapter")
 	}
 	known, family := gpt2Linears, "GPT-2"
 	if llama {
@@ -127,6 +129,28 @@ func (o *options) validateLoRA(pretrained, llama, tied bool) error {
 		return fmt.Errorf("--lora_targets: %s match no layer of the %s model (its Linear layers: %s)", strings.Join(bad, ", "), family, strings.Join(known, ", "))
 	}
 	return nil
+}
+
+// loraOn16BitBase reports whether the run fine-tunes LoRA adapters on a
+// base model kept in 16 bits (--lora_rank with --dtype=bfloat16 or
+// float16): the frozen weights stay in --dtype, the adapters, activations
+// and gradients are float32. Full training in 16 bits is another matter
+// (validate refuses it).
+func (o *options) loraOn16BitBase() bool {
+	return (o.LoRARank > 0 || o.ckptUnread) && (o.Dtype == "bfloat16" || o.Dtype == "float16")
+}
+
+// loraBaseDType returns the dtype of the run's weights: --dtype's for a
+// LoRA run on a 16-bit base, else float32. It refuses a 16-bit base off
+// the cpu (16-bit tensors are the cpu's so far).
+func loraBaseDType(o *options, dev tensor.Device) (tensor.DType, error) {
+	if !o.loraOn16BitBase() {
+		return tensor.Float32, nil
+	}
+	if dev != tensor.CPU {
+		return 0, fmt.Errorf("--dtype=%s with --lora_rank runs on the cpu only so far (got --device=%s); use --dtype=float32 or --device=cpu", o.Dtype, dev)
+	}
+	return weightDType(o.Dtype)
 }
 
 // checkResumeLoRA refuses a resumed run whose adapter flags differ from
@@ -191,13 +215,15 @@ func (t *trainer) saveAdapter() error {
 	if !t.o.MergeLoRA {
 		return nil
 	}
-	llama, ok := t.model.(*nn.Llama)
+	// a Llama-family model in its layout, GPT-2 in GPT-2's (Conv1D
+	// weights transposed)
+	hub, ok := t.model.(interface{ SavePretrained(dir string) error })
 	if !ok {
-		return nil // refused by validateLoRA
+		return fmt.Errorf("--merge_lora: a %T has no Hugging Face layout", t.model)
 	}
 	dir := filepath.Join(t.o.OutDir, mergedDir)
 	t.lora.Merge()
-	err := llama.SavePretrained(dir)
+	err := hub.SavePretrained(dir)
 	t.lora.Unmerge()
 	if err != nil {
 		return fmt.Errorf("--merge_lora: %s", strings.TrimPrefix(err.Error(), "nn: "))

@@ -21,6 +21,8 @@ import (
 // trainShape is what the estimate needs of the model a run trains.
 type trainShape struct {
 	params       float64 // every parameter of the model (a tied head counted once)
+	weightBytes  float64 // bytes per weight: 4, or 2 for a 16-bit LoRA base
+	weightsDType string  // --dtype of a 16-bit LoRA base, else ""
 	adapters     float64 // the LoRA adapters' parameters, 0 without
 	layers       int
 	layerFloats  float64 // floats one block keeps per token for backward, with its adapters'
@@ -34,7 +36,7 @@ type trainShape struct {
 // gptShape returns the shape of training the GPT c with o's flags.
 func gptShape(c nn.GPTConfig, o *options) trainShape {
 	e := float64(c.NEmbd)
-	s := trainShape{params: float64(c.NumParams()), layers: c.NLayer, layerFloats: perToken(c, c.BlockSize),
+	s := trainShape{params: float64(c.NumParams()), weightBytes: weightBytes(o), weightsDType: weightsDType(o), layers: c.NLayer, layerFloats: perToken(c, c.BlockSize),
 		carry: e, outer: 4 * e, vocab: c.VocabSize, checkpointed: o.ActivationCheckpointing}
 	if o.LoRARank > 0 {
 		// c_attn C→3C, attn.c_proj and mlp.c_proj C→C and 4C→C, c_fc C→4C
@@ -63,14 +65,34 @@ func llamaShape(c nn.LlamaConfig, o *options) trainShape {
 	// cmd/benchlora on SmolLM2-135M's shape (docs/benchmarks.md): see the
 	// table there against this formula's 2.0 GiB at batch 4 × 512.
 	f := 4*h + 2 + 2*q + 2*kv + 3*m
-	s := trainShape{params: float64(c.NumParams()), layers: c.NumHiddenLayers, layerFloats: f, carry: h, outer: 3 * h,
-		vocab: c.VocabSize, checkpointed: o.ActivationCheckpointing, chunkedHead: c.HiddenSize}
+	s := trainShape{params: float64(c.NumParams()), weightBytes: weightBytes(o), weightsDType: weightsDType(o), layers: c.NumHiddenLayers, layerFloats: f, carry: h, outer: 3 * h,
+		vocab: c.VocabSize, checkpointed: o.ActivationCheckpointing}
+	if !o.loraOn16BitBase() {
+		s.chunkedHead = c.HiddenSize // nn.Llama.Loss's LinearCrossEntropy takes a float32 head only
+	}
 	if o.LoRARank > 0 {
 		dims := map[string][][2]float64{"q_proj": {{h, q}}, "k_proj": {{h, kv}}, "v_proj": {{h, kv}}, "o_proj": {{q, h}},
 			"gate_proj": {{h, m}}, "up_proj": {{h, m}}, "down_proj": {{m, h}}}
 		s.addAdapters(o, dims, true)
 	}
 	return s
+}
+
+// weightBytes returns the bytes of one weight of the run's model: 2 for a
+// LoRA run on a bfloat16 or float16 base, else 4.
+func weightBytes(o *options) float64 {
+	if o.loraOn16BitBase() {
+		return 2
+	}
+	return 4
+}
+
+// weightsDType returns --dtype for a LoRA run on a 16-bit base, else "".
+func weightsDType(o *options) string {
+	if o.loraOn16BitBase() {
+		return o.Dtype
+	}
+	return ""
 }
 
 // addAdapters adds the adapters of o's targets (in, out of each targeted
@@ -120,7 +142,7 @@ func (s trainShape) need(batch, block int) memoryNeed {
 		}
 	}
 	n := memoryNeed{
-		weights:      4 * s.params,
+		weights:      s.weightBytes * s.params,
 		adapters:     4 * s.adapters,
 		optimizer:    4 * 3 * trained, // gradients and AdamW's two moments
 		activations:  4 * bt * (act + s.outer),
@@ -128,6 +150,7 @@ func (s trainShape) need(batch, block int) memoryNeed {
 		what:         "training",
 		weightsName:  "weights",
 		frozen:       s.adapters > 0,
+		weightsDType: s.weightsDType,
 		checkpointed: s.checkpointed,
 		split:        true,
 	}
@@ -141,7 +164,10 @@ func (s trainShape) need(batch, block int) memoryNeed {
 func (m memoryNeed) line() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "memory: weights %s", formatBytes(m.weights))
-	if m.frozen {
+	switch {
+	case m.frozen && m.weightsDType != "":
+		fmt.Fprintf(&b, " (frozen, %s)", m.weightsDType)
+	case m.frozen:
 		b.WriteString(" (frozen)")
 	}
 	if m.adapters > 0 {

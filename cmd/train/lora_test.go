@@ -181,7 +181,8 @@ func TestLoRABadFlags(t *testing.T) {
 // TestLoRAGPT2 trains adapters on a pretrained GPT-2 (c_attn and c_fc,
 // dropout on, activation checkpointing): the base stays as it was, the
 // adapter loads in the library and samples through --adapter as the
-// checkpoint does; --merge_lora is refused for GPT-2 in one line.
+// checkpoint does; --merge_lora writes the merged model in GPT-2's hub
+// layout, which loads with the adapted model's logits.
 func TestLoRAGPT2(t *testing.T) {
 	tmp := t.TempDir()
 	hub := filepath.Join(tmp, "gpt2-tiny")
@@ -215,8 +216,47 @@ func TestLoRAGPT2(t *testing.T) {
 	if a == "" || a != b {
 		t.Errorf("sample from the checkpoint %q, with --adapter %q", a, b)
 	}
-	_, errOut, code := runCLI(t, ftArgs(hub, filepath.Join(tmp, "merge"), "--max_iters=1", "--lora_rank=2", "--merge_lora")...)
-	if code == 0 || !strings.Contains(errOut, "--merge_lora writes the Hugging Face layout of Llama-family models only") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
-		t.Errorf("--merge_lora on GPT-2: exit %d, stderr %q", code, errOut)
+	// --merge_lora: the merged model in GPT-2's hub layout loads with
+	// LoadPretrained and gives the adapted model's logits
+	merge := filepath.Join(tmp, "merge")
+	mustRun(t, ftArgs(hub, merge, "--max_iters=2", "--eval_interval=2", "--block_size=16", "--lora_rank=2",
+		"--lora_targets=c_attn,c_proj,c_fc", "--learning_rate=1e-2", "--merge_lora")...)
+	base, err = nn.LoadPretrained(hub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base.CropBlockSize(16)
+	if _, err := nn.LoadAdapter(merge, base); err != nil {
+		t.Fatal(err)
+	}
+	adapted = logits(base)
+	merged, err := nn.LoadPretrained(filepath.Join(merge, mergedDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if merged.Config != base.Config {
+		t.Fatalf("merged model's config %+v, the run's %+v", merged.Config, base.Config)
+	}
+	scale := 0.0
+	for _, v := range adapted {
+		scale = math.Max(scale, math.Abs(float64(v)))
+	}
+	got := logits(merged)
+	if slices.Equal(got, plain[:len(got)]) {
+		t.Fatal("the merged model has the base's logits")
+	}
+	for i, v := range got {
+		if d := math.Abs(float64(v - adapted[i])); d > 1e-5*scale {
+			t.Fatalf("merged logit %d is %v, base+adapter %v (largest logit %v)", i, v, adapted[i], scale)
+		}
+	}
+	for _, f := range []string{"vocab.json", "merges.txt"} {
+		if _, err := os.Stat(filepath.Join(merge, mergedDir, f)); err != nil {
+			t.Errorf("merged model: %v", err)
+		}
+	}
+	if a, b := mustRun(t, append([]string{"sample", "--init_from=" + filepath.Join(merge, mergedDir)}, gen...)...),
+		mustRun(t, append([]string{"sample", "--init_from=" + hub, "--adapter=" + merge}, gen...)...); a != b {
+		t.Errorf("sample from the merged model %q, with --adapter %q", a, b)
 	}
 }

@@ -42,9 +42,11 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var meta *ckptMeta
 	if o.Resume {
 		var err error
+		o.ckptUnread = true
 		if err := o.validate(); err != nil {
 			return err
 		}
+		o.ckptUnread = false
 		applyMaxMemory(o)
 		if !o.EvalOnly {
 			// not while another run trains there (and saves the checkpoint)
@@ -138,6 +140,10 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	baseDT, err := loraBaseDType(o, dev)
+	if err != nil {
+		return err
+	}
 	if comm != nil {
 		if err := announce(comm, dev, stdout); err != nil {
 			return err
@@ -198,7 +204,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var model nn.CausalLM
 	switch {
 	case pre != nil:
-		if model, err = stoppable(ctx, "reading --init_from stopped", func() (nn.CausalLM, error) { return loadPretrainedModel(pre, tensor.Float32) }); err != nil {
+		if model, err = stoppable(ctx, "reading --init_from stopped", func() (nn.CausalLM, error) { return loadPretrainedModel(pre, baseDT) }); err != nil {
 			return err
 		}
 	case llama != nil:
@@ -223,6 +229,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		path := ckptPath(o.OutDir)
 		if err := loadModelState(path, model, sd); err != nil {
 			return err
+		}
+		if baseDT != tensor.Float32 {
+			nn.ToDType(model, baseDT) // the checkpoint holds the 16-bit base widened: rounded back exactly
 		}
 		if err := loadAdapterState(path, lora, sd); err != nil {
 			return err

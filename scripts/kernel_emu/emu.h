@@ -37,6 +37,8 @@ inline uint2 make_uint2(unsigned a, unsigned b) { return {a, b}; }
 #define __forceinline__ inline
 #define __shared__ static
 inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
+inline float __uint_as_float(unsigned i) { float f; memcpy(&f, &i, 4); return f; }
+inline unsigned __float_as_uint(float f) { unsigned i; memcpy(&i, &f, 4); return i; }
 inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }
 // One OS thread runs every fiber, so atomics need no lock; their order is
 // the order the fibers run in (random with a seed: see the top).

@@ -119,6 +119,75 @@ int main(int argc, char** argv) {
             else
                 launch(G(2), B1, [&] { wick_compare_i64(out.data(), r.a[0].i.data() + la.off, r.a[1].i.data() + lb.off, la.n, op, la.nd, S6(sh), S6(sa), S6(sb)); });
             cmp(name, out, r.a[2].f);
+        } else if (r.kind == "cast16") {
+            // every pattern to float32 and float32 to 16 bits, bit for bit
+            bool bf = v[0] == 0;
+            const auto& all = r.a[0].i;
+            size_t n = all.size(), m = r.a[2].f.size();
+            std::vector<unsigned short> h(n), back(m);
+            for (size_t k = 0; k < n; ++k) h[k] = (unsigned short)all[k];
+            std::vector<float> wide(n);
+            Lay l{}; l.nd = 1; l.shape[0] = (i64)n; l.st[0] = 1; auto sh = pshape(l); auto st = pst(l);
+            if (bf) launch(G(3), B1, [&] { wick_cast_bf16_f32(wide.data(), (const wick_bf16*)h.data(), (i64)n, 1, S6(sh), S6(st), S6(st)); });
+            else launch(G(3), B1, [&] { wick_cast_f16_f32(wide.data(), (const wick_f16*)h.data(), (i64)n, 1, S6(sh), S6(st), S6(st)); });
+            checks++;
+            int bad = 0;
+            for (size_t k = 0; k < n; ++k) {
+                unsigned a, b;
+                memcpy(&a, &wide[k], 4);
+                memcpy(&b, &r.a[1].f[k], 4);
+                if (a != b && bad++ < 3) printf("  %s: pattern %#06zx: emu %#010x, cpu %#010x\n", name.c_str(), k, a, b);
+            }
+            Lay lm{}; lm.nd = 1; lm.shape[0] = (i64)m; lm.st[0] = 1; auto shm = pshape(lm); auto stm = pst(lm);
+            if (bf) launch(G(3), B1, [&] { wick_cast_f32_bf16((wick_bf16*)back.data(), r.a[2].f.data(), (i64)m, 1, S6(shm), S6(stm), S6(stm)); });
+            else launch(G(3), B1, [&] { wick_cast_f32_f16((wick_f16*)back.data(), r.a[2].f.data(), (i64)m, 1, S6(shm), S6(stm), S6(stm)); });
+            for (size_t k = 0; k < m; ++k)
+                if (back[k] != (unsigned short)r.a[3].i[k] && bad++ < 6)
+                    printf("  %s: float32 %.9g: emu %#06x, cpu %#06x\n", name.c_str(), r.a[2].f[k], back[k], (unsigned)r.a[3].i[k]);
+            if (bad) { printf("FAIL %s: %d casts differ\n", name.c_str(), bad); failures++; }
+        } else if (r.kind == "unary16" || r.kind == "binary16") {
+            // 16-bit views: inputs given as their float32 values, results
+            // within one unit in the last place of the CPU's (both round
+            // a float32 result once; the float32 results may differ in
+            // their last bits)
+            bool bf = v[0] == 0;
+            double ulp = bf ? 0x1p-7 : 0x1p-10;
+            auto to16 = [&](const std::vector<float>& f) {
+                std::vector<unsigned short> h(f.size());
+                for (size_t k = 0; k < f.size(); ++k) h[k] = bf ? wick_f32_to_bf16(f[k]) : wick_f32_to_f16(f[k]);
+                return h;
+            };
+            auto wide = [&](const std::vector<unsigned short>& h) {
+                std::vector<float> f(h.size());
+                for (size_t k = 0; k < h.size(); ++k) f[k] = bf ? wick_bf16_to_f32(h[k]) : wick_f16_to_f32(h[k]);
+                return f;
+            };
+            if (r.kind == "unary16") {
+                size_t p = 2; int op = (int)v[1]; Lay l = lay(v, p);
+                float A = r.a[0].f[0], Bp = r.a[0].f[1];
+                auto src = to16(r.a[1].f);
+                std::vector<unsigned short> out(l.n, 0xFFFF);
+                auto sh = pshape(l); auto st = pst(l);
+                if (bf) launch(G(2), B1, [&] { wick_unary_bf16((wick_bf16*)out.data(), (const wick_bf16*)src.data() + l.off, l.n, op, A, Bp, l.nd, S6(sh), S6(st)); });
+                else launch(G(2), B1, [&] { wick_unary_f16((wick_f16*)out.data(), (const wick_f16*)src.data() + l.off, l.n, op, A, Bp, l.nd, S6(sh), S6(st)); });
+                cmp(name, wide(out), r.a[2].f, ulp, 1e-7);
+            } else {
+                size_t p = 3; int op = (int)v[1]; Lay la = lay(v, p), lb = lay(v, p);
+                auto a = to16(r.a[0].f), b = to16(r.a[1].f);
+                auto sh = pshape(la); auto sa = pst(la), sb = pst(lb);
+                bool cmpOp = v[2] != 0;
+                if (cmpOp) {
+                    std::vector<float> out(la.n, NAN);
+                    if (bf) launch(G(2), B1, [&] { wick_compare_bf16(out.data(), (const wick_bf16*)a.data() + la.off, (const wick_bf16*)b.data() + lb.off, la.n, op, la.nd, S6(sh), S6(sa), S6(sb)); });
+                    else launch(G(2), B1, [&] { wick_compare_f16(out.data(), (const wick_f16*)a.data() + la.off, (const wick_f16*)b.data() + lb.off, la.n, op, la.nd, S6(sh), S6(sa), S6(sb)); });
+                    cmp(name, out, r.a[2].f, 0, 0);
+                } else {
+                    std::vector<unsigned short> out(la.n, 0xFFFF);
+                    if (bf) launch(G(2), B1, [&] { wick_binary_bf16((wick_bf16*)out.data(), (const wick_bf16*)a.data() + la.off, (const wick_bf16*)b.data() + lb.off, la.n, op, la.nd, S6(sh), S6(sa), S6(sb)); });
+                    else launch(G(2), B1, [&] { wick_binary_f16((wick_f16*)out.data(), (const wick_f16*)a.data() + la.off, (const wick_f16*)b.data() + lb.off, la.n, op, la.nd, S6(sh), S6(sa), S6(sb)); });
+                    cmp(name, wide(out), r.a[2].f, ulp, 1e-7);
+                }
+            }
         } else if (r.kind == "where") {
             size_t p = 0; Lay lc = lay(v, p), la = lay(v, p), lb = lay(v, p);
             std::vector<float> out(lc.n, NAN);

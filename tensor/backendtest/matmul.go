@@ -136,3 +136,65 @@ func testMatMul(t testing.TB, b tensor.Backend) {
 		checkBound(t, name, read(b, dst), want, allowed)
 	}
 }
+
+// testMatMul16 multiplies bfloat16 and float16 operands (the suite's
+// layouts: MatMulCases) on a backend that holds them: two operands of one
+// 16-bit dtype into a dst of that dtype, and a 16-bit operand times a
+// float32 one into a float32 dst (the CPU backend's mixed product). The
+// reference is the float64 product of the 16-bit values; a product may sum
+// in float32 (γ_k·Σ|a||b|) and round once to dst's dtype (its unit
+// roundoff, and half its smallest subnormal).
+func testMatMul16(t testing.TB, b tensor.Backend) {
+	b16 := backend16(t, b)
+	if b16 == nil {
+		return
+	}
+	r := NewRand(t)
+	for _, dt := range halfDTypes {
+		from, to := halfConv(dt)
+		round := func(x []float32) ([]uint16, []float32) {
+			h, f := make([]uint16, len(x)), make([]float32, len(x))
+			for i, v := range x {
+				h[i] = from(v)
+				f[i] = to(h[i])
+			}
+			return h, f
+		}
+		for ci, cs := range MatMulCases(r) {
+			mixed := ci%3 == 2 // every third case: b float32
+			name := fmt.Sprintf("MatMul %s×%s %v", dt, dt, cs)
+			ha, xa := round(randn(r, cs.ASize))
+			hb, xb := round(randn(r, cs.BSize))
+			sb := b16.FromBits16(dt, hb)
+			outDT := dt
+			if mixed {
+				name = fmt.Sprintf("MatMul %s×float32 %v", dt, cs)
+				xb = randn(r, cs.BSize)
+				sb = b.FromFloat32s(xb)
+				outDT = tensor.Float32
+			}
+			nb := numel(cs.Batch)
+			n := nb * cs.M * cs.N
+			dst := b.Alloc(outDT, n)
+			b.Fill(dst, whole(n), math.NaN())
+			b.MatMul(dst, b16.FromBits16(dt, ha), cs.A, sb, cs.B)
+			want, allowed := matMulRef(gatherView(xa, cs.A), gatherView(xb, cs.B), nb, cs.M, cs.K, cs.N)
+			if outDT != tensor.Float32 {
+				ur, tiny := unitRoundoff(dt)
+				for i, w := range want {
+					allowed[i] += ur*math.Abs(w) + tiny
+				}
+			}
+			checkBound(t, name, read(b, dst), want, allowed)
+		}
+	}
+}
+
+// unitRoundoff returns the unit roundoff of a 16-bit float dtype and half
+// its smallest subnormal (the absolute error of rounding a tiny value).
+func unitRoundoff(dt tensor.DType) (u, tiny float64) {
+	if dt == tensor.BFloat16 {
+		return 0x1p-8, 0x1p-134
+	}
+	return 0x1p-11, 0x1p-25
+}

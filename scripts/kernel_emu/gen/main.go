@@ -132,6 +132,7 @@ func main() {
 	c, _ = tensor.BackendFor(tensor.CPU)
 	writeCases()
 	writeLlamaCases()
+	writeHalfCases()
 	if err := w.Flush(); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
@@ -520,5 +521,93 @@ func writeCases() {
 			}
 		}
 		rec("random", "philox", []int64{int64(n), int64(seed), int64(offset)}, F(u), F(z), F(m))
+	}
+}
+
+// writeHalfCases writes the cases of the bfloat16 and float16 kernels: the
+// casts (every bit pattern to float32; float32 values, ties and specials
+// to 16 bits), and the unary and binary ops on strided 16-bit views, with
+// the CPU backend's results (16-bit inputs and outputs are written as
+// their exact float32 values).
+func writeHalfCases() {
+	c16 := c.(tensor.Backend16)
+	for code, dt := range []tensor.DType{tensor.BFloat16, tensor.Float16} {
+		from, to := tensor.BF16FromFloat32, tensor.BF16ToFloat32
+		if dt == tensor.Float16 {
+			from, to = tensor.F16FromFloat32, tensor.F16ToFloat32
+		}
+		all := make([]int64, 1<<16)
+		wide := make([]float32, 1<<16)
+		for i := range all {
+			all[i] = int64(i)
+			wide[i] = to(uint16(i))
+		}
+		var xs []float32
+		for range 3000 {
+			h := uint16(r.Uint32())
+			lo, hi := to(h), to(h+1)
+			xs = append(xs, float32((float64(lo)+float64(hi))/2), math.Float32frombits(r.Uint32()))
+		}
+		xs = append(xs, 0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)),
+			math.Float32frombits(0x7FC00001), math.Float32frombits(0xFF800001), 65519.996, 65520, 0x1p-149, 0x1p-25, 0x1.8p-25, 3.3961775e38)
+		bits := make([]int64, len(xs))
+		for i, x := range xs {
+			bits[i] = int64(from(x))
+		}
+		rec("cast16", dt.String(), []int64{int64(code)}, I(all), F(wide), F(xs), I(bits))
+
+		round := func(x []float32) (tensor.Storage, []float32) {
+			h := make([]uint16, len(x))
+			f := make([]float32, len(x))
+			for i, v := range x {
+				h[i] = from(v)
+				f[i] = to(h[i])
+			}
+			return c16.FromBits16(dt, h), f
+		}
+		for op := tensor.OpNeg; op <= tensor.OpSquare; op++ {
+			sh := shape()
+			l, n := view(sh, r.IntN(2) == 0)
+			x := randn(n, 2)
+			if op == tensor.OpLog || op == tensor.OpSqrt || op == tensor.OpRsqrt || op == tensor.OpPowScalar {
+				for i := range x {
+					x[i] = float32(math.Abs(float64(x[i]))) + 0.01
+				}
+			}
+			p := tensor.UnaryParams{A: 1.5, B: 2}
+			if op == tensor.OpClamp {
+				p.A = -0.5
+			}
+			src, xr := round(x)
+			dst := c.Alloc(dt, numel(sh))
+			c.Unary(op, p, dst, src, l)
+			rec("unary16", op.String(), append([]int64{int64(code), int64(op)}, layoutInts(l)...), F([]float32{p.A, p.B}), F(xr), F(c.Float32s(dst, whole(numel(sh)))))
+		}
+		for _, op := range tensor.BinaryOps() {
+			sh := shape()
+			la, na := view(sh, true)
+			lb, nb := view(sh, true)
+			a, b := randn(na, 2), randn(nb, 2)
+			if op == tensor.OpPow {
+				for i := range a {
+					a[i] = float32(math.Abs(float64(a[i]))) + 0.1
+				}
+			}
+			sa, ar := round(a)
+			sb, br := round(b)
+			out := dt
+			if op.IsComparison() {
+				out = tensor.Float32
+			}
+			dst := c.Alloc(out, numel(sh))
+			c.Binary(op, dst, sa, la, sb, lb)
+			isCmp := int64(0)
+			if op.IsComparison() {
+				isCmp = 1
+			}
+			ints := append([]int64{int64(code), int64(op), isCmp}, layoutInts(la)...)
+			ints = append(ints, layoutInts(lb)...)
+			rec("binary16", op.String(), ints, F(ar), F(br), F(c.Float32s(dst, whole(numel(sh)))))
+		}
 	}
 }
