@@ -280,10 +280,26 @@ func (m *Llama) ForwardLoss(idx, targets *tensor.Tensor) (logits, loss *tensor.T
 }
 
 // Loss returns the mean cross-entropy of the logits of idx [B, T] against
-// targets [B, T], ignoring targets equal to -1.
+// targets [B, T], ignoring targets equal to -1. With a plain float32 head
+// (no bias, no unmerged LoRA adapter on lm_head) the head and the loss are
+// one tensor.LinearCrossEntropy, which never holds the logits [B·T,
+// VocabSize] whole: a training step keeps none of them for backward.
 func (m *Llama) Loss(idx, targets *tensor.Tensor) *tensor.Tensor {
-	_, loss := m.ForwardLoss(idx, targets)
-	return loss
+	head := m.LMHead
+	if head.Bias != nil || head.lora != nil && !head.lora.merged || head.Weight.DType() != tensor.Float32 {
+		_, loss := m.ForwardLoss(idx, targets)
+		return loss
+	}
+	checkTokens("Llama.Loss", idx)
+	h := tensor.Scope(func() *tensor.Tensor { return m.hidden(idx, nil) })
+	if h.DType() != tensor.Float32 {
+		logits := head.Forward(h)
+		return tensor.CrossEntropyIgnore(logits.Reshape(-1, logits.Size(-1)), targets.Reshape(-1), -1)
+	}
+	if idx.Dim() != 2 || !slices.Equal(targets.Shape(), idx.Shape()) {
+		panic(&tensor.Error{Pkg: "nn", Op: "Llama.Loss", Msg: fmt.Sprintf("targets of shape %v do not match the tokens' %v", targets.Shape(), idx.Shape())})
+	}
+	return tensor.LinearCrossEntropy(h.Reshape(-1, h.Size(-1)), head.Weight, targets.Reshape(-1), -1)
 }
 
 // ModelType returns Config.ModelType.

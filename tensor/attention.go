@@ -31,15 +31,39 @@ func AttentionQKV(qkv *Tensor, nHead int, causal bool) *Tensor {
 	x := qkv.dense()
 	hs := c / nHead
 	y := emptyOut("AttentionQKV", qkv.backend, Float32, []int{b, t, c})
-	probs := emptyOut("AttentionQKV", qkv.backend, Float32, []int{b, nHead, t, t})
-	fb.Attention(y.storage, probs.storage, x.storage, b, t, nHead, hs, causal)
+	var probs *Tensor // kept unless the backward pass recomputes them
+	rb, recompute := qkv.backend.(AttentionRecomputer)
+	if recompute {
+		rb.AttentionNoWeights(y.storage, x.storage, b, t, nHead, hs, causal)
+	} else {
+		probs = emptyOut("AttentionQKV", qkv.backend, Float32, []int{b, nHead, t, t})
+		fb.Attention(y.storage, probs.storage, x.storage, b, t, nHead, hs, causal)
+	}
+	be := qkv.backend // the closure keeps x (and probs), not qkv
 	record("AttentionQKV", y, []*Tensor{x}, func(g *Tensor) {
 		g = g.dense()
-		dx := emptyOut("AttentionQKV", qkv.backend, Float32, x.layout.Shape)
-		fb.AttentionGrad(dx.storage, g.storage, probs.storage, x.storage, b, t, nHead, hs, causal)
+		dx := emptyOut("AttentionQKV", be, Float32, x.layout.Shape)
+		if recompute {
+			rb.AttentionGradRecompute(dx.storage, g.storage, x.storage, b, t, nHead, hs, causal)
+		} else {
+			fb.AttentionGrad(dx.storage, g.storage, probs.storage, x.storage, b, t, nHead, hs, causal)
+		}
 		x.accumulate(dx)
 	})
 	return y
+}
+
+// AttentionRecomputer is an optional extension of FusedAttention, checked
+// by AttentionQKV: attention that keeps no probabilities [B, nh, T, T]
+// between the passes. The backward pass recomputes them from qkv with the
+// forward pass's own code, so the gradient is bit for bit AttentionGrad's
+// given the saved probabilities; the price is the scores' product and the
+// softmax once more per head. The CPU backend implements it.
+type AttentionRecomputer interface {
+	// AttentionNoWeights writes y as Attention does, without p.
+	AttentionNoWeights(y, qkv Storage, b, t, nh, hs int, causal bool)
+	// AttentionGradRecompute is AttentionGrad with p recomputed.
+	AttentionGradRecompute(dqkv, dy, qkv Storage, b, t, nh, hs int, causal bool)
 }
 
 // attentionComposed is AttentionQKV from the primitive ops: the

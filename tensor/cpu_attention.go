@@ -42,30 +42,44 @@ import (
 // still comes out NaN.
 
 func (cpuBackend) Attention(y, p, qkv Storage, b, t, nh, hs int, causal bool) {
-	ys, ps, xs := fs(y), fs(p), fs(qkv)
+	attention(fs(y), fs(p), fs(qkv), b, t, nh, hs, causal)
+}
+
+// AttentionNoWeights is Attention keeping no weights: each task computes
+// its head's into a buffer of its own (AttentionRecomputer).
+func (cpuBackend) AttentionNoWeights(y, qkv Storage, b, t, nh, hs int, causal bool) {
+	attention(fs(y), nil, fs(qkv), b, t, nh, hs, causal)
+}
+
+// AttentionGradRecompute is AttentionGrad with each head's weights
+// recomputed by attentionWeights, the forward pass's code
+// (AttentionRecomputer).
+func (cpuBackend) AttentionGradRecompute(dqkv, dy, qkv Storage, b, t, nh, hs int, causal bool) {
+	attentionGrad(fs(dqkv), fs(dy), nil, fs(qkv), b, t, nh, hs, causal)
+}
+
+// attention is Attention on the buffers, the weights into ps or, with ps
+// nil, into a buffer of each task's own.
+func attention(ys, ps, xs []float32, b, t, nh, hs int, causal bool) {
 	c := nh * hs
-	scale := attentionScale(hs)
 	parallel.For(b*nh, 1, func(lo, hi int) {
+		var own []float32
+		if ps == nil {
+			own = make([]float32, t*t)
+		}
 		for task := lo; task < hi; task++ {
 			bi, h := task/nh, task%nh
 			base := bi*t*3*c + h*hs
 			q, k, v := xs[base:], xs[base+c:], xs[base+2*c:]
-			pr := ps[task*t*t : (task+1)*t*t]
+			pr := own
+			if ps != nil {
+				pr = ps[task*t*t : (task+1)*t*t]
+			}
 			yh := ys[bi*t*c+h*hs:]
+			attentionWeights(pr, q, k, t, c, hs, causal)
 			if !causal {
-				blas.Sgemm(false, true, t, t, hs, q, 3*c, k, 3*c, pr, t, false, 1)
-				for i := range t {
-					kernels.SoftmaxScaled(pr[i*t:(i+1)*t], scale)
-				}
 				blas.Sgemm(false, false, t, hs, t, pr, t, v, 3*c, yh, c, false, 1)
 				continue
-			}
-			// the keys [j0, j1) are seen by the queries [j0, T)
-			for j0, j1 := range causalBlocks(t) {
-				blas.Sgemm(false, true, t-j0, j1-j0, hs, q[j0*3*c:], 3*c, k[j0*3*c:], 3*c, pr[j0*t+j0:], t, false, 1)
-			}
-			for i := range t {
-				softmaxCausalRow(pr[i*t:(i+1)*t], i+1, scale)
 			}
 			// the rows [i0, i1) of P are zero from the column i1 on
 			for i0, i1 := range causalBlocks(t) {
@@ -73,6 +87,28 @@ func (cpuBackend) Attention(y, p, qkv Storage, b, t, nh, hs int, causal bool) {
 			}
 		}
 	})
+}
+
+// attentionWeights writes the weights pr [T, T] of one head whose queries
+// and keys are q and k (rows 3C apart): S = Q·Kᵀ·scale, the softmax of
+// each row (causal: over the keys j ≤ i, zero after). Every element of pr
+// is written, whatever it held.
+func attentionWeights(pr, q, k []float32, t, c, hs int, causal bool) {
+	scale := attentionScale(hs)
+	if !causal {
+		blas.Sgemm(false, true, t, t, hs, q, 3*c, k, 3*c, pr, t, false, 1)
+		for i := range t {
+			kernels.SoftmaxScaled(pr[i*t:(i+1)*t], scale)
+		}
+		return
+	}
+	// the keys [j0, j1) are seen by the queries [j0, T)
+	for j0, j1 := range causalBlocks(t) {
+		blas.Sgemm(false, true, t-j0, j1-j0, hs, q[j0*3*c:], 3*c, k[j0*3*c:], 3*c, pr[j0*t+j0:], t, false, 1)
+	}
+	for i := range t {
+		softmaxCausalRow(pr[i*t:(i+1)*t], i+1, scale)
+	}
 }
 
 // causalBlocks yields the blocks [i0, i1) into which causal attention cuts
@@ -119,18 +155,32 @@ func causalBlockRows(t int) int {
 var causalBlockTest int
 
 func (cpuBackend) AttentionGrad(dqkv, dy, p, qkv Storage, b, t, nh, hs int, causal bool) {
-	ds, gs, ps, xs := fs(dqkv), fs(dy), fs(p), fs(qkv)
+	attentionGrad(fs(dqkv), fs(dy), fs(p), fs(qkv), b, t, nh, hs, causal)
+}
+
+// attentionGrad is AttentionGrad on the buffers, the weights read from ps
+// or, with ps nil, recomputed head by head (attentionWeights).
+func attentionGrad(ds, gs, ps, xs []float32, b, t, nh, hs int, causal bool) {
 	c := nh * hs
 	scale := attentionScale(hs)
 	parallel.For(b*nh, 1, func(lo, hi int) {
 		dp := make([]float32, t*t)
+		var own []float32
+		if ps == nil {
+			own = make([]float32, t*t)
+		}
 		for task := lo; task < hi; task++ {
 			bi, h := task/nh, task%nh
 			base := bi*t*3*c + h*hs
 			q, k, v := xs[base:], xs[base+c:], xs[base+2*c:]
 			dq, dk, dv := ds[base:], ds[base+c:], ds[base+2*c:]
 			g := gs[bi*t*c+h*hs:]
-			pr := ps[task*t*t : (task+1)*t*t]
+			pr := own
+			if ps != nil {
+				pr = ps[task*t*t : (task+1)*t*t]
+			} else {
+				attentionWeights(pr, q, k, t, c, hs, causal)
+			}
 			if !causal {
 				blas.Sgemm(true, false, t, hs, t, pr, t, g, c, dv, 3*c, false, 1)
 				blas.Sgemm(false, true, t, t, hs, g, c, v, 3*c, dp, t, false, 1)

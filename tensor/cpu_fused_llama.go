@@ -180,6 +180,34 @@ func (cb cpuBackend) GroupedAttention(y, p, q, k Storage, kl Layout, v Storage, 
 	cb.MatMul(y, p, pl, v, vl)
 }
 
+// GroupedAttentionNoWeights is GroupedAttention keeping no weights: for
+// T > 1 each task computes its head's weights into a buffer of its own;
+// for T = 1 they go through a pooled temporary.
+func (cb cpuBackend) GroupedAttentionNoWeights(y, q, k Storage, kl Layout, v Storage, vl Layout, b, h, hkv, t, s, d, offset int) {
+	if t > 1 {
+		gqaCausal(fs(y), nil, fs(q), fs(k), kl, fs(v), vl, b, h, hkv, t, s, d, offset)
+		return
+	}
+	p := pooledF32(b*h*t*s, false)
+	defer p.Release()
+	cb.GroupedAttention(y, p, q, k, kl, v, vl, b, h, hkv, t, s, d, offset)
+}
+
+// GroupedAttentionGradRecompute is GroupedAttentionGrad with the weights
+// recomputed by GroupedAttention's own code: for T > 1 head by head in
+// each task, for T = 1 into a pooled temporary.
+func (cb cpuBackend) GroupedAttentionGradRecompute(dq, dk, dv, dy, q, k Storage, kl Layout, v Storage, vl Layout, b, h, hkv, t, s, d, offset int) {
+	if t > 1 {
+		gqaCausalGrad(optF(dq), optF(dk), optF(dv), fs(dy), nil, fs(q), fs(k), kl, fs(v), vl, b, h, hkv, t, s, d, offset)
+		return
+	}
+	p, y := pooledF32(b*h*t*s, false), pooledF32(b*h*t*d, false)
+	defer p.Release()
+	defer y.Release()
+	cb.GroupedAttention(y, p, q, k, kl, v, vl, b, h, hkv, t, s, d, offset)
+	cb.GroupedAttentionGrad(dq, dk, dv, dy, p, q, k, kl, v, vl, b, h, hkv, t, s, d, offset)
+}
+
 func (cb cpuBackend) GroupedAttentionGrad(dq, dk, dv, dy, p, q, k Storage, kl Layout, v Storage, vl Layout, b, h, hkv, t, s, d, offset int) {
 	if t > 1 {
 		gqaCausalGrad(optF(dq), optF(dk), optF(dv), fs(dy), fs(p), fs(q), fs(k), kl, fs(v), vl, b, h, hkv, t, s, d, offset)
@@ -217,25 +245,24 @@ func (cb cpuBackend) GroupedAttentionGrad(dq, dk, dv, dy, p, q, k Storage, kl La
 // offset cached keys and keys offset … offset+i; the T new keys are cut
 // into causalBlocks, the columns [offset+j0, offset+j1) of S computed over
 // the rows [j0, T) only, and the rows [i0, i1) of Y summed over the depth
-// [0, offset+i1) only.
+// [0, offset+i1) only. With ps nil each task computes its weights into a
+// buffer of its own and keeps none.
 func gqaCausal(ys, ps, qs, ks []float32, kl Layout, vs []float32, vl Layout, b, h, hkv, t, s, d, offset int) {
 	g := h / hkv
-	scale := attentionScale(d)
 	parallel.For(b*h, 1, func(lo, hi int) {
+		var own []float32
+		if ps == nil {
+			own = make([]float32, t*s)
+		}
 		for task := lo; task < hi; task++ {
 			kv := task/h*hkv + task%h/g
 			q, y := qs[task*t*d:], ys[task*t*d:]
 			k, v := ks[kl.Offset+kv*kl.Strides[0]:], vs[vl.Offset+kv*vl.Strides[0]:]
-			pr := ps[task*t*s : (task+1)*t*s]
-			if offset > 0 {
-				blas.Sgemm(false, true, t, offset, d, q, d, k, kl.Strides[1], pr, s, false, 1)
+			pr := own
+			if ps != nil {
+				pr = ps[task*t*s : (task+1)*t*s]
 			}
-			for j0, j1 := range causalBlocks(t) {
-				blas.Sgemm(false, true, t-j0, j1-j0, d, q[j0*d:], d, k[(offset+j0)*kl.Strides[1]:], kl.Strides[1], pr[j0*s+offset+j0:], s, false, 1)
-			}
-			for i := range t {
-				softmaxCausalRow(pr[i*s:(i+1)*s], offset+i+1, scale)
-			}
+			gqaCausalWeights(pr, q, k, kl, t, s, d, offset)
 			for i0, i1 := range causalBlocks(t) {
 				blas.SgemmRange(false, false, i1-i0, d, s, 0, offset+i1, pr[i0*s:], s, v, vl.Strides[1], y[i0*d:], d, 1)
 			}
@@ -243,24 +270,51 @@ func gqaCausal(ys, ps, qs, ks []float32, kl Layout, vs []float32, vl Layout, b, 
 	})
 }
 
+// gqaCausalWeights writes the weights pr [T, S] of one query head q
+// [T, D] over its key head k (rows kl.Strides[1] apart), zero where
+// masked: the scores in causalBlocks, then the row softmax. Every element
+// of pr is written, whatever it held.
+func gqaCausalWeights(pr, q, k []float32, kl Layout, t, s, d, offset int) {
+	if offset > 0 {
+		blas.Sgemm(false, true, t, offset, d, q, d, k, kl.Strides[1], pr, s, false, 1)
+	}
+	for j0, j1 := range causalBlocks(t) {
+		blas.Sgemm(false, true, t-j0, j1-j0, d, q[j0*d:], d, k[(offset+j0)*kl.Strides[1]:], kl.Strides[1], pr[j0*s+offset+j0:], s, false, 1)
+	}
+	scale := attentionScale(d)
+	for i := range t {
+		softmaxCausalRow(pr[i*s:(i+1)*s], offset+i+1, scale)
+	}
+}
+
 // gqaCausalGrad is GroupedAttentionGrad for T > 1, one task per (batch,
 // key/value head) that goes through the heads of its group in turn (dK and
 // dV add up over them): dP like S and dQ like Y in gqaCausal's blocks,
-// dK and dV over the whole depth.
+// dK and dV over the whole depth. With ps nil it recomputes each head's
+// weights as gqaCausal computes them (the same bits) into a buffer of the
+// task's own.
 func gqaCausalGrad(dqs, dks, dvs, dys, ps, qs, ks []float32, kl Layout, vs []float32, vl Layout, b, h, hkv, t, s, d, offset int) {
 	g := h / hkv
 	scale := attentionScale(d)
 	parallel.For(b*hkv, 1, func(lo, hi int) {
-		var dp []float32
+		var dp, own []float32
 		if dqs != nil || dks != nil {
 			dp = make([]float32, t*s)
+		}
+		if ps == nil {
+			own = make([]float32, t*s)
 		}
 		for kv := lo; kv < hi; kv++ {
 			k, v := ks[kl.Offset+kv*kl.Strides[0]:], vs[vl.Offset+kv*vl.Strides[0]:]
 			for hh := range g {
 				task := kv/hkv*h + kv%hkv*g + hh
 				q, dy := qs[task*t*d:], dys[task*t*d:]
-				pr := ps[task*t*s : (task+1)*t*s]
+				pr := own
+				if ps != nil {
+					pr = ps[task*t*s : (task+1)*t*s]
+				} else {
+					gqaCausalWeights(pr, q, k, kl, t, s, d, offset)
+				}
 				if dvs != nil {
 					blas.Sgemm(true, false, s, d, t, pr, s, dy, d, dvs[kv*s*d:], d, hh > 0, 1) // dV += Pᵀ·dY
 				}

@@ -170,7 +170,8 @@ func Eye(n int) *Tensor {
 func (t *Tensor) Clone() *Tensor {
 	out := emptyOut("Clone", t.backend, t.DType(), t.layout.Shape) // Copy writes every element
 	t.backend.Copy(out.storage, out.layout, t.storage, t.layout)
-	record("Clone", out, []*Tensor{t}, func(g *Tensor) { t.accumulate(g) })
+	ts := t.sink()
+	record("Clone", out, []*Tensor{t}, func(g *Tensor) { ts.accumulate(g) })
 	return out
 }
 

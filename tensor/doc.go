@@ -130,7 +130,15 @@
 // which nn's modules use for their activations, once the backward pass
 // through the Scope's result has released them. A training step of nn's
 // GPT therefore allocates almost nothing new after the first. Tensors that
-// simply become unreachable are left to the garbage collector. A buffer
+// simply become unreachable are left to the garbage collector.
+//
+// The recorded graph holds only what the derivatives read (PyTorch's saved
+// tensors): the operands of a MatMul or Mul, the input and per-row
+// statistics of a norm, the probabilities of attention, the output of a
+// Softmax. An intermediate that nothing differentiating needs (the input
+// of an Add, a MulScalar, a view, a rotation) is garbage as soon as the
+// forward pass lets go of it, Scope or not, so the activations a forward
+// pass leaves for the backward pass are the saved tensors only. A buffer
 // taken from the free list is cleared wherever fresh memory would be; the
 // free list is safe for concurrent use, holds at most 256 MiB, and gives
 // back to the garbage collector what has waited in it through two

@@ -1,5 +1,7 @@
 package tensor
 
+import "github.com/wickml/wick/autograd"
+
 // unary applies a primitive elementwise op and records its derivative.
 func (t *Tensor) unary(op UnaryOp, p UnaryParams) *Tensor {
 	mustFloating(op.String(), t)
@@ -12,14 +14,35 @@ func (t *Tensor) unary(op UnaryOp, p UnaryParams) *Tensor {
 	}
 	out := emptyOut(op.String(), t.backend, t.DType(), t.layout.Shape)
 	t.backend.Unary(op, p, out.storage, t.storage, t.layout)
+	if !autograd.Enabled() || !t.requiresGrad {
+		return out
+	}
+	ts, be := t.sink(), t.backend
+	var x, y *Tensor // saved only where the derivative reads them
+	if !linearUnary(op) {
+		x, y = t.Detach(), out.Detach()
+	}
 	record(op.String(), out, []*Tensor{t}, func(g *Tensor) {
-		x := t.Detach().dense()
 		g = g.dense()
-		dx := emptyOut(op.String(), t.backend, t.DType(), t.layout.Shape)
-		t.backend.UnaryGrad(op, p, dx.storage, g.storage, x.storage, out.storage, t.Numel())
-		t.accumulate(dx)
+		xs, ys := g.storage, g.storage // unread by the linear ops
+		if x != nil {
+			xs, ys = x.dense().storage, y.storage
+		}
+		dx := emptyOut(op.String(), be, ts.dt, ts.shape)
+		be.UnaryGrad(op, p, dx.storage, g.storage, xs, ys, g.Numel())
+		ts.accumulate(dx)
 	})
 	return out
+}
+
+// linearUnary reports whether op's derivative reads neither x nor y (g,
+// −g, g·A, g/A): its backward keeps neither alive.
+func linearUnary(op UnaryOp) bool {
+	switch op {
+	case OpNeg, OpAddScalar, OpMulScalar, OpDivScalar, OpRSubScalar:
+		return true
+	}
+	return false
 }
 
 // Neg returns −t.
@@ -124,10 +147,11 @@ func binary(op BinaryOp, a, b *Tensor, grads func(g *Tensor) (*Tensor, *Tensor))
 	out := emptyOut(name, a.backend, dt, shape)
 	a.backend.Binary(op, out.storage, a.storage, al, b.storage, bl)
 	if grads != nil {
+		as, bs := a.sink(), b.sink()
 		record(name, out, []*Tensor{a, b}, func(g *Tensor) {
 			ga, gb := grads(g)
-			a.accumulate(ga)
-			b.accumulate(gb)
+			as.accumulate(ga)
+			bs.accumulate(gb)
 		})
 	}
 	return out

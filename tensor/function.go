@@ -184,8 +184,8 @@ func (f *Function) ApplyN(inputs ...*Tensor) []*Tensor {
 			if o.DType() != Float32 {
 				continue
 			}
-			g := o.gradBuf
-			o.gradBuf = nil
+			g := o.cell.buf
+			o.cell.buf = nil
 			if g != nil {
 				some = true
 			} else {
@@ -223,6 +223,7 @@ func (f *Function) ApplyN(inputs ...*Tensor) []*Tensor {
 		}
 	})
 	for _, o := range diff {
+		o.cell = &gradCell{}
 		o.requiresGrad = true
 		o.name = op
 		o.node = node

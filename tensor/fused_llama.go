@@ -76,6 +76,21 @@ type GroupedAttention interface {
 	GroupedAttentionGrad(dq, dk, dv, dy, p, q, k Storage, kl Layout, v Storage, vl Layout, b, h, hkv, t, s, d, offset int)
 }
 
+// GroupedAttentionRecomputer is an optional extension of GroupedAttention,
+// checked by CausalAttention: attention that keeps no weights [B, H, T, S]
+// between the passes. The backward pass recomputes them from q and k with
+// the forward pass's own code, so the gradients are bit for bit those of
+// GroupedAttentionGrad given the saved weights; the price is the scores'
+// product and the softmax once more per head.
+type GroupedAttentionRecomputer interface {
+	// GroupedAttentionNoWeights writes y as GroupedAttention does,
+	// without p.
+	GroupedAttentionNoWeights(y, q, k Storage, kl Layout, v Storage, vl Layout, b, h, hkv, t, s, d, offset int)
+	// GroupedAttentionGradRecompute is GroupedAttentionGrad with the
+	// weights recomputed.
+	GroupedAttentionGradRecompute(dq, dk, dv, dy, q, k Storage, kl Layout, v Storage, vl Layout, b, h, hkv, t, s, d, offset int)
+}
+
 // RMSNorm normalises t over its last dimension by the reciprocal of its
 // root mean square and scales by weight (nil for none), Hugging Face's
 // LlamaRMSNorm in float32: weight·(t·rsqrt(mean(t², -1) + eps)). The
@@ -104,14 +119,15 @@ func (t *Tensor) RMSNorm(weight *Tensor, eps float32) *Tensor {
 	y := emptyOut("RMSNorm", t.backend, Float32, t.layout.Shape)
 	rstd := empty("RMSNorm", t.backend, Float32, []int{rows})
 	fb.RMSNorm(y.storage, rstd.storage, x.storage, storageOrNil(w), rows, cols, eps)
+	be := t.backend // the closure keeps x, w and rstd, not t
 	record("RMSNorm", y, []*Tensor{x, weight}, func(g *Tensor) {
 		g = g.dense()
 		var dx, dw *Tensor
 		if x.requiresGrad {
-			dx = emptyOut("RMSNorm", t.backend, Float32, x.layout.Shape)
+			dx = emptyOut("RMSNorm", be, Float32, x.layout.Shape)
 		}
 		if weight != nil && weight.requiresGrad {
-			dw = empty("RMSNorm", t.backend, Float32, []int{cols})
+			dw = empty("RMSNorm", be, Float32, []int{cols})
 		}
 		fb.RMSNormGrad(storageOrNil(dx), storageOrNil(dw), g.storage, x.storage, rstd.storage, storageOrNil(w), rows, cols)
 		x.accumulate(dx)
@@ -154,12 +170,15 @@ func ApplyRotary(x, cos, sin *Tensor) *Tensor {
 	c, s := cos.dense(), sin.dense()
 	y := emptyOut("ApplyRotary", x.backend, Float32, x.layout.Shape)
 	fb.Rotary(y.storage, xv.storage, xv.layout, c.storage, s.storage, false)
+	// the derivative is the transposed rotation of g: it keeps cos and
+	// sin, not x
+	xs := x.sink()
 	record("ApplyRotary", y, []*Tensor{x}, func(g *Tensor) {
 		g = g.dense()
-		dx := emptyOut("ApplyRotary", x.backend, Float32, x.layout.Shape)
+		dx := emptyOut("ApplyRotary", xs.backend, Float32, xs.shape)
 		gl := contiguousLayout([]int{1, g.Numel() / (t * d), t, d})
 		fb.Rotary(dx.storage, g.storage, gl, c.storage, s.storage, true)
-		x.accumulate(dx)
+		xs.accumulate(dx)
 	})
 	return y
 }
@@ -215,14 +234,15 @@ func SwiGLU(gate, up *Tensor) *Tensor {
 	n := a.Numel()
 	y := emptyOut("SwiGLU", gate.backend, Float32, gate.layout.Shape)
 	fb.SwiGLU(y.storage, a.storage, u.storage, n)
+	be := gate.backend // the closure keeps a and u (gate and up, dense)
 	record("SwiGLU", y, []*Tensor{a, u}, func(g *Tensor) {
 		g = g.dense()
 		var da, du *Tensor
 		if a.requiresGrad {
-			da = emptyOut("SwiGLU", gate.backend, Float32, a.layout.Shape)
+			da = emptyOut("SwiGLU", be, Float32, a.layout.Shape)
 		}
 		if u.requiresGrad {
-			du = emptyOut("SwiGLU", gate.backend, Float32, u.layout.Shape)
+			du = emptyOut("SwiGLU", be, Float32, u.layout.Shape)
 		}
 		fb.SwiGLUGrad(storageOrNil(da), storageOrNil(du), g.storage, a.storage, u.storage, n)
 		a.accumulate(da)
@@ -268,21 +288,32 @@ func CausalAttention(q, k, v *Tensor, offset int) *Tensor {
 	qd, kd, vd := q.dense(), kvView(k), kvView(v)
 	kl, vl := kvLayout(kd), kvLayout(vd)
 	y := emptyOut("CausalAttention", q.backend, Float32, []int{b, h, t, d})
-	p := emptyOut("CausalAttention", q.backend, Float32, []int{b, h, t, s})
-	fb.GroupedAttention(y.storage, p.storage, qd.storage, kd.storage, kl, vd.storage, vl, b, h, hkv, t, s, d, offset)
+	var p *Tensor // the weights, kept unless the backward pass recomputes them
+	rb, recompute := q.backend.(GroupedAttentionRecomputer)
+	if recompute {
+		rb.GroupedAttentionNoWeights(y.storage, qd.storage, kd.storage, kl, vd.storage, vl, b, h, hkv, t, s, d, offset)
+	} else {
+		p = emptyOut("CausalAttention", q.backend, Float32, []int{b, h, t, s})
+		fb.GroupedAttention(y.storage, p.storage, qd.storage, kd.storage, kl, vd.storage, vl, b, h, hkv, t, s, d, offset)
+	}
+	be := q.backend // the closure keeps qd, kd, vd and p, not q, k, v
 	record("CausalAttention", y, []*Tensor{qd, kd, vd}, func(g *Tensor) {
 		g = g.dense()
 		var dq, dk, dv *Tensor
 		if qd.requiresGrad {
-			dq = emptyOut("CausalAttention", q.backend, Float32, qd.layout.Shape)
+			dq = emptyOut("CausalAttention", be, Float32, qd.layout.Shape)
 		}
 		if kd.requiresGrad {
-			dk = emptyOut("CausalAttention", q.backend, Float32, kd.layout.Shape)
+			dk = emptyOut("CausalAttention", be, Float32, kd.layout.Shape)
 		}
 		if vd.requiresGrad {
-			dv = emptyOut("CausalAttention", q.backend, Float32, vd.layout.Shape)
+			dv = emptyOut("CausalAttention", be, Float32, vd.layout.Shape)
 		}
-		fb.GroupedAttentionGrad(storageOrNil(dq), storageOrNil(dk), storageOrNil(dv), g.storage, p.storage, qd.storage, kd.storage, kl, vd.storage, vl, b, h, hkv, t, s, d, offset)
+		if recompute {
+			rb.GroupedAttentionGradRecompute(storageOrNil(dq), storageOrNil(dk), storageOrNil(dv), g.storage, qd.storage, kd.storage, kl, vd.storage, vl, b, h, hkv, t, s, d, offset)
+		} else {
+			fb.GroupedAttentionGrad(storageOrNil(dq), storageOrNil(dk), storageOrNil(dv), g.storage, p.storage, qd.storage, kd.storage, kl, vd.storage, vl, b, h, hkv, t, s, d, offset)
+		}
 		qd.accumulate(dq)
 		kd.accumulate(dk)
 		vd.accumulate(dv)

@@ -110,10 +110,11 @@ func (t *Tensor) Gather(dim int, index *Tensor) *Tensor {
 	is := index.layout.Shape
 	checkAlloc(op, Float32, is)
 	out := gatherAt(op, t, offsetsAt(t.layout, is, d, vals)).View(is...)
+	ts := t.sink()
 	record(op, out, []*Tensor{t}, func(g *Tensor) {
-		dt := empty(op, t.backend, Float32, t.layout.Shape)
+		dt := empty(op, ts.backend, Float32, ts.shape)
 		scatterAddAt(dt, d, is, vals, g)
-		t.accumulate(dt)
+		ts.accumulate(dt)
 	})
 	return out
 }

@@ -116,7 +116,7 @@ func (t *Tensor) BackwardWith(grad *Tensor) {
 			panicf("Backward", "trying to backward through the graph a second time: the %s node (output shape %s) was released by an earlier Backward; recompute the forward pass", n.Op, n.Label)
 		}
 	}
-	t.gradBuf = grad.Detach()
+	t.cell.buf = grad.Detach()
 	runBackward(t.node)
 }
 
@@ -136,9 +136,13 @@ func record(op string, out *Tensor, inputs []*Tensor, backward func(g *Tensor)) 
 	}
 	out.requiresGrad = true
 	out.name = op
+	// the closure holds out's pending gradient, not out: out's storage
+	// stays alive only if backward saved it
+	cell := &gradCell{}
+	out.cell = cell
 	out.node = autograd.NewNode(op, shapeString(out.layout.Shape), nodes, func() {
-		g := out.gradBuf
-		out.gradBuf = nil
+		g := cell.buf
+		cell.buf = nil
 		if g == nil {
 			return
 		}
@@ -156,53 +160,114 @@ func record(op string, out *Tensor, inputs []*Tensor, backward func(g *Tensor)) 
 	})
 }
 
+// gradCell holds the gradient flowing into a non-leaf during Backward,
+// until the node that produced the non-leaf consumes it.
+type gradCell struct{ buf *Tensor }
+
+// A gradSink is where the backward pass of a recorded operation sends the
+// gradient of one of its inputs: the input itself when it is a leaf (whose
+// gradient lives on it), else the input's pending-gradient cell. It keeps
+// the input's shape, dtype and backend but not its storage, so that a
+// backward closure holding sinks keeps alive only the tensors it saved on
+// purpose: an intermediate that no derivative needs (the input of an Add,
+// of a view, of a rotation) is garbage once the forward pass drops it, as
+// PyTorch's graph keeps only saved tensors.
+type gradSink struct {
+	leaf         *Tensor   // a leaf that requires a gradient, or nil
+	cell         *gradCell // a non-leaf's pending gradient, or nil
+	shape        []int
+	dt           DType
+	backend      Backend
+	requiresGrad bool
+}
+
+// sink returns the gradSink of t.
+func (t *Tensor) sink() gradSink {
+	s := gradSink{shape: t.layout.Shape, dt: t.DType(), backend: t.backend, requiresGrad: t.requiresGrad}
+	if t.requiresGrad {
+		if t.node.IsLeaf() {
+			s.leaf = t
+		} else {
+			s.cell = t.cell
+		}
+	}
+	return s
+}
+
+// zeros returns a zero tensor of the sink's shape, dtype and backend.
+func (s gradSink) zeros() *Tensor { return empty("zeros", s.backend, s.dt, s.shape) }
+
 // accumulate adds a gradient flowing into t (summing away broadcast
 // dimensions). It does nothing if t does not require a gradient.
 func (t *Tensor) accumulate(g *Tensor) {
 	if !t.requiresGrad || g == nil {
 		return
 	}
+	if t.node.IsLeaf() {
+		t.accumulateLeaf(g)
+		return
+	}
+	t.sink().accumulate(g)
+}
+
+// accumulate adds a gradient flowing into the sink's tensor, like
+// Tensor.accumulate.
+func (s gradSink) accumulate(g *Tensor) {
+	if !s.requiresGrad || g == nil {
+		return
+	}
+	if s.leaf != nil {
+		s.leaf.accumulateLeaf(g)
+		return
+	}
+	if !slices.Equal(g.layout.Shape, s.shape) {
+		g = g.sumTo(s.shape)
+	}
+	if g.DType() != s.dt {
+		// a gradient in another float dtype: cast to the input's, as
+		// PyTorch's engine casts each gradient to its input's dtype
+		g = g.ToDType(s.dt)
+	}
+	a := currentArena()
+	if s.cell.buf == nil {
+		s.cell.buf = g
+		a.ref(g)
+		return
+	}
+	old := s.cell.buf
+	s.cell.buf = old.Add(g)
+	a.ref(s.cell.buf)
+	a.unref(old)
+	a.drop(old)
+}
+
+// accumulateLeaf adds g into the gradient of the leaf t.
+func (t *Tensor) accumulateLeaf(g *Tensor) {
 	if !slices.Equal(g.layout.Shape, t.layout.Shape) {
 		g = g.sumTo(t.layout.Shape)
 	}
 	if g.DType() != t.DType() {
-		// a gradient in another float dtype: cast to t's, as PyTorch's
-		// engine casts each gradient to its input's dtype
-		g = g.ToDType(t.DType())
+		g = g.ToDType(t.DType()) // as for a non-leaf (gradSink.accumulate)
 	}
-	if t.node.IsLeaf() {
-		if !t.accumulating.CompareAndSwap(false, true) {
-			panicf("Backward", "two goroutines are accumulating into the gradient of the same leaf of shape %v at once; backpropagate into shared parameters from one goroutine at a time", t.layout.Shape)
-		}
-		defer t.accumulating.Store(false)
-		if t.gradInto != nil && t.accumulateInto(g) {
-			return
-		}
-		switch {
-		case t.grad != nil:
-			t.grad = t.grad.Add(g)
-		case currentArena().ownsWhole(g):
-			// a temporary of the pass that nothing else views: the
-			// gradient takes it rather than a copy of it, as PyTorch's
-			// AccumulateGrad takes a gradient no one else holds
-			t.grad = g.Detach()
-		default:
-			t.grad = g.Clone()
-		}
-		escape(t.grad)
+	if !t.accumulating.CompareAndSwap(false, true) {
+		panicf("Backward", "two goroutines are accumulating into the gradient of the same leaf of shape %v at once; backpropagate into shared parameters from one goroutine at a time", t.layout.Shape)
+	}
+	defer t.accumulating.Store(false)
+	if t.gradInto != nil && t.accumulateInto(g) {
 		return
 	}
-	a := currentArena()
-	if t.gradBuf == nil {
-		t.gradBuf = g
-		a.ref(g)
-		return
+	switch {
+	case t.grad != nil:
+		t.grad = t.grad.Add(g)
+	case currentArena().ownsWhole(g):
+		// a temporary of the pass that nothing else views: the
+		// gradient takes it rather than a copy of it, as PyTorch's
+		// AccumulateGrad takes a gradient no one else holds
+		t.grad = g.Detach()
+	default:
+		t.grad = g.Clone()
 	}
-	old := t.gradBuf
-	t.gradBuf = old.Add(g)
-	a.ref(t.gradBuf)
-	a.unref(old)
-	a.drop(old)
+	escape(t.grad)
 }
 
 // sumTo sums t over the dimensions that were broadcast to reach its shape

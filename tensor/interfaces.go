@@ -12,11 +12,15 @@ var (
 	_ uninitAllocator = cpuBackend{} // emptyOut
 	_ Backend16       = cpuBackend{} // 16-bit storages: To, Bits16, ToDType
 
+	_ AttentionRecomputer = cpuBackend{} // AttentionQKV
+
 	// the Llama family's fused layers (fused_llama.go)
 	_ RMSNormer        = cpuBackend{} // Tensor.RMSNorm
 	_ Rotator          = cpuBackend{} // ApplyRotary
 	_ SwiGLUer         = cpuBackend{} // SwiGLU
 	_ GroupedAttention = cpuBackend{} // CausalAttention
+
+	_ GroupedAttentionRecomputer = cpuBackend{} // CausalAttention
 
 	// Release returns a storage's memory early (Tensor.Release).
 	_ interface{ Release() } = (*cpuStorage)(nil)

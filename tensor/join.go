@@ -37,10 +37,14 @@ func Cat(ts []*Tensor, dim int) *Tensor {
 		first.backend.Copy(out.storage, out.narrowView(d, off, n).layout, u.storage, u.layout)
 		off += n
 	}
+	sinks := make([]gradSink, len(ts)) // the parts' data are not needed
+	for i, u := range ts {
+		sinks[i] = u.sink()
+	}
 	record("Cat", out, ts, func(g *Tensor) {
 		off := 0
-		for _, u := range ts {
-			n := u.layout.Shape[d]
+		for _, u := range sinks {
+			n := u.shape[d]
 			if u.requiresGrad {
 				u.accumulate(g.narrowView(d, off, n))
 			}

@@ -98,9 +98,9 @@ func (t *Tensor) View(shape ...int) *Tensor {
 	if !ok {
 		panicf("View", "view size %v is not compatible with input tensor's size %v and stride %v; use Reshape", ns, t.layout.Shape, t.layout.Strides)
 	}
-	orig := t.layout.Shape
+	orig, ts := t.layout.Shape, t.sink()
 	return t.view("View", Layout{Shape: ns, Strides: st, Offset: t.layout.Offset}, func(g *Tensor) {
-		t.accumulate(g.Reshape(orig...))
+		ts.accumulate(g.Reshape(orig...))
 	})
 }
 
@@ -158,7 +158,8 @@ func (t *Tensor) Permute(dims ...int) *Tensor {
 		l.Shape[i], l.Strides[i] = t.layout.Shape[d], t.layout.Strides[d]
 		inv[d] = i
 	}
-	return t.view("Permute", l, func(g *Tensor) { t.accumulate(g.Permute(inv...)) })
+	ts := t.sink()
+	return t.view("Permute", l, func(g *Tensor) { ts.accumulate(g.Permute(inv...)) })
 }
 
 // Transpose swaps two dimensions.
@@ -221,10 +222,11 @@ func (t *Tensor) narrow(op string, d, start, length int) *Tensor {
 	l := t.Layout()
 	l.Offset += start * l.Strides[d]
 	l.Shape[d] = length
+	ts := t.sink()
 	return t.view(op, l, func(g *Tensor) {
-		full := ZerosLike(t)
+		full := ts.zeros()
 		full.narrowView(d, start, length).CopyFrom(g)
-		t.accumulate(full)
+		ts.accumulate(full)
 	})
 }
 
@@ -250,10 +252,11 @@ func (t *Tensor) Select(dim, i int) *Tensor {
 	l.Offset += i * l.Strides[d]
 	l.Shape = slices.Delete(l.Shape, d, d+1)
 	l.Strides = slices.Delete(l.Strides, d, d+1)
+	ts := t.sink()
 	return t.view("Select", l, func(g *Tensor) {
-		full := ZerosLike(t)
+		full := ts.zeros()
 		full.narrowView(d, i, 1).CopyFrom(g.Unsqueeze(d))
-		t.accumulate(full)
+		ts.accumulate(full)
 	})
 }
 
@@ -282,7 +285,8 @@ func (t *Tensor) Expand(shape ...int) *Tensor {
 	if slices.Equal(ns, t.layout.Shape) {
 		return t
 	}
-	return t.view("Expand", l, func(g *Tensor) { t.accumulate(g) })
+	ts := t.sink()
+	return t.view("Expand", l, func(g *Tensor) { ts.accumulate(g) })
 }
 
 // broadcastTo is Expand for internal use, when shape is known to be valid.

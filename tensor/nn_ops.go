@@ -40,11 +40,12 @@ func (t *Tensor) softmax(dim int, log bool) *Tensor {
 	if x.Numel() > 0 {
 		t.backend.Softmax(y.storage, x.storage, rows, cols, log)
 	}
+	xs := x.sink() // the derivative reads y, not x
 	record(name, y, []*Tensor{x}, func(g *Tensor) {
 		g = g.dense()
-		dx := emptyOut(name, t.backend, Float32, x.layout.Shape)
-		t.backend.SoftmaxGrad(dx.storage, g.storage, y.storage, rows, cols, log)
-		x.accumulate(dx)
+		dx := emptyOut(name, xs.backend, Float32, xs.shape)
+		xs.backend.SoftmaxGrad(dx.storage, g.storage, y.storage, rows, cols, log)
+		xs.accumulate(dx)
 	})
 	// contiguous whatever dim is, as PyTorch's result for a contiguous
 	// input, so that View works on it as it does there

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"weak"
 
 	"github.com/wickml/wick/autograd"
 )
@@ -30,9 +31,11 @@ import (
 //     rest are recycled as soon as the node that consumes them has run
 //     (tracker.sweep), and whatever is left when the pass ends.
 //   - Scope: the storages allocated by Scope's function, other than its
-//     result's, are its private temporaries; they are recycled when the
-//     backward pass through the result releases the graph (or at once when
-//     nothing was recorded).
+//     result's, are its private temporaries; those still alive (saved for
+//     the backward pass) are recycled when the backward pass through the
+//     result releases the graph (or at once when nothing was recorded).
+//     The Scope holds them weakly, so that the temporaries nothing saved
+//     are the collector's as soon as the forward pass drops them.
 //
 // A recycled storage is marked released like one of Tensor.Release, so that
 // a tensor that escaped unnoticed panics on use (live) instead of reading
@@ -203,7 +206,7 @@ func pooledF32(n int, zero bool) *cpuStorage {
 	}
 	s := &cpuStorage{dt: Float32, f: b, pooled: true}
 	if t, ok := autograd.CurrentScope().(*tracker); ok {
-		t.stores = append(t.stores, s)
+		t.note(s)
 		s.owner = t
 	}
 	return s
@@ -239,10 +242,27 @@ func (s *cpuStorage) pin() { s.pinned.Store(true) }
 // and sweep recycles them at once, so that the next nodes reuse buffers
 // that are still in the caches and the pass needs little more memory than
 // its live gradients.
+//
+// A Scope's tracker holds its storages weakly (scoped): the temporaries
+// that the recorded graph saved for the backward pass are alive when the
+// graph is released and go to the free list then, while those that nothing
+// saved (the input of an Add, a view's, a rotation's) are the collector's
+// as soon as the forward pass drops them, instead of staying live until
+// the backward pass ends.
 type tracker struct {
 	stores   []*cpuStorage
+	scoped   []weak.Pointer[cpuStorage] // a Scope's storages
 	backward bool
 	dropped  []*cpuStorage // pending gradients replaced by a sum (accumulate)
+}
+
+// note adds s to the storages t tracks.
+func (t *tracker) note(s *cpuStorage) {
+	if t.backward {
+		t.stores = append(t.stores, s)
+		return
+	}
+	t.scoped = append(t.scoped, weak.Make(s))
 }
 
 // currentArena returns the tracker of the backward pass running on the
@@ -386,27 +406,42 @@ func Scope(f func() *Tensor) *Tensor {
 	if out != nil {
 		keep, _ = out.storage.(*cpuStorage)
 	}
-	rest := sc.stores[:0]
-	var kept []*cpuStorage
-	for _, s := range sc.stores {
-		if s == keep {
-			kept = append(kept, s)
-			continue
+	rest := sc.scoped[:0]
+	var kept []weak.Pointer[cpuStorage]
+	for _, w := range sc.scoped {
+		switch s := w.Value(); {
+		case s == nil: // collected already
+		case s == keep:
+			kept = append(kept, w)
+		default:
+			rest = append(rest, w)
 		}
-		rest = append(rest, s)
 	}
 	if parent, ok := autograd.CurrentScope().(*tracker); ok {
-		parent.stores = append(parent.stores, kept...)
+		for _, w := range kept {
+			if s := w.Value(); s != nil {
+				parent.note(s)
+			}
+		}
 	}
 	if len(rest) == 0 {
 		return out
 	}
 	if out != nil && out.node != nil && !out.node.IsLeaf() && !out.node.Released() {
-		out.node.OnRelease(func() { recycle(rest) })
+		out.node.OnRelease(func() { recycleWeak(rest) })
 		return out
 	}
 	// nothing that f recorded can run: no node of it is reachable from
 	// out (which has none of f's, or none) nor from anything else
-	recycle(rest)
+	recycleWeak(rest)
 	return out
+}
+
+// recycleWeak is recycle of the storages of ws still alive.
+func recycleWeak(ws []weak.Pointer[cpuStorage]) {
+	for _, w := range ws {
+		if s := w.Value(); s != nil {
+			recycle([]*cpuStorage{s})
+		}
+	}
 }

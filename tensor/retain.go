@@ -26,7 +26,7 @@ func (t *Tensor) RetainGrad() *Tensor {
 	}
 	// Read the gradient before the node's own closure takes it.
 	t.node.Backward = func() {
-		if g := t.gradBuf; g != nil {
+		if g := t.cell.buf; g != nil {
 			if t.grad == nil {
 				t.grad = g.Clone()
 			} else {

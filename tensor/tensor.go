@@ -23,7 +23,7 @@ type Tensor struct {
 	requiresGrad bool
 	grad         *Tensor        // accumulated gradient of a leaf
 	node         *autograd.Node // the node that produced this tensor, or its leaf node
-	gradBuf      *Tensor        // gradient flowing into a non-leaf during Backward
+	cell         *gradCell      // a non-leaf's pending gradient during Backward (gradSink)
 	name         string         // op that produced it, for printing grad_fn
 	accumulating atomic.Bool    // a Backward is adding into grad (misuse detection)
 	retainsGrad  bool           // a non-leaf that keeps its gradient in grad (RetainGrad)

@@ -11,6 +11,10 @@
 //
 //	benchlora lora_rank=8 ckpt=false batch=4 block=512 ms/step=8123 min_ms=8011 activations=5.12GiB peak_rss=9.8GiB trainable=1.4M
 //
+// -memprofile writes a heap profile of what the first forward pass left
+// live, by the allocating call site (go tool pprof -sample_index=inuse_space
+// -top), to see which operations keep what for the backward pass.
+//
 // peak_rss is the process's VmHWM from /proc/self/status; run it under
 // /usr/bin/time -v for the same number from outside.
 package main
@@ -21,6 +25,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -44,6 +49,7 @@ func main() {
 	ckpt := flag.Bool("ckpt", false, "activation checkpointing")
 	warmup := flag.Int("warmup", 1, "untimed steps first")
 	steps := flag.Int("steps", 2, "timed steps")
+	memprofile := flag.String("memprofile", "", "write a heap profile of the live activations after the first forward pass to this file (go tool pprof -sample_index=inuse_space)")
 	flag.Parse()
 
 	cfg := nn.LlamaConfig{ModelType: "llama", VocabSize: *vocab, HiddenSize: *hidden, IntermediateSize: *inter,
@@ -98,6 +104,12 @@ func main() {
 	before := live()
 	loss := model.Loss(x, y)
 	act := float64(live()) - float64(before)
+	if *memprofile != "" {
+		if err := writeHeapProfile(*memprofile); err != nil {
+			fmt.Fprintln(os.Stderr, "benchlora:", err)
+			os.Exit(1)
+		}
+	}
 	loss.Backward()
 	optim.ClipGradNorm(params, 1)
 	opt.Step()
@@ -117,6 +129,19 @@ func main() {
 	}
 	fmt.Printf("benchlora lora_rank=%d ckpt=%v batch=%d block=%d ms/step=%.0f min_ms=%.0f activations=%.2fGiB peak_rss=%s trainable=%.2fM params=%.1fM\n",
 		*rank, *ckpt, *batch, *block, mean, slices.Min(ms), act/(1<<30), peakRSS(), float64(nn.NumParams(trained))/1e6, float64(nn.NumParams(model))/1e6)
+}
+
+// writeHeapProfile writes the heap profile of the live objects to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // peakRSS returns VmHWM from /proc/self/status, or "?".

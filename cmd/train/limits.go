@@ -129,17 +129,18 @@ func paramCount(c nn.GPTConfig) float64 {
 }
 
 // perToken returns the floats a transformer block keeps per token of a
-// batch for backward: LayerNorm outputs, the packed q/k/v, the attention
-// output, the MLP's 4C-wide hidden layer before and after GELU, the
-// projections and residual sums (18 C), plus each head's attention weights
-// over the context (H·T). With dropout, attention takes the explicit path
-// that keeps six copies of the weights (scores, scaled, masked, softmax,
-// dropout mask and output) and the residual dropouts keep masks and
-// outputs (4 C more).
+// batch for backward: the LayerNorms' inputs and outputs (4 C), the packed
+// q/k/v (3 C), the attention output (C), the MLP's 4C-wide hidden layer
+// before and after GELU (8 C); the fused attention recomputes its weights
+// in the backward pass on the CPU (the CUDA backend keeps H·T more, which
+// this host-memory estimate leaves out). With dropout, attention takes the
+// explicit path that keeps copies of the weights (H·T each: the scores,
+// masked, softmax, dropout mask and output; six counted) and the residual
+// dropouts keep masks and outputs (22 C in all).
 func perToken(c nn.GPTConfig, t int) float64 {
-	att, width := float64(c.NHead)*float64(t), 18.0
+	att, width := 0.0, 16.0
 	if c.Dropout > 0 {
-		att, width = 6*att, 22
+		att, width = 6*float64(c.NHead)*float64(t), 22
 	}
 	return width*float64(c.NEmbd) + att
 }

@@ -130,8 +130,14 @@ func TestLoRAMemoryBF16(t *testing.T) {
 	if h.weights != f.weights/2 || h.weights != 2*float64(cfg.NumParams()) {
 		t.Errorf("bfloat16 base: weights %v bytes, float32 %v; want 2 bytes a parameter (%d)", h.weights, f.weights, cfg.NumParams())
 	}
-	if h.adapters != f.adapters || h.optimizer != f.optimizer || h.activations != f.activations || h.logits != f.logits {
+	if h.adapters != f.adapters || h.optimizer != f.optimizer || h.activations != f.activations {
 		t.Errorf("bfloat16 base changed the float32 parts: %+v vs %+v", h, f)
+	}
+	// a 16-bit head takes the plain loss (nn.Llama.Loss): the logits, their
+	// gradient and the log-softmax whole; a float32 one LinearCrossEntropy's
+	// chunk
+	if bt := 4.0 * 32; h.logits != 4*3*bt*float64(cfg.VocabSize) || f.logits != 4*2*bt*float64(cfg.VocabSize) {
+		t.Errorf("logits: bfloat16 base %v bytes, float32 %v", h.logits, f.logits)
 	}
 	if !strings.Contains(h.line(), "weights ") || !strings.Contains(h.line(), "(frozen, bfloat16)") {
 		t.Errorf("line %q", h.line())

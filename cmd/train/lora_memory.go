@@ -15,7 +15,8 @@ import (
 // adapters, the gradients and AdamW's two moments of the trained
 // parameters only, the activations one step keeps for backward (with
 // --activation_checkpointing, each block's input plus one block's
-// intermediates while it is recomputed) and the logits.
+// intermediates and their gradients while it is recomputed) and the logits (a GPT's whole; a
+// Llama-family model's one chunk of tensor.LinearCrossEntropy at a time).
 
 // trainShape is what the estimate needs of the model a run trains.
 type trainShape struct {
@@ -29,6 +30,7 @@ type trainShape struct {
 	outer        float64 // floats per token outside the blocks: embeddings, final norm
 	vocab        int
 	checkpointed bool
+	chunkedHead  int // the head's input features when the loss is tensor.LinearCrossEntropy, else 0
 }
 
 // gptShape returns the shape of training the GPT c with o's flags.
@@ -50,23 +52,24 @@ func llamaShape(c nn.LlamaConfig, o *options) trainShape {
 	h, m := float64(c.HiddenSize), float64(c.IntermediateSize)
 	d := float64(c.HeadDim)
 	q, kv := float64(c.NumAttentionHeads)*d, float64(c.NumKeyValueHeads)*d
-	// per token, as Wick's autograd keeps them: the two RMSNorms with
-	// their input, square, rsqrt and output (8 H); q, k, v and the rotary
-	// embedding's four intermediates of q and k; the keys and values
-	// repeated over the query heads; the attention scores, scaled, masked
-	// and softmaxed (4 heads·T); the attention output, o_proj's and the
-	// residual sum; the MLP's gate, up, sigmoid, SiLU and product (5 I),
-	// down_proj's output and the second residual sum. Measured with
-	// cmd/benchlora on SmolLM2-135M's shape (docs/benchmarks.md): 10.4 GiB
-	// live after the forward pass of batch 4 × 512 tokens (the logits
-	// included), against this formula's 9.0 GiB and the logits' 0.4 GiB.
-	f := 8*h + (q + 2*kv) + 4*(q+kv) + q + 3*h + 5*m + 2*h
-	if kv < q {
-		f += 2 * q
-	}
-	f += 4 * float64(c.NumAttentionHeads) * float64(o.BlockSize)
+	// per token, what the graph saves for backward (the tensors the
+	// derivatives read; the rest is garbage once the forward pass drops
+	// it): the block's input and the residual sum, each read by its
+	// RMSNorm with one reciprocal RMS (2 H + 2); both norms' outputs, read
+	// by the projections (2 H); the rotated q and k and the values (Q + 2
+	// KV: attention recomputes its weights in the backward pass on the
+	// CPU; the CUDA backend keeps heads·T more, which this host-memory
+	// estimate leaves out); the attention output as o_proj reads it (Q);
+	// the MLP's gate, up and their product, read by SwiGLU and down_proj
+	// (3 I). Measured with
+	// cmd/benchlora on SmolLM2-135M's shape (docs/benchmarks.md): see the
+	// table there against this formula's 2.0 GiB at batch 4 × 512.
+	f := 4*h + 2 + 2*q + 2*kv + 3*m
 	s := trainShape{params: float64(c.NumParams()), weightBytes: weightBytes(o), weightsDType: weightsDType(o), layers: c.NumHiddenLayers, layerFloats: f, carry: h, outer: 3 * h,
 		vocab: c.VocabSize, checkpointed: o.ActivationCheckpointing}
+	if !o.loraOn16BitBase() {
+		s.chunkedHead = c.HiddenSize // nn.Llama.Loss's LinearCrossEntropy takes a float32 head only
+	}
 	if o.LoRARank > 0 {
 		dims := map[string][][2]float64{"q_proj": {{h, q}}, "k_proj": {{h, kv}}, "v_proj": {{h, kv}}, "o_proj": {{q, h}},
 			"gate_proj": {{h, m}}, "up_proj": {{h, m}}, "down_proj": {{m, h}}}
@@ -124,14 +127,26 @@ func (s trainShape) need(batch, block int) memoryNeed {
 	}
 	act := float64(s.layers) * s.layerFloats
 	if s.checkpointed {
-		act = float64(s.layers)*s.carry + s.layerFloats
+		// each block's input, and one block recomputed with the
+		// gradients flowing through it
+		act = float64(s.layers)*s.carry + 2*s.layerFloats
+	}
+	// the logits, their gradient and the log-softmax of a GPT's loss; a
+	// chunk's logits and their gradient with tensor.LinearCrossEntropy,
+	// and a trained head's product of a chunk's gradient
+	logits := 4 * 3 * bt * float64(s.vocab)
+	if s.chunkedHead > 0 {
+		logits = 4 * 2 * min(bt*float64(s.vocab), 16<<20)
+		if s.adapters == 0 {
+			logits += 4 * float64(s.vocab) * float64(s.chunkedHead)
+		}
 	}
 	n := memoryNeed{
 		weights:      s.weightBytes * s.params,
 		adapters:     4 * s.adapters,
 		optimizer:    4 * 3 * trained, // gradients and AdamW's two moments
 		activations:  4 * bt * (act + s.outer),
-		logits:       4 * 3 * bt * float64(s.vocab),
+		logits:       logits,
 		what:         "training",
 		weightsName:  "weights",
 		frozen:       s.adapters > 0,

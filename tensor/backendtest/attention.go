@@ -168,6 +168,30 @@ func testAttention(t testing.TB, b tensor.Backend) {
 			fa.AttentionGrad(dq, b.FromFloat32s(dy), b.FromFloat32s(p32), qs, bs, tt, nh, hs, causal)
 			want, allowed := attentionGradRef(dy, p32, qkv, bs, tt, nh, hs, causal)
 			checkBound(t, name+" dqkv", read(b, dq), want, allowed)
+
+			// recomputed probabilities: bit for bit y and the gradient
+			// from the probabilities the forward pass wrote
+			if rc, ok := b.(tensor.AttentionRecomputer); ok {
+				dys := b.FromFloat32s(dy)
+				y2 := poisoned(b, tensor.Float32, bs*tt*c)
+				rc.AttentionNoWeights(y2, qs, bs, tt, nh, hs, causal)
+				sameBits(t, name+" y without weights", read(b, y2), read(b, y))
+				dq, dr := poisoned(b, tensor.Float32, bs*tt*3*c), poisoned(b, tensor.Float32, bs*tt*3*c)
+				fa.AttentionGrad(dq, dys, p, qs, bs, tt, nh, hs, causal)
+				rc.AttentionGradRecompute(dr, dys, qs, bs, tt, nh, hs, causal)
+				sameBits(t, name+" dqkv recomputed", read(b, dr), read(b, dq))
+			}
+		}
+	}
+}
+
+// sameBits fails t unless got and want are bit for bit equal.
+func sameBits(t testing.TB, what string, got, want []float32) {
+	t.Helper()
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Errorf("%s: element %d is %v, want %v", what, i, got[i], want[i])
+			return
 		}
 	}
 }

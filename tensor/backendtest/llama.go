@@ -417,6 +417,41 @@ func testGroupedAttention(t testing.TB, b tensor.Backend) {
 			dv = poisoned(b, tensor.Float32, len(v))
 			ga.GroupedAttentionGrad(nil, nil, dv, dys, ps, qs, ks, kl, vs, kl, bs, h, hkv, tt, s, d, offset)
 			checkBound(t, name+" dv alone", read(b, dv), wv, av)
+			if rc, ok := b.(tensor.GroupedAttentionRecomputer); ok {
+				checkRecompute(t, name, b, ga, rc, y, p, qs, ks, kl, vs, dys, bs, h, hkv, tt, s, d, offset)
+			}
 		}
 	}
+}
+
+// checkRecompute checks that GroupedAttentionRecomputer gives bit for bit
+// GroupedAttention's y (written into y with its weights p) and the
+// gradients that GroupedAttentionGrad computes from p.
+func checkRecompute(t testing.TB, name string, b tensor.Backend, ga tensor.GroupedAttention, rc tensor.GroupedAttentionRecomputer,
+	y, p, qs, ks tensor.Storage, kl tensor.Layout, vs, dys tensor.Storage, bs, h, hkv, tt, s, d, offset int) {
+	t.Helper()
+	same := func(what string, got, want tensor.Storage) {
+		t.Helper()
+		g, w := read(b, got), read(b, want)
+		for i := range w {
+			if math.Float32bits(g[i]) != math.Float32bits(w[i]) {
+				t.Errorf("%s %s: element %d is %v recomputed, %v from the saved weights", name, what, i, g[i], w[i])
+				return
+			}
+		}
+	}
+	y2 := poisoned(b, tensor.Float32, bs*h*tt*d)
+	rc.GroupedAttentionNoWeights(y2, qs, ks, kl, vs, kl, bs, h, hkv, tt, s, d, offset)
+	same("y without weights", y2, y)
+	n, m := bs*h*tt*d, bs*hkv*s*d
+	dq, dk, dv := poisoned(b, tensor.Float32, n), poisoned(b, tensor.Float32, m), poisoned(b, tensor.Float32, m)
+	ga.GroupedAttentionGrad(dq, dk, dv, dys, p, qs, ks, kl, vs, kl, bs, h, hkv, tt, s, d, offset)
+	rq, rk, rv := poisoned(b, tensor.Float32, n), poisoned(b, tensor.Float32, m), poisoned(b, tensor.Float32, m)
+	rc.GroupedAttentionGradRecompute(rq, rk, rv, dys, qs, ks, kl, vs, kl, bs, h, hkv, tt, s, d, offset)
+	same("dq recomputed", rq, dq)
+	same("dk recomputed", rk, dk)
+	same("dv recomputed", rv, dv)
+	rv = poisoned(b, tensor.Float32, m)
+	rc.GroupedAttentionGradRecompute(nil, nil, rv, dys, qs, ks, kl, vs, kl, bs, h, hkv, tt, s, d, offset)
+	same("dv alone recomputed", rv, dv)
 }

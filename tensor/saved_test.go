@@ -1,0 +1,88 @@
+package tensor
+
+import (
+	"runtime"
+	"slices"
+	"testing"
+	"weak"
+)
+
+// collected reports whether the storage behind w is gone after two
+// collections.
+func collected(w weak.Pointer[cpuStorage]) bool {
+	runtime.GC()
+	runtime.GC()
+	return w.Value() == nil
+}
+
+// storageOf returns a weak pointer to t's CPU storage.
+func storageOf(t *Tensor) weak.Pointer[cpuStorage] { return weak.Make(t.storage.(*cpuStorage)) }
+
+// The recorded graph keeps what the derivatives read and nothing else:
+// an intermediate that only feeds an Add, a MulScalar, a view or a
+// rotation is garbage once the forward pass drops it, in a Scope or not,
+// while the operands of a Mul stay until the backward pass; the gradients
+// are those of the same graph with everything kept.
+func TestGraphKeepsOnlySavedTensors(t *testing.T) {
+	const n = 4096
+	gen := NewGenerator(3)
+	x := gen.Randn(4, 8, 8, n/64).RequiresGrad()
+	cos, sin := gen.Randn(8, n/64), gen.Randn(8, n/64)
+	b := gen.Randn(4, 8, 8, n/64)
+	forward := func(keep func(string, *Tensor)) *Tensor {
+		h := x.MulScalar(2)
+		keep("MulScalar", h)
+		h = h.Add(b)
+		keep("Add", h)
+		h = h.Transpose(1, 2)
+		keep("Transpose", h)
+		h = h.Reshape(4, 8, 8, n/64)
+		keep("Reshape", h)
+		h = ApplyRotary(h, cos, sin)
+		keep("ApplyRotary", h)
+		h = h.Softmax(-1)
+		return h.Mul(h).Sum()
+	}
+	want := func() *Tensor {
+		var all []*Tensor
+		loss := forward(func(_ string, h *Tensor) { all = append(all, h) })
+		loss.Backward()
+		runtime.KeepAlive(all)
+		g := x.Grad().Clone()
+		x.ZeroGrad()
+		return g
+	}()
+	for _, scoped := range []bool{false, true} {
+		ws := map[string]weak.Pointer[cpuStorage]{}
+		keep := func(op string, h *Tensor) {
+			if op != "Transpose" { // a view of the Add's output
+				ws[op] = storageOf(h)
+			}
+		}
+		var loss *Tensor
+		if scoped {
+			loss = Scope(func() *Tensor { return forward(keep) })
+		} else {
+			loss = forward(keep)
+		}
+		for op, w := range ws {
+			if !collected(w) {
+				t.Errorf("scoped=%v: the output of %s is still alive before the backward pass", scoped, op)
+			}
+		}
+		loss.Backward()
+		if g, w := x.Grad().Float32s(), want.Float32s(); !slices.Equal(g, w) {
+			t.Errorf("scoped=%v: the gradient differs from the one with every intermediate kept", scoped)
+		}
+		x.ZeroGrad()
+	}
+	// the operands of a Mul are saved
+	h := x.MulScalar(3)
+	w := storageOf(h)
+	loss := h.Mul(h).Sum()
+	h = nil
+	if collected(w) {
+		t.Fatal("the operand of a Mul was collected before the backward pass")
+	}
+	loss.Backward()
+}
