@@ -109,11 +109,12 @@ func GemmBF16(m, n, k int, a, b Mat16, c []float32, ldc int, threads int) {
 	if threads <= 0 {
 		threads = parallel.Workers()
 	}
-	if 2*float64(m)*float64(n)*float64(k) < minParallelFlops {
-		threads = 1
+	gemv := m <= gemvMaxRows && b.H != nil && b.Trans
+	if gemv && n*k < gemvMinParallel || !gemv && 2*float64(m)*float64(n)*float64(k) < minParallelFlops {
+		threads = 1 // a few rows' products are bound by the weight's reads, not flops (see gemvMinParallel)
 	}
 	switch {
-	case m <= gemvMaxRows && b.H != nil && b.Trans:
+	case gemv:
 		gemvBF16(m, n, k, a, b, c, ldc, threads)
 	case a.H != nil && b.H != nil && dpbf16Asm && m > gemvMaxRows:
 		gemmDPBF16(m, n, k, a, b, c, ldc, threads)
@@ -195,9 +196,10 @@ func widen16(dst []float32, src []uint16) {
 
 // gemvBF16 computes C = op(A)·Bᵀ for a few rows of A (m ≤ gemvMaxRows) and
 // B stored n×k in bfloat16: op(A)'s rows as float32 (widened once if
-// bfloat16), split into their even and odd elements for dot4BF16AVX2,
-// then dot products with B's rows four at a time, B's rows split over at
-// most threads goroutines.
+// bfloat16), split into their even and odd elements for dot4BF16AVX2 (or
+// gemv1BF16AVX512 on AVX-512, see gemvWideBF16), then dot products with
+// B's rows four at a time, B's rows split over at most threads
+// goroutines.
 func gemvBF16(m, n, k int, a, b Mat16, c []float32, ldc int, threads int) {
 	x := make([]float32, m*k)
 	for i := range m {
@@ -227,7 +229,15 @@ func gemvBF16(m, n, k int, a, b Mat16, c []float32, ldc int, threads int) {
 	if threads > 1 {
 		g = max(gemvQuads, grain(quads, threads))
 	}
+	wide := gemvBF16Asm && dot16Asm && k >= 32
 	parallel.For(quads, g, func(lo, hi int) {
+		if wide {
+			for i := range m {
+				xi, xe, xo := x[i*k:(i+1)*k], xeo[2*i*h:(2*i+1)*h], xeo[(2*i+1)*h:(2*i+2)*h]
+				gemvWideBF16(xi, xe, xo, w, ldw, 4*lo, min(4*hi, n), c[i*ldc:])
+			}
+			return
+		}
 		var out [4]float32
 		for j := 4 * lo; j < min(4*hi, n); j += 4 {
 			rows := min(4, n-j)

@@ -93,12 +93,15 @@ func Sgemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, 
 	if threads <= 0 {
 		threads = parallel.Workers()
 	}
-	if 2*float64(m)*float64(n)*float64(k) < minParallelFlops {
-		threads = 1
-	}
 	if viaGemv(transA, transB, m) {
+		if n*k < gemvMinParallel {
+			threads = 1
+		}
 		gemvT(m, n, k, a, lda, b, ldb, c, ldc, accumulate, threads)
 		return
+	}
+	if 2*float64(m)*float64(n)*float64(k) < minParallelFlops {
+		threads = 1
 	}
 	if active != nil {
 		gemmPacked(active, transA, transB, m, n, k, a, lda, b, ldb, c, ldc, accumulate, threads)
