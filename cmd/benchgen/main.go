@@ -5,7 +5,7 @@
 // nanoGPT's generate does. It prints one line in the format of
 // scripts/bench_generate_peer.py, its PyTorch twin:
 //
-//	wick threads=2 tokens/s=21.3 ms/token=46.9 prefill_ms=410.2 ttft_ms=2100.5 cpu_ms/token=90.1
+//	wick threads=2 dtype=float32 tokens/s=21.3 ms/token=46.9 prefill_ms=410.2 ttft_ms=2100.5 cpu_ms/token=90.1
 //
 // tokens/s is -new divided by the whole Generate call (the prompt's
 // forward pass included), ms/token its inverse; prefill_ms is the time
@@ -22,7 +22,7 @@
 // row is negligible; the token embedding counted once, as the tied head)
 // divided by that bandwidth:
 //
-//	bandwidth threads=2 copy_GB/s=17.07 weights_MB/token=494.6 bound_ms/token=28.97 bound_tokens/s=34.52
+//	bandwidth threads=2 dtype=float32 copy_GB/s=17.07 weights_MB/token=494.6 bound_ms/token=28.97 bound_tokens/s=34.52
 //
 // With -model=smollm2-135m it times instead an nn.Llama at SmolLM2-135M's
 // shapes (hidden 576, 30 layers, 9 heads, 3 key/value heads, intermediate
@@ -39,6 +39,11 @@
 // ratio:
 //
 //	load params_MB=538.1 peak_rss_MB=560.2 ratio=1.04 ms=850
+//
+// -dtype=bfloat16 (or float16) converts the weights of either model to
+// that dtype (nn.ToDType; activations stay float32) before timing, and the
+// -bandwidth bound then counts the weights' bytes in that dtype; the lines
+// say dtype=.
 //
 // scripts/bench_generate.sh runs it beside the peer.
 package main
@@ -145,8 +150,8 @@ func run(cfg nn.GPTConfig, prompt, newTok, ttft, runs int, seed uint64, bandwidt
 	if bandwidth {
 		bytes := float64(itemSize) * float64(nn.NumParams(model)-cfg.BlockSize*cfg.NEmbd)
 		bw := copyBandwidth(1 << 30)
-		fmt.Printf("bandwidth threads=%d copy_GB/s=%.2f weights_MB/token=%.1f bound_ms/token=%.2f bound_tokens/s=%.2f\n",
-			runtime.GOMAXPROCS(0), bw/1e9, bytes/1e6, bytes/bw*1e3, bw/bytes)
+		fmt.Printf("bandwidth threads=%d dtype=%s copy_GB/s=%.2f weights_MB/token=%.1f bound_ms/token=%.2f bound_tokens/s=%.2f\n",
+			runtime.GOMAXPROCS(0), *dtypeFlag, bw/1e9, bytes/1e6, bytes/bw*1e3, bw/bytes)
 		return nil
 	}
 	p := tokens(prompt)
@@ -170,8 +175,8 @@ func run(cfg nn.GPTConfig, prompt, newTok, ttft, runs int, seed uint64, bandwidt
 		}
 	}
 	w := median(wall)
-	fmt.Printf("wick threads=%d tokens/s=%.2f ms/token=%.2f prefill_ms=%.1f ttft_ms=%.1f cpu_ms/token=%.2f\n",
-		runtime.GOMAXPROCS(0), float64(newTok)/w, w*1e3/float64(newTok), median(prefill)*1e3, median(first)*1e3, median(cpu)*1e3/float64(newTok))
+	fmt.Printf("wick threads=%d dtype=%s tokens/s=%.2f ms/token=%.2f prefill_ms=%.1f ttft_ms=%.1f cpu_ms/token=%.2f\n",
+		runtime.GOMAXPROCS(0), *dtypeFlag, float64(newTok)/w, w*1e3/float64(newTok), median(prefill)*1e3, median(first)*1e3, median(cpu)*1e3/float64(newTok))
 	return nil
 }
 
@@ -188,13 +193,17 @@ func runLlama(cfg nn.LlamaConfig, name string, prompt, newTok, ttft, runs int, s
 	gen := tensor.NewGenerator(seed)
 	model := nn.NewLlamaWith(cfg, gen)
 	model.Eval()
+	itemSize, err := weightsToDType(model)
+	if err != nil {
+		return err
+	}
 	if bandwidth {
 		// every parameter is read once per token; Parameters lists the
 		// tied embedding once
-		bytes := 4 * float64(nn.NumParams(model))
+		bytes := float64(itemSize) * float64(nn.NumParams(model))
 		bw := copyBandwidth(1 << 30)
-		fmt.Printf("bandwidth model=%s threads=%d copy_GB/s=%.2f weights_MB/token=%.1f bound_ms/token=%.2f bound_tokens/s=%.2f\n",
-			name, runtime.GOMAXPROCS(0), bw/1e9, bytes/1e6, bytes/bw*1e3, bw/bytes)
+		fmt.Printf("bandwidth model=%s threads=%d dtype=%s copy_GB/s=%.2f weights_MB/token=%.1f bound_ms/token=%.2f bound_tokens/s=%.2f\n",
+			name, runtime.GOMAXPROCS(0), *dtypeFlag, bw/1e9, bytes/1e6, bytes/bw*1e3, bw/bytes)
 		return nil
 	}
 	tokens := func(n int) *tensor.Tensor {
@@ -234,8 +243,8 @@ func runLlama(cfg nn.LlamaConfig, name string, prompt, newTok, ttft, runs int, s
 		}
 	}
 	w := median(wall)
-	fmt.Printf("wick model=%s threads=%d tokens/s=%.2f ms/token=%.2f prefill_ms=%.1f ttft_ms=%.1f cpu_ms/token=%.2f\n",
-		name, runtime.GOMAXPROCS(0), float64(newTok)/w, w*1e3/float64(newTok), median(prefill)*1e3, median(first)*1e3, median(cpu)*1e3/float64(newTok))
+	fmt.Printf("wick model=%s threads=%d dtype=%s tokens/s=%.2f ms/token=%.2f prefill_ms=%.1f ttft_ms=%.1f cpu_ms/token=%.2f\n",
+		name, runtime.GOMAXPROCS(0), *dtypeFlag, float64(newTok)/w, w*1e3/float64(newTok), median(prefill)*1e3, median(first)*1e3, median(cpu)*1e3/float64(newTok))
 	return nil
 }
 
