@@ -201,7 +201,10 @@ func widen16(dst []float32, src []uint16) {
 // B's rows four at a time, B's rows split over at most threads
 // goroutines.
 func gemvBF16(m, n, k int, a, b Mat16, c []float32, ldc int, threads int) {
-	x := make([]float32, m*k)
+	h := k / 16 * 8 // even (and odd) elements the kernel takes
+	buf := getBuf(&gemvBufs, m*k+2*m*h)
+	defer gemvBufs.Put(buf)
+	x, xeo := (*buf)[:m*k], (*buf)[m*k:]
 	for i := range m {
 		row := x[i*k : (i+1)*k]
 		switch {
@@ -215,8 +218,6 @@ func gemvBF16(m, n, k int, a, b Mat16, c []float32, ldc int, threads int) {
 			}
 		}
 	}
-	h := k / 16 * 8 // even (and odd) elements the kernel takes
-	xeo := make([]float32, 2*m*h)
 	for i := range m {
 		xe, xo := xeo[2*i*h:(2*i+1)*h], xeo[(2*i+1)*h:(2*i+2)*h]
 		for j := range h {

@@ -1,6 +1,8 @@
 package blas
 
 import (
+	"sync"
+
 	"github.com/wickml/wick/internal/cpu"
 	"github.com/wickml/wick/internal/parallel"
 )
@@ -38,8 +40,13 @@ const gemvQuads = 16
 const gemvMinParallel = 1 << 15
 
 // gemvPrefetch is how far ahead, in quadruples of W's rows, the AVX-512
-// one-row kernel prefetches.
+// one-row kernels prefetch (benchmarks change it): one or more ahead read
+// 1.2-1.5× faster than none on Zen 5 (BenchmarkGemvStream), two as well
+// as four or eight.
 var gemvPrefetch = 2
+
+// gemvBufs recycles gemvBF16's float32 copies of A's rows.
+var gemvBufs sync.Pool
 
 // gemvT computes C (=|+=) A·Bᵀ for A m×k (rows lda apart) and B n×k (rows
 // ldb apart), splitting B's rows over at most threads goroutines.
