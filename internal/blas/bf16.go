@@ -15,9 +15,10 @@ import (
 //
 //   - a few rows of A times a bfloat16 Bᵀ (a Linear layer's weight [out,
 //     in] at generation): dot products of W's rows read in place, widened
-//     to float32 as they are loaded (dot4BF16AVX2 where AVX2 runs, else Go
-//     in four chains), so a token reads the weight's 2 bytes per element
-//     once;
+//     to float32 as they are loaded (gemv1BF16AVX512 where AVX-512 runs,
+//     dot4BF16AVX2 where AVX2 does, else Go in four chains; exact widening
+//     and float32 sums, never a bfloat16 rounding of x), so a token reads
+//     the weight's 2 bytes per element once;
 //   - both operands bfloat16 where AVX512_BF16 runs: A and B packed in
 //     pairs of depths and multiplied by VDPBF16PS (dpbf16Kernel12x32),
 //     twice the multiply-adds of a float32 FMA per instruction;

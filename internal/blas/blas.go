@@ -17,7 +17,8 @@
 //
 // Products of at most four rows by a transposed B (a Linear layer applied
 // to one token) are dot products of A's rows with B's rows read in place,
-// by an AVX2+FMA kernel of its own (see gemv.go).
+// by kernels of their own that stream B from memory (AVX-512 or AVX2+FMA,
+// see gemv.go).
 //
 // Work is split on the shared worker pool of internal/parallel, never a
 // goroutine per tile: with at least 64 rows per thread each thread computes

@@ -14,8 +14,18 @@ import (
 // its six rows, so these products are dot products instead: W's rows are
 // read in place, four at a time, each once per call, against the few rows
 // of A held in cache. The sums are done in another order than the
-// micro-kernel's (eight lanes, then across them), so results differ from
-// Sgemm's packed path by rounding.
+// micro-kernel's (eight lanes on AVX2, sixteen on AVX-512, then across
+// them), so results differ from Sgemm's packed path by rounding; on every
+// assembly path a row's products have SgemmRowsT's bits.
+//
+// Such a product reads each element of W once from memory for 2·m flops,
+// so it runs at the rate W streams in: on AVX-512 one row of A meets W in
+// gemv1AVX512, a loop over many quadruples of W's rows in one call, a
+// cache line of each row per step and a prefetch of the same columns two
+// quadruples ahead (a 576-wide row is 36 lines, too short a stream for the
+// hardware prefetchers to ramp up on before the next rows begin: 1.2-1.5×
+// faster than without, BenchmarkGemvStream on Zen 5). Zen 5 timings are in
+// docs/journal/2026-12-02-gemv.md.
 
 // gemvMaxRows is the largest m that Sgemm computes as dot products when
 // op(B) is a transposed matrix (and A is not).
