@@ -5,7 +5,7 @@
 // nanoGPT's generate does. It prints one line in the format of
 // scripts/bench_generate_peer.py, its PyTorch twin:
 //
-//	wick threads=2 tokens/s=21.3 ms/token=46.9 prefill_ms=410.2 ttft_ms=2100.5 cpu_ms/token=90.1
+//	wick threads=2 dtype=float32 tokens/s=21.3 ms/token=46.9 prefill_ms=410.2 ttft_ms=2100.5 cpu_ms/token=90.1
 //
 // tokens/s is -new divided by the whole Generate call (the prompt's
 // forward pass included), ms/token its inverse; prefill_ms is the time
@@ -22,7 +22,7 @@
 // row is negligible; the token embedding counted once, as the tied head)
 // divided by that bandwidth:
 //
-//	bandwidth threads=2 copy_GB/s=17.07 weights_MB/token=494.6 bound_ms/token=28.97 bound_tokens/s=34.52
+//	bandwidth threads=2 dtype=float32 copy_GB/s=17.07 weights_MB/token=494.6 bound_ms/token=28.97 bound_tokens/s=34.52
 //
 // With -model=smollm2-135m it times instead an nn.Llama at SmolLM2-135M's
 // shapes (hidden 576, 30 layers, 9 heads, 3 key/value heads, intermediate
@@ -39,6 +39,18 @@
 // ratio:
 //
 //	load params_MB=538.1 peak_rss_MB=560.2 ratio=1.04 ms=850
+//
+// -dtype=bfloat16 (or float16) converts the weights of either model to
+// that dtype (nn.ToDType; activations stay float32) before timing, and the
+// -bandwidth bound then counts the weights' bytes in that dtype; the lines
+// say dtype=.
+//
+// With -from=DIR it times instead the model of the hub-layout directory
+// DIR (GPT-2 or Llama family), loaded with nn.LoadCausalLMWith in -dtype,
+// through nn.Generate; scripts/gen_load_model.py writes random ones (with
+// --model gpt2 at GPT-2 124M's shapes). A BF16 file loaded with
+// -dtype=bfloat16 never holds a float32 copy of the weights, so the
+// process's peak RSS is that of a bfloat16 model.
 //
 // scripts/bench_generate.sh runs it beside the peer.
 package main
@@ -79,6 +91,7 @@ func main() {
 	modelName := flag.String("model", "gpt2", "model shape: gpt2 (the -n_* flags) or smollm2-135m")
 	temperature := flag.Float64("temperature", 1, "sampling temperature of -model=smollm2-135m (0: greedy)")
 	load := flag.String("load", "", "only load this model directory with nn.LoadCausalLM and print its peak RSS")
+	from := flag.String("from", "", "time the generation of this hub-layout model directory, loaded in -dtype, instead of a random model")
 	flag.Parse()
 	if *load != "" {
 		if err := runLoad(*load); err != nil {
@@ -103,22 +116,34 @@ func main() {
 		}
 	}
 	var err error
-	switch *modelName {
-	case "gpt2":
-		cfg := nn.GPTConfig{VocabSize: *vocab, BlockSize: *block, NLayer: *nLayer, NHead: *nHead, NEmbd: *nEmbd, Bias: true}
-		err = run(cfg, *prompt, *newTok, *ttft, *runs, *seed, *bandwidth)
-	case "smollm2-135m":
-		cfg := nn.LlamaConfig{ModelType: "llama", VocabSize: 49152, HiddenSize: 576, IntermediateSize: 1536,
-			NumHiddenLayers: 30, NumAttentionHeads: 9, NumKeyValueHeads: 3, HeadDim: 64,
-			MaxPositionEmbeddings: 2048, RMSNormEps: 1e-5, RopeTheta: 100000, TieWordEmbeddings: true}
-		err = runLlama(cfg, *modelName, *prompt, *newTok, *ttft, *runs, *seed, float32(*temperature), *bandwidth)
+	switch {
+	case *from != "":
+		err = runFrom(*from, *prompt, *newTok, *ttft, *runs, *seed, float32(*temperature))
 	default:
-		err = fmt.Errorf("unknown -model %q (gpt2 or smollm2-135m)", *modelName)
+		err = runModel(*modelName, *prompt, *newTok, *ttft, *runs, *seed, *nLayer, *nHead, *nEmbd, *block, *vocab, float32(*temperature), *bandwidth)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchgen:", err)
 		os.Exit(1)
 	}
+}
+
+// runModel times the random model -model names.
+func runModel(modelName string, prompt, newTok, ttft, runs int, seed uint64, nLayer, nHead, nEmbd, block, vocab int, temperature float32, bandwidth bool) error {
+	var err error
+	switch modelName {
+	case "gpt2":
+		cfg := nn.GPTConfig{VocabSize: vocab, BlockSize: block, NLayer: nLayer, NHead: nHead, NEmbd: nEmbd, Bias: true}
+		err = run(cfg, prompt, newTok, ttft, runs, seed, bandwidth)
+	case "smollm2-135m":
+		cfg := nn.LlamaConfig{ModelType: "llama", VocabSize: 49152, HiddenSize: 576, IntermediateSize: 1536,
+			NumHiddenLayers: 30, NumAttentionHeads: 9, NumKeyValueHeads: 3, HeadDim: 64,
+			MaxPositionEmbeddings: 2048, RMSNormEps: 1e-5, RopeTheta: 100000, TieWordEmbeddings: true}
+		err = runLlama(cfg, modelName, prompt, newTok, ttft, runs, seed, temperature, bandwidth)
+	default:
+		err = fmt.Errorf("unknown -model %q (gpt2 or smollm2-135m)", modelName)
+	}
+	return err
 }
 
 func run(cfg nn.GPTConfig, prompt, newTok, ttft, runs int, seed uint64, bandwidth bool) error {
@@ -145,8 +170,8 @@ func run(cfg nn.GPTConfig, prompt, newTok, ttft, runs int, seed uint64, bandwidt
 	if bandwidth {
 		bytes := float64(itemSize) * float64(nn.NumParams(model)-cfg.BlockSize*cfg.NEmbd)
 		bw := copyBandwidth(1 << 30)
-		fmt.Printf("bandwidth threads=%d copy_GB/s=%.2f weights_MB/token=%.1f bound_ms/token=%.2f bound_tokens/s=%.2f\n",
-			runtime.GOMAXPROCS(0), bw/1e9, bytes/1e6, bytes/bw*1e3, bw/bytes)
+		fmt.Printf("bandwidth threads=%d dtype=%s copy_GB/s=%.2f weights_MB/token=%.1f bound_ms/token=%.2f bound_tokens/s=%.2f\n",
+			runtime.GOMAXPROCS(0), *dtypeFlag, bw/1e9, bytes/1e6, bytes/bw*1e3, bw/bytes)
 		return nil
 	}
 	p := tokens(prompt)
@@ -170,8 +195,8 @@ func run(cfg nn.GPTConfig, prompt, newTok, ttft, runs int, seed uint64, bandwidt
 		}
 	}
 	w := median(wall)
-	fmt.Printf("wick threads=%d tokens/s=%.2f ms/token=%.2f prefill_ms=%.1f ttft_ms=%.1f cpu_ms/token=%.2f\n",
-		runtime.GOMAXPROCS(0), float64(newTok)/w, w*1e3/float64(newTok), median(prefill)*1e3, median(first)*1e3, median(cpu)*1e3/float64(newTok))
+	fmt.Printf("wick threads=%d dtype=%s tokens/s=%.2f ms/token=%.2f prefill_ms=%.1f ttft_ms=%.1f cpu_ms/token=%.2f\n",
+		runtime.GOMAXPROCS(0), *dtypeFlag, float64(newTok)/w, w*1e3/float64(newTok), median(prefill)*1e3, median(first)*1e3, median(cpu)*1e3/float64(newTok))
 	return nil
 }
 
@@ -188,19 +213,58 @@ func runLlama(cfg nn.LlamaConfig, name string, prompt, newTok, ttft, runs int, s
 	gen := tensor.NewGenerator(seed)
 	model := nn.NewLlamaWith(cfg, gen)
 	model.Eval()
+	itemSize, err := weightsToDType(model)
+	if err != nil {
+		return err
+	}
 	if bandwidth {
 		// every parameter is read once per token; Parameters lists the
 		// tied embedding once
-		bytes := 4 * float64(nn.NumParams(model))
+		bytes := float64(itemSize) * float64(nn.NumParams(model))
 		bw := copyBandwidth(1 << 30)
-		fmt.Printf("bandwidth model=%s threads=%d copy_GB/s=%.2f weights_MB/token=%.1f bound_ms/token=%.2f bound_tokens/s=%.2f\n",
-			name, runtime.GOMAXPROCS(0), bw/1e9, bytes/1e6, bytes/bw*1e3, bw/bytes)
+		fmt.Printf("bandwidth model=%s threads=%d dtype=%s copy_GB/s=%.2f weights_MB/token=%.1f bound_ms/token=%.2f bound_tokens/s=%.2f\n",
+			name, runtime.GOMAXPROCS(0), *dtypeFlag, bw/1e9, bytes/1e6, bytes/bw*1e3, bw/bytes)
 		return nil
 	}
+	return timeCausal(model, name, cfg.VocabSize, prompt, newTok, ttft, runs, gen, seed, temperature)
+}
+
+// runFrom loads the hub-layout model directory dir with nn.LoadCausalLMWith
+// in -dtype (a BF16 file loaded as bfloat16 holds no float32 copy of the
+// model at any point) and times its generation as runLlama does.
+func runFrom(dir string, prompt, newTok, ttft, runs int, seed uint64, temperature float32) error {
+	dt := map[string]tensor.DType{"float32": tensor.Float32, "bfloat16": tensor.BFloat16, "float16": tensor.Float16}
+	d, ok := dt[*dtypeFlag]
+	if !ok {
+		return fmt.Errorf("-dtype=%s: want float32, bfloat16 or float16", *dtypeFlag)
+	}
+	m, err := nn.LoadCausalLMWith(dir, nn.LoadOptions{DType: d})
+	if err != nil {
+		return err
+	}
+	m.Eval()
+	var vocab, ctx int
+	switch c := m.(type) {
+	case *nn.GPT:
+		vocab, ctx = c.Config.VocabSize, c.Config.BlockSize
+	case *nn.Llama:
+		vocab, ctx = c.Config.VocabSize, c.Config.MaxPositionEmbeddings
+	default:
+		return fmt.Errorf("%s: a %s model, benchgen times gpt2 and Llama-family ones", dir, m.ModelType())
+	}
+	if prompt < 1 || newTok < 1 || runs < 1 || prompt+newTok > ctx || ttft > ctx || ttft < 0 || !(temperature >= 0) {
+		return fmt.Errorf("need 1 ≤ -prompt, 1 ≤ -new, -prompt + -new ≤ context %d, 0 ≤ -ttft ≤ context, -runs ≥ 1 and -temperature ≥ 0", ctx)
+	}
+	return timeCausal(m, m.ModelType(), vocab, prompt, newTok, ttft, runs, tensor.NewGenerator(seed), seed, temperature)
+}
+
+// timeCausal times model's generation through nn.Generate and prints the
+// line of runLlama.
+func timeCausal(model nn.CausalLM, name string, vocab, prompt, newTok, ttft, runs int, gen *tensor.Generator, seed uint64, temperature float32) error {
 	tokens := func(n int) *tensor.Tensor {
 		ids := make([]int, n)
 		for i := range ids {
-			ids[i] = gen.IntN(cfg.VocabSize)
+			ids[i] = gen.IntN(vocab)
 		}
 		return tensor.FromInts(ids, 1, n)
 	}
@@ -234,8 +298,8 @@ func runLlama(cfg nn.LlamaConfig, name string, prompt, newTok, ttft, runs int, s
 		}
 	}
 	w := median(wall)
-	fmt.Printf("wick model=%s threads=%d tokens/s=%.2f ms/token=%.2f prefill_ms=%.1f ttft_ms=%.1f cpu_ms/token=%.2f\n",
-		name, runtime.GOMAXPROCS(0), float64(newTok)/w, w*1e3/float64(newTok), median(prefill)*1e3, median(first)*1e3, median(cpu)*1e3/float64(newTok))
+	fmt.Printf("wick model=%s threads=%d dtype=%s tokens/s=%.2f ms/token=%.2f prefill_ms=%.1f ttft_ms=%.1f cpu_ms/token=%.2f\n",
+		name, runtime.GOMAXPROCS(0), *dtypeFlag, float64(newTok)/w, w*1e3/float64(newTok), median(prefill)*1e3, median(first)*1e3, median(cpu)*1e3/float64(newTok))
 	return nil
 }
 

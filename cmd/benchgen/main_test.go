@@ -31,3 +31,29 @@ func TestRunLoad(t *testing.T) {
 		t.Fatal("an empty directory loaded without error")
 	}
 }
+
+// TestRunFrom times committed hub-layout Llama and GPT-2 directories (BF16
+// files) loaded as bfloat16 and as float32, and refuses a bad -dtype and a
+// directory without a model.
+func TestRunFrom(t *testing.T) {
+	defer func(d string) { *dtypeFlag = d }(*dtypeFlag)
+	for _, dir := range []string{"../../testdata/llama/llama3_mqa_bf16", "../../testdata/pretrained/bf16"} {
+		for _, d := range []string{"bfloat16", "float32"} {
+			*dtypeFlag = d
+			if err := runFrom(dir, 3, 4, 0, 1, 1, 1); err != nil {
+				t.Fatalf("%s -dtype=%s: %v", dir, d, err)
+			}
+		}
+	}
+	if err := runFrom("../../testdata/llama/llama3_mqa_bf16", 3, 1<<20, 0, 1, 1, 1); err == nil {
+		t.Fatal("new tokens past the context: no error")
+	}
+	*dtypeFlag = "int8"
+	if err := runFrom("../../testdata/llama/llama3_mqa_bf16", 3, 4, 0, 1, 1, 1); err == nil {
+		t.Fatal("-dtype=int8: no error")
+	}
+	*dtypeFlag = "float32"
+	if err := runFrom(t.TempDir(), 3, 4, 0, 1, 1, 1); err == nil {
+		t.Fatal("an empty directory: no error")
+	}
+}

@@ -3,7 +3,9 @@ package blas
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/wickml/wick/internal/cpu"
 	"github.com/wickml/wick/internal/cputime"
@@ -165,5 +167,76 @@ func BenchmarkGemvT(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkGemvStream measures the one-row product as text generation
+// runs it: the products of a SmolLM2-135M decoder layer (q, k, v, o,
+// gate, up, down) on weights read from memory, not from cache (16
+// layers' weights, 283 MB, in turn), reported as GB/s of weights read.
+func BenchmarkGemvStream(b *testing.B) {
+	shapes := [][2]int{{576, 576}, {192, 576}, {192, 576}, {576, 576}, {1536, 576}, {1536, 576}, {576, 1536}}
+	per := 0
+	for _, s := range shapes {
+		per += s[0] * s[1]
+	}
+	const layers = 16
+	r := rand.New(rand.NewPCG(1, 2))
+	w := randSlice(r, layers*per)
+	x, y := randSlice(r, 1536), make([]float32, 1536)
+	h := make([]uint16, len(w))
+	for i := range h {
+		h[i] = toBF16(w[i])
+	}
+	for _, threads := range []int{1, 2} {
+		for _, pf := range []int{-1, 0, 1, 2, 4} {
+			b.Run(fmt.Sprintf("threads=%d/prefetch=%d", threads, pf), func(b *testing.B) {
+				saved, savedActive := gemvPrefetch, active
+				defer func() { gemvPrefetch, active = saved, savedActive }()
+				gemvPrefetch = pf
+				runtime.GC()
+				if pf < 0 {
+					active = pathFor(cpu.AVX2)
+				}
+				b.SetBytes(int64(4 * per))
+				off := 0
+				cpu0 := cputime.Process()
+				for b.Loop() {
+					if off+per > len(w) {
+						off = 0
+					}
+					for _, s := range shapes {
+						Sgemm(false, true, 1, s[0], s[1], x, s[1], w[off:], s[1], y, s[0], false, threads)
+						off += s[0] * s[1]
+					}
+				}
+				reportCPUBytes(b, cpu0, threads, 4*per)
+			})
+		}
+		b.Run(fmt.Sprintf("threads=%d/bf16", threads), func(b *testing.B) {
+			runtime.GC()
+			b.SetBytes(int64(2 * per))
+			off := 0
+			cpu0 := cputime.Process()
+			for b.Loop() {
+				if off+per > len(h) {
+					off = 0
+				}
+				for _, s := range shapes {
+					GemmBF16(1, s[0], s[1], Mat16{F: x, LD: s[1]}, Mat16{H: h[off:], LD: s[1], Trans: true}, y, s[0], threads)
+					off += s[0] * s[1]
+				}
+			}
+			reportCPUBytes(b, cpu0, threads, 2*per)
+		})
+	}
+}
+
+// reportCPUBytes reports, for one thread, bytes per second of the
+// process's CPU time since cpu0 (steadier than wall time on a shared
+// machine).
+func reportCPUBytes(b *testing.B, cpu0 time.Duration, threads, bytes int) {
+	if cpu := cputime.Process() - cpu0; threads == 1 && cpu > 0 {
+		b.ReportMetric(float64(bytes)*float64(b.N)/cpu.Seconds()/1e6, "cpuMB/s")
 	}
 }

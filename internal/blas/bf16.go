@@ -15,9 +15,10 @@ import (
 //
 //   - a few rows of A times a bfloat16 Bᵀ (a Linear layer's weight [out,
 //     in] at generation): dot products of W's rows read in place, widened
-//     to float32 as they are loaded (dot4BF16AVX2 where AVX2 runs, else Go
-//     in four chains), so a token reads the weight's 2 bytes per element
-//     once;
+//     to float32 as they are loaded (gemv1BF16AVX512 where AVX-512 runs,
+//     dot4BF16AVX2 where AVX2 does, else Go in four chains; exact widening
+//     and float32 sums, never a bfloat16 rounding of x), so a token reads
+//     the weight's 2 bytes per element once;
 //   - both operands bfloat16 where AVX512_BF16 runs: A and B packed in
 //     pairs of depths and multiplied by VDPBF16PS (dpbf16Kernel12x32),
 //     twice the multiply-adds of a float32 FMA per instruction;
@@ -109,11 +110,12 @@ func GemmBF16(m, n, k int, a, b Mat16, c []float32, ldc int, threads int) {
 	if threads <= 0 {
 		threads = parallel.Workers()
 	}
-	if 2*float64(m)*float64(n)*float64(k) < minParallelFlops {
-		threads = 1
+	gemv := m <= gemvMaxRows && b.H != nil && b.Trans
+	if gemv && n*k < gemvMinParallel || !gemv && 2*float64(m)*float64(n)*float64(k) < minParallelFlops {
+		threads = 1 // a few rows' products are bound by the weight's reads, not flops (see gemvMinParallel)
 	}
 	switch {
-	case m <= gemvMaxRows && b.H != nil && b.Trans:
+	case gemv:
 		gemvBF16(m, n, k, a, b, c, ldc, threads)
 	case a.H != nil && b.H != nil && dpbf16Asm && m > gemvMaxRows:
 		gemmDPBF16(m, n, k, a, b, c, ldc, threads)
@@ -195,11 +197,15 @@ func widen16(dst []float32, src []uint16) {
 
 // gemvBF16 computes C = op(A)·Bᵀ for a few rows of A (m ≤ gemvMaxRows) and
 // B stored n×k in bfloat16: op(A)'s rows as float32 (widened once if
-// bfloat16), split into their even and odd elements for dot4BF16AVX2,
-// then dot products with B's rows four at a time, B's rows split over at
-// most threads goroutines.
+// bfloat16), split into their even and odd elements for dot4BF16AVX2 (or
+// gemv1BF16AVX512 on AVX-512, see gemvWideBF16), then dot products with
+// B's rows four at a time, B's rows split over at most threads
+// goroutines.
 func gemvBF16(m, n, k int, a, b Mat16, c []float32, ldc int, threads int) {
-	x := make([]float32, m*k)
+	h := k / 16 * 8 // even (and odd) elements the kernel takes
+	buf := getBuf(&gemvBufs, m*k+2*m*h)
+	defer gemvBufs.Put(buf)
+	x, xeo := (*buf)[:m*k], (*buf)[m*k:]
 	for i := range m {
 		row := x[i*k : (i+1)*k]
 		switch {
@@ -213,8 +219,6 @@ func gemvBF16(m, n, k int, a, b Mat16, c []float32, ldc int, threads int) {
 			}
 		}
 	}
-	h := k / 16 * 8 // even (and odd) elements the kernel takes
-	xeo := make([]float32, 2*m*h)
 	for i := range m {
 		xe, xo := xeo[2*i*h:(2*i+1)*h], xeo[(2*i+1)*h:(2*i+2)*h]
 		for j := range h {
@@ -227,7 +231,15 @@ func gemvBF16(m, n, k int, a, b Mat16, c []float32, ldc int, threads int) {
 	if threads > 1 {
 		g = max(gemvQuads, grain(quads, threads))
 	}
+	wide := gemvBF16Asm && dot16Asm && k >= 32
 	parallel.For(quads, g, func(lo, hi int) {
+		if wide {
+			for i := range m {
+				xi, xe, xo := x[i*k:(i+1)*k], xeo[2*i*h:(2*i+1)*h], xeo[(2*i+1)*h:(2*i+2)*h]
+				gemvWideBF16(xi, xe, xo, w, ldw, 4*lo, min(4*hi, n), c[i*ldc:])
+			}
+			return
+		}
 		var out [4]float32
 		for j := 4 * lo; j < min(4*hi, n); j += 4 {
 			rows := min(4, n-j)

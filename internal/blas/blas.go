@@ -17,7 +17,8 @@
 //
 // Products of at most four rows by a transposed B (a Linear layer applied
 // to one token) are dot products of A's rows with B's rows read in place,
-// by an AVX2+FMA kernel of its own (see gemv.go).
+// by kernels of their own that stream B from memory (AVX-512 or AVX2+FMA,
+// see gemv.go).
 //
 // Work is split on the shared worker pool of internal/parallel, never a
 // goroutine per tile: with at least 64 rows per thread each thread computes
@@ -93,12 +94,15 @@ func Sgemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, 
 	if threads <= 0 {
 		threads = parallel.Workers()
 	}
-	if 2*float64(m)*float64(n)*float64(k) < minParallelFlops {
-		threads = 1
-	}
 	if viaGemv(transA, transB, m) {
+		if n*k < gemvMinParallel {
+			threads = 1
+		}
 		gemvT(m, n, k, a, lda, b, ldb, c, ldc, accumulate, threads)
 		return
+	}
+	if 2*float64(m)*float64(n)*float64(k) < minParallelFlops {
+		threads = 1
 	}
 	if active != nil {
 		gemmPacked(active, transA, transB, m, n, k, a, lda, b, ldb, c, ldc, accumulate, threads)

@@ -1,6 +1,8 @@
 package blas
 
 import (
+	"sync"
+
 	"github.com/wickml/wick/internal/cpu"
 	"github.com/wickml/wick/internal/parallel"
 )
@@ -12,8 +14,18 @@ import (
 // its six rows, so these products are dot products instead: W's rows are
 // read in place, four at a time, each once per call, against the few rows
 // of A held in cache. The sums are done in another order than the
-// micro-kernel's (eight lanes, then across them), so results differ from
-// Sgemm's packed path by rounding.
+// micro-kernel's (eight lanes on AVX2, sixteen on AVX-512, then across
+// them), so results differ from Sgemm's packed path by rounding; on every
+// assembly path a row's products have SgemmRowsT's bits.
+//
+// Such a product reads each element of W once from memory for 2·m flops,
+// so it runs at the rate W streams in: on AVX-512 one row of A meets W in
+// gemv1AVX512, a loop over many quadruples of W's rows in one call, a
+// cache line of each row per step and a prefetch of the same columns two
+// quadruples ahead (a 576-wide row is 36 lines, too short a stream for the
+// hardware prefetchers to ramp up on before the next rows begin: 1.2-1.5×
+// faster than without, BenchmarkGemvStream on Zen 5). Zen 5 timings are in
+// docs/journal/2026-12-02-gemv.md.
 
 // gemvMaxRows is the largest m that Sgemm computes as dot products when
 // op(B) is a transposed matrix (and A is not).
@@ -29,6 +41,23 @@ func viaGemv(transA, transB bool, m int) bool {
 // of a 768-wide weight are 192 KiB.
 const gemvQuads = 16
 
+// gemvMinParallel is the least number of W's elements (n·k) for which
+// gemvT splits W's rows over threads: a product of a few rows reads every
+// element of W once from memory, so it is bound by bandwidth, not by its
+// flops, and a second thread reads at nearly twice the rate of one (a
+// 192×576 key projection, 432 KiB, takes about 15 µs on one thread; a
+// polling worker joins a loop in well under one).
+const gemvMinParallel = 1 << 15
+
+// gemvPrefetch is how far ahead, in quadruples of W's rows, the AVX-512
+// one-row kernels prefetch (benchmarks change it): one or more ahead read
+// 1.2-1.5× faster than none on Zen 5 (BenchmarkGemvStream), two as well
+// as four or eight.
+var gemvPrefetch = 2
+
+// gemvBufs recycles gemvBF16's float32 copies of A's rows.
+var gemvBufs sync.Pool
+
 // gemvT computes C (=|+=) A·Bᵀ for A m×k (rows lda apart) and B n×k (rows
 // ldb apart), splitting B's rows over at most threads goroutines.
 func gemvT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool, threads int) {
@@ -37,7 +66,12 @@ func gemvT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32,
 	if threads > 1 {
 		g = max(gemvQuads, grain(quads, threads))
 	}
+	wide := active != nil && active.level >= cpu.AVX512 && k >= 16
 	parallel.For(quads, g, func(lo, hi int) {
+		if wide {
+			gemvWide(m, n, k, 4*lo, min(4*hi, n), a, lda, b, ldb, c, ldc, accumulate)
+			return
+		}
 		var out [4]float32
 		for j := 4 * lo; j < min(4*hi, n); j += 4 {
 			rows := min(4, n-j)
@@ -50,17 +84,65 @@ func gemvT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32,
 						out[r] = dotGo(x, b[(j+r)*ldb:])
 					}
 				}
-				crow := c[i*ldc+j : i*ldc+j+rows]
-				for r, v := range out[:rows] {
-					if accumulate {
-						crow[r] += v
-					} else {
-						crow[r] = v
-					}
-				}
+				store(c[i*ldc+j:i*ldc+j+rows], out[:rows], accumulate)
 			}
 		}
 	})
+}
+
+// gemvWide is gemvT's task for C's columns [j0, j1) on AVX-512 (k ≥ 16):
+// every row of C with SgemmRowsT's bits (the dot4z kernels' sixteen-lane
+// sums, the last rows of B, fewer than four, in Go), one row of A with
+// gemv1AVX512, which runs over many quadruples of B's rows per call and
+// prefetches the next ones, more rows with dot4z, which reads a
+// quadruple of B's rows once for all of them.
+func gemvWide(m, n, k, j0, j1 int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool) {
+	var out [256]float32
+	full := j0 + (j1-j0)/4*4
+	if m == 1 {
+		x := a[:k]
+		k16 := k / 16
+		for j := j0; j < full; j += len(out) {
+			rows := min(len(out), full-j)
+			_ = b[(j+rows-1)*ldb+k-1]
+			gemv1AVX512(rows/4, k16, &x[0], &b[j*ldb], ldb, 16*ldb*gemvPrefetch, &out[0])
+			if k16*16 < k {
+				for q := 0; q < rows; q += 4 {
+					dotTail((*[4]float32)(out[q:q+4]), x, b[(j+q)*ldb:], ldb, k16*16)
+				}
+			}
+			store(c[j:j+rows], out[:rows], accumulate)
+		}
+	} else {
+		for j := j0; j < full; j += 4 {
+			dot4z(a, lda, k, m, b[j*ldb:], ldb, out[:4*m])
+			for i := range m {
+				store(c[i*ldc+j:i*ldc+j+4], out[4*i:4*i+4], accumulate)
+			}
+		}
+	}
+	for i := range m { // the last rows of B, fewer than four
+		x := a[i*lda : i*lda+k]
+		for j := full; j < j1; j++ {
+			v := dotGo(x, b[j*ldb:])
+			if accumulate {
+				c[i*ldc+j] += v
+			} else {
+				c[i*ldc+j] = v
+			}
+		}
+	}
+}
+
+// store writes v to dst, or adds it to dst when accumulate is set.
+func store(dst, v []float32, accumulate bool) {
+	if !accumulate {
+		copy(dst, v)
+		return
+	}
+	for r, x := range v[:len(dst)] {
+		dst[r] += x
+	}
 }
 
 // dot4 writes to out the dot products of x with the four rows of w that
@@ -98,4 +180,31 @@ func dotGo(x, y []float32) float32 {
 		s += v * y[p]
 	}
 	return s
+}
+
+// gemvWideBF16 writes to c[j0:j1] the dot products of x (k ≥ 32 floats;
+// xe and xo its even and odd elements, at least k/32·16 of each) with the
+// bfloat16 rows j0..j1-1 of w (ldw apart): gemv1BF16AVX512 on the whole
+// quadruples of rows and the first multiple of 32 depths, then Go.
+func gemvWideBF16(x, xe, xo []float32, w []uint16, ldw, j0, j1 int, c []float32) {
+	var out [256]float32
+	k := len(x)
+	k32 := k / 32
+	p0 := 32 * k32
+	full := j0 + (j1-j0)/4*4
+	_, _ = xe[16*k32-1], xo[16*k32-1]
+	for j := j0; j < full; j += len(out) {
+		rows := min(len(out), full-j)
+		_ = w[(j+rows-1)*ldw+k-1]
+		gemv1BF16AVX512(rows/4, k32, &xe[0], &xo[0], &w[j*ldw], ldw, 2*ldw*4*gemvPrefetch, &out[0])
+		if p0 < k {
+			for r := range rows {
+				out[r] += dotBF16Go(x[p0:], w[(j+r)*ldw+p0:])
+			}
+		}
+		copy(c[j:j+rows], out[:rows])
+	}
+	for j := full; j < j1; j++ { // the last rows, fewer than four
+		c[j] = dotBF16Go(x, w[j*ldw:])
+	}
 }
