@@ -45,8 +45,14 @@ func (e *Engine) step(running []*sequence) []*sequence {
 		members = append(members, s)
 		tables = append(tables, s.table)
 	}
-	b.Attend = func(layer, i int, q, k, v *tensor.Tensor) *tensor.Tensor {
-		return e.attend(layer, tables[i], b.Seqs[i].Pos, q, k, v)
+	if e.kh != nil {
+		b.AttendRows = func(layer int, q, k, v *tensor.Tensor) *tensor.Tensor {
+			return e.attendRows(layer, &b, tables, q, k, v)
+		}
+	} else {
+		b.Attend = func(layer, i int, q, k, v *tensor.Tensor) *tensor.Tensor {
+			return e.attend(layer, tables[i], b.Seqs[i].Pos, q, k, v)
+		}
 	}
 
 	logits, err := e.forward(&b)
@@ -145,6 +151,15 @@ func (e *Engine) attend(layer int, table []int, pos int, q, k, v *tensor.Tensor)
 		vc.Select(0, blk).Slice(0, slot, slot+n).CopyFrom(v.Slice(1, t0, t0+n).Transpose(0, 1))
 		t0 += n
 	}
+	return e.attendCached(layer, table, pos, q)
+}
+
+// attendCached is attend once the keys and values of q's positions are in
+// the cache.
+func (e *Engine) attendCached(layer int, table []int, pos int, q *tensor.Tensor) *tensor.Tensor {
+	bs := e.cfg.BlockSize
+	kc, vc := e.k[layer], e.v[layer] // [blocks, BlockSize, Hkv, D]
+	t := q.Size(1)
 	s := pos + t
 	nb := (s + bs - 1) / bs
 	gather := func(c *tensor.Tensor) *tensor.Tensor { // [1, Hkv, S, D]

@@ -56,6 +56,8 @@ type Engine struct {
 	cfg     Config // with the defaults filled in
 	alloc   *kvcache.Allocator
 	k, v    []*tensor.Tensor // per layer [blocks, BlockSize, kvHeads, headDim]
+	kh, vh  [][]float32      // k and v's memory where they are on the CPU (attendRows), else nil
+	scratch sync.Pool        // *[]float32 for decodeRow
 	ctxSize int
 	vocab   int
 
@@ -152,6 +154,13 @@ func NewEngine(cfg Config) (*Engine, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("serve: NewEngine: the key/value cache of %d bytes: %w", int64(nblocks)*blockBytes, err)
 	}
+	if dev == tensor.CPU {
+		for l := range layers {
+			e.kh = append(e.kh, e.k[l].HostFloat32s())
+			e.vh = append(e.vh, e.v[l].HostFloat32s())
+		}
+	}
+	e.scratch.New = func() any { return new([]float32) }
 	go e.run()
 	return e, nil
 }

@@ -633,14 +633,18 @@ func TestNewEngineErrors(t *testing.T) {
 // 1 and 16 clients, each sending requests one after another (a 16-token
 // prompt, 32 greedy tokens) to one engine: the speed-up of batching, which
 // reads every weight once per step for all the running sequences. The
-// models are random, of three shapes: a small GPT (4 layers of 256),
+// models are random, of four shapes: a small GPT (4 layers of 256),
 // GPT-2 124M's, and a Qwen3-0.6B-shaped Llama with its 152K vocabulary
-// (2.4 GB of float32 weights); pick one with -bench 'Engine/gpt2'.
+// (2.4 GB of float32 weights), and the CPU recipe's (4 layers of 128, 65
+// characters, context 64); pick one with -bench 'Engine/gpt2'.
 func BenchmarkEngine(b *testing.B) {
 	shapes := []struct {
 		name  string
 		model func() nn.BatchLM
 	}{
+		{"recipe", func() nn.BatchLM { // the CPU recipe's model: 4 layers of 128 over 65 characters
+			return nn.NewGPTWith(nn.GPTConfig{VocabSize: 65, BlockSize: 64, NLayer: 4, NHead: 4, NEmbd: 128}, tensor.NewGenerator(1))
+		}},
 		{"small", func() nn.BatchLM {
 			return nn.NewGPTWith(nn.GPTConfig{VocabSize: 4096, BlockSize: 256, NLayer: 4, NHead: 4, NEmbd: 256}, tensor.NewGenerator(1))
 		}},
@@ -664,7 +668,7 @@ func BenchmarkEngine(b *testing.B) {
 					e := newEngine(b, Config{Model: m, MaxBatch: 16, KVCacheBytes: 256 << 20})
 					prompt := make([]int, 16)
 					for i := range prompt {
-						prompt[i] = i * 7
+						prompt[i] = i * 7 % m.VocabSize()
 					}
 					b.ResetTimer()
 					start := time.Now()
