@@ -133,9 +133,15 @@ func (e *Engine) decodeRow(kc, vc []float32, table []int, pos, h, hkv, d int, q,
 		kv := hh / g // the key/value head of query head hh
 		qh, oh := q[hh*d:(hh+1)*d], out[hh*d:(hh+1)*d]
 		sc := scores[:s]
-		for p := range s {
-			sc[p] = dot(qh, keys[p*row+kv*d:p*row+kv*d+d]) * scale
+		at := func(p int) int { return p*row + kv*d }
+		p := 0
+		for ; p+4 <= s; p += 4 {
+			dot4(qh, keys[at(p):], keys[at(p+1):], keys[at(p+2):], keys[at(p+3):], sc[p:p+4])
 		}
+		for ; p < s; p++ {
+			sc[p] = dot(qh, keys[at(p):])
+		}
+		kernels.Scale(sc, scale)
 		clear(oh)
 		if !kernels.SoftmaxRow(sc, sc, false) {
 			for i := range oh {
@@ -143,27 +149,47 @@ func (e *Engine) decodeRow(kc, vc []float32, table []int, pos, h, hkv, d int, q,
 			}
 			continue
 		}
-		for p, w := range sc {
-			axpy(oh, w, vals[p*row+kv*d:p*row+kv*d+d])
+		for p = 0; p+4 <= s; p += 4 {
+			axpy4(oh, sc[p:p+4], vals[at(p):], vals[at(p+1):], vals[at(p+2):], vals[at(p+3):])
+		}
+		for ; p < s; p++ {
+			axpy(oh, sc[p], vals[at(p):])
 		}
 	}
 }
 
-// dot returns the dot product of a and b (of a's length), summed in four
-// lanes (elements i mod 4), then the lanes in order, then the tail.
+// dot4 writes to out[0:4] the dot products of q with k0 … k3 (of q's
+// length), each summed along q in order.
+func dot4(q, k0, k1, k2, k3, out []float32) {
+	n := len(q)
+	k0, k1, k2, k3 = k0[:n], k1[:n], k2[:n], k3[:n]
+	var s0, s1, s2, s3 float32
+	for i, x := range q {
+		s0 += x * k0[i]
+		s1 += x * k1[i]
+		s2 += x * k2[i]
+		s3 += x * k3[i]
+	}
+	out[0], out[1], out[2], out[3] = s0, s1, s2, s3
+}
+
+// axpy4 adds w[0]·v0 + … + w[3]·v3 to y (of y's length), in that order.
+func axpy4(y, w, v0, v1, v2, v3 []float32) {
+	n := len(y)
+	v0, v1, v2, v3 = v0[:n], v1[:n], v2[:n], v3[:n]
+	w0, w1, w2, w3 := w[0], w[1], w[2], w[3]
+	for i := range y {
+		y[i] = y[i] + w0*v0[i] + w1*v1[i] + w2*v2[i] + w3*v3[i]
+	}
+}
+
+// dot returns the dot product of a and b (of a's length), summed along a
+// in order, as dot4 sums each of its four.
 func dot(a, b []float32) float32 {
 	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	s := (s0 + s1) + (s2 + s3)
-	for ; i < len(a); i++ {
-		s += a[i] * b[i]
+	var s float32
+	for i, x := range a {
+		s += x * b[i]
 	}
 	return s
 }
