@@ -35,7 +35,10 @@ type Config struct {
 	// PrefillChunk is the most prompt tokens one step prefills, over all
 	// sequences, so that a long prompt delays the running sequences'
 	// next tokens by at most one chunk's time (default 64). A prompt is
-	// prefilled in chunks of PrefillChunk tokens from its start.
+	// prefilled in chunks of PrefillChunk tokens from its start, shorter
+	// ones further on, where attention over the positions before makes a
+	// token dearer: each chunk costs at most what the first PrefillChunk
+	// tokens of a prompt cost.
 	PrefillChunk int
 }
 
@@ -60,6 +63,7 @@ type Engine struct {
 	scratch sync.Pool        // *[]float32 for decodeRow
 	ctxSize int
 	vocab   int
+	costs   costModel // the prefill chunks' plan
 
 	mu      sync.Mutex
 	waiting []*sequence // admitted by Submit, not yet running, in order
@@ -138,7 +142,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{
 		model: m, cfg: cfg, alloc: kvcache.New(nblocks, cfg.BlockSize),
-		ctxSize: m.ContextSize(), vocab: m.VocabSize(),
+		ctxSize: m.ContextSize(), vocab: m.VocabSize(), costs: newCostModel(m, cfg.PrefillChunk),
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
 	}
 	e.counts.BatchSizes = make([]uint64, cfg.MaxBatch+1)
