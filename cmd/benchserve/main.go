@@ -35,7 +35,7 @@
 // streams run (each asking for -max_tokens), and once they have streamed
 // for a while one more request with an N-token prompt starts. It prints
 // the running streams' inter-token gaps before it (p50, max) and their
-// largest gap while it is prefilled (from its start to its first token),
+// gaps while it is prefilled (from its start to its first token: p50, p90, max),
 // and that request's time to first token.
 //
 // benchserve model -kind=gpt2|qwen3|recipe -out=DIR writes a model with
