@@ -15,7 +15,8 @@ import (
 // values of every new token go straight into the cache's host memory, the
 // prefill chunks attend as attend does (nn.CausalAttention over views of
 // the cache), and each decoding row (a sequence with one new token)
-// attends with a few row-invariant products over its own positions:
+// attends over its own positions with plain loops, four positions at a
+// time (dot4, axpy4):
 //
 //	scores = q·Kᵀ/√D, softmax (kernels.SoftmaxRow), out = weights·V
 //
