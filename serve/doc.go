@@ -20,9 +20,11 @@
 // fit with a *RequestError, and returns ErrFull once Config.MaxWaiting
 // wait). Each step is one forward pass (nn.BatchLM.ForwardBatch) over one
 // new token of every decoding sequence and whole prefill chunks of the
-// sequences still reading their prompt, Config.PrefillChunk tokens at most
-// in all, so a long prompt delays the others' next tokens by one chunk's
-// time at most. The rows of all sequences go through each weight matrix
+// sequences still reading their prompt, one chunk's cost at most in all
+// (Config.PrefillChunk tokens from a prompt's start, fewer further on,
+// where attention over more positions makes a token dearer, and in the
+// chunk whose last row samples through the output head), so a long prompt
+// delays the others' next tokens by one chunk's time at most. The rows of all sequences go through each weight matrix
 // together: the weights are read once per step, not once per request.
 // Each sequence that has read all its tokens samples its next token with
 // its own generator (Request.Seed), and its event goes to a channel with
@@ -58,7 +60,7 @@
 //     a whole number of SIMD blocks (nn.BatchLM);
 //   - attention runs per sequence over that sequence's keys and values
 //     only, with shapes that depend on the sequence alone: a prompt is
-//     prefilled in chunks of PrefillChunk tokens from its start, whatever
+//     prefilled in chunks cut by its length and the model alone, whatever
 //     else runs, and a chunk waits for the next step rather than being cut;
 //   - each request samples from its own logits with its own generator.
 //

@@ -35,7 +35,10 @@ type Config struct {
 	// PrefillChunk is the most prompt tokens one step prefills, over all
 	// sequences, so that a long prompt delays the running sequences'
 	// next tokens by at most one chunk's time (default 64). A prompt is
-	// prefilled in chunks of PrefillChunk tokens from its start.
+	// prefilled in chunks of PrefillChunk tokens from its start, shorter
+	// ones further on, where attention over the positions before makes a
+	// token dearer: each chunk costs at most what the first PrefillChunk
+	// tokens of a prompt cost.
 	PrefillChunk int
 }
 
@@ -56,8 +59,11 @@ type Engine struct {
 	cfg     Config // with the defaults filled in
 	alloc   *kvcache.Allocator
 	k, v    []*tensor.Tensor // per layer [blocks, BlockSize, kvHeads, headDim]
+	kh, vh  [][]float32      // k and v's memory where they are on the CPU (attendRows), else nil
+	scratch sync.Pool        // *[]float32 for decodeRow
 	ctxSize int
 	vocab   int
+	costs   costModel // the prefill chunks' plan
 
 	mu      sync.Mutex
 	waiting []*sequence // admitted by Submit, not yet running, in order
@@ -136,7 +142,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{
 		model: m, cfg: cfg, alloc: kvcache.New(nblocks, cfg.BlockSize),
-		ctxSize: m.ContextSize(), vocab: m.VocabSize(),
+		ctxSize: m.ContextSize(), vocab: m.VocabSize(), costs: newCostModel(m, cfg.PrefillChunk),
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
 	}
 	e.counts.BatchSizes = make([]uint64, cfg.MaxBatch+1)
@@ -152,6 +158,13 @@ func NewEngine(cfg Config) (*Engine, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("serve: NewEngine: the key/value cache of %d bytes: %w", int64(nblocks)*blockBytes, err)
 	}
+	if dev == tensor.CPU {
+		for l := range layers {
+			e.kh = append(e.kh, e.k[l].HostFloat32s())
+			e.vh = append(e.vh, e.v[l].HostFloat32s())
+		}
+	}
+	e.scratch.New = func() any { return new([]float32) }
 	go e.run()
 	return e, nil
 }

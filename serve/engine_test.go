@@ -633,14 +633,18 @@ func TestNewEngineErrors(t *testing.T) {
 // 1 and 16 clients, each sending requests one after another (a 16-token
 // prompt, 32 greedy tokens) to one engine: the speed-up of batching, which
 // reads every weight once per step for all the running sequences. The
-// models are random, of three shapes: a small GPT (4 layers of 256),
+// models are random, of four shapes: a small GPT (4 layers of 256),
 // GPT-2 124M's, and a Qwen3-0.6B-shaped Llama with its 152K vocabulary
-// (2.4 GB of float32 weights); pick one with -bench 'Engine/gpt2'.
+// (2.4 GB of float32 weights), and the CPU recipe's (4 layers of 128, 65
+// characters, context 64); pick one with -bench 'Engine/gpt2'.
 func BenchmarkEngine(b *testing.B) {
 	shapes := []struct {
 		name  string
 		model func() nn.BatchLM
 	}{
+		{"recipe", func() nn.BatchLM { // the CPU recipe's model: 4 layers of 128 over 65 characters
+			return nn.NewGPTWith(nn.GPTConfig{VocabSize: 65, BlockSize: 64, NLayer: 4, NHead: 4, NEmbd: 128}, tensor.NewGenerator(1))
+		}},
 		{"small", func() nn.BatchLM {
 			return nn.NewGPTWith(nn.GPTConfig{VocabSize: 4096, BlockSize: 256, NLayer: 4, NHead: 4, NEmbd: 256}, tensor.NewGenerator(1))
 		}},
@@ -664,7 +668,7 @@ func BenchmarkEngine(b *testing.B) {
 					e := newEngine(b, Config{Model: m, MaxBatch: 16, KVCacheBytes: 256 << 20})
 					prompt := make([]int, 16)
 					for i := range prompt {
-						prompt[i] = i * 7
+						prompt[i] = i * 7 % m.VocabSize()
 					}
 					b.ResetTimer()
 					start := time.Now()
@@ -708,11 +712,25 @@ func (r *recorder) ForwardBatch(b *nn.Batch) *tensor.Tensor {
 
 // TestEngineChunkedPrefill checks the scheduling promise of chunked
 // prefill: while long prompts are read, every step still advances the
-// decoding sequence by one token and reads at most PrefillChunk prompt
-// tokens, each prompt in chunks that start at multiples of PrefillChunk.
+// decoding sequence by one token and carries prompt chunks of one chunk's
+// cost at most in all, each prompt cut where the chunk plan cuts it.
 func TestEngineChunkedPrefill(t *testing.T) {
 	rec := &recorder{BatchLM: tinyQwen()}
 	e := newEngine(t, Config{Model: rec, MaxBatch: 8, BlockSize: 4, PrefillChunk: 8})
+	lengths := []int{29, 18, 8}
+	want := 1 // the first request's 3 tokens
+	plan := map[[2]int]bool{{0, 3}: true}
+	for _, n := range lengths {
+		for p := 0; p < n; {
+			c := e.costs.chunk(p, n)
+			if c == 1 {
+				t.Fatalf("the plan of a %d-token prompt has a chunk of one token at %d: the test cannot tell it from a decode", n, p)
+			}
+			plan[[2]int{p, c}] = true
+			p += c
+			want++
+		}
+	}
 	r := rand.New(rand.NewPCG(11, 12))
 	ch, err := e.Submit(context.Background(), Request{Prompt: randTokens(r, 3, rec.VocabSize()), MaxTokens: 30})
 	if err != nil {
@@ -720,8 +738,7 @@ func TestEngineChunkedPrefill(t *testing.T) {
 	}
 	<-ch // decoding
 	var longs []<-chan Event
-	// no prompt ends in a chunk of one token, so runs of one are decodes
-	for _, n := range []int{29, 18, 8} {
+	for _, n := range lengths {
 		c, err := e.Submit(context.Background(), Request{Prompt: randTokens(r, n, rec.VocabSize()), MaxTokens: 2})
 		if err != nil {
 			t.Fatal(err)
@@ -736,27 +753,55 @@ func TestEngineChunkedPrefill(t *testing.T) {
 	defer rec.mu.Unlock()
 	chunks := 0
 	for i, seqs := range rec.steps {
-		prompt, short := 0, false
+		cost, n, short := 0.0, 0, false
 		for _, s := range seqs {
 			switch {
-			case s.Len > 1 && (s.Pos%8 != 0 || s.Len > 8):
-				t.Errorf("step %d: a chunk of %d at position %d, want at most 8 from a multiple of 8", i, s.Len, s.Pos)
+			case s.Len > 1 && !plan[[2]int{s.Pos, s.Len}]:
+				t.Errorf("step %d: a chunk of %d at position %d, not one of the plan's", i, s.Len, s.Pos)
 			case s.Len > 1:
-				prompt += s.Len
+				// the cost without the head's row: the test does not know
+				// which prompt it ends, and its budget check is loose so
+				cost += e.costs.cost(s.Pos, s.Len, false)
+				n++
 				chunks++
 			case s.Pos == 2+i: // the first request's token of step i
 				short = true
 			}
 		}
-		if prompt > 8 {
-			t.Errorf("step %d read %d prompt tokens: %v", i, prompt, seqs)
+		if n > 1 && cost > e.costs.budget {
+			t.Errorf("step %d read prompt chunks of cost %v, over the budget %v: %v", i, cost, e.costs.budget, seqs)
 		}
 		if i >= 1 && i < 30 && !short {
 			t.Errorf("step %d did not advance the decoding sequence: %v", i, seqs)
 		}
 	}
-	if chunks != 1+4+3+1 { // 3; 29 = 8+8+8+5; 18 = 8+8+2; 8
-		t.Errorf("%d prompt chunks, want 9", chunks)
+	if chunks != want {
+		t.Errorf("%d prompt chunks, want %d", chunks, want)
+	}
+}
+
+// TestChunkPlan checks the chunk plan of a long prompt on a model shaped
+// as the Qwen3 of the benchmarks (hidden 256, 4 layers, 152K vocabulary):
+// chunks of PrefillChunk tokens first, shorter ones where attention over
+// the positions before grows, the last shortened for the head's row, each
+// within the budget, covering the prompt.
+func TestChunkPlan(t *testing.T) {
+	c := costModel{perRow: 3.1e6, perKey: 2048, head: 39e6, maxRows: 64}
+	c.budget = c.cost(0, 64, true)
+	var cuts []int
+	for p := 0; p < 1024; {
+		n := c.chunk(p, 1024)
+		if n < 1 || n > 64 || c.cost(p, n, p+n == 1024) > c.budget {
+			t.Fatalf("chunk of %d at %d: want 1 to 64 tokens within the budget", n, p)
+		}
+		cuts = append(cuts, n)
+		p += n
+	}
+	if cuts[0] != 64 || cuts[len(cuts)-2] >= 50 || cuts[len(cuts)-1] >= cuts[len(cuts)-2] {
+		t.Errorf("chunks %v: want 64 first, then shorter ones, the last shortest", cuts)
+	}
+	if n := c.chunk(0, 5); n != 5 {
+		t.Errorf("a 5-token prompt is cut at %d, want one chunk", n)
 	}
 }
 

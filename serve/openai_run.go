@@ -151,11 +151,19 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, j *job) {
 	for _, p := range j.prompts { // once per prompt, as usage counts them
 		h.metrics.promptTokens.Add(uint64(len(p)))
 	}
-	out := make(chan piece, len(choices))
 	var once sync.Once
 	firstToken := func() { once.Do(func() { h.metrics.observeTTFT(time.Since(j.start)) }) }
-	for _, c := range choices {
-		go h.follow(c, out, firstToken)
+	var src pieces
+	if len(choices) == 1 {
+		// one choice (n = 1, one prompt): its events are followed on this
+		// goroutine, without a goroutine and a channel of its own between
+		src = &follower{h: h, c: choices[0], firstToken: firstToken}
+	} else {
+		out := make(chan piece, len(choices))
+		for _, c := range choices {
+			go h.follow(c, out, firstToken)
+		}
+		src = fanIn(out)
 	}
 	defer func() {
 		total := 0
@@ -165,74 +173,144 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, j *job) {
 		h.metrics.completionTokens.Add(uint64(total))
 	}()
 	if j.p.stream {
-		h.stream(w, j, choices, out, cancelAll)
+		h.stream(w, j, choices, src, cancelAll)
 	} else {
-		h.whole(w, j, choices, out)
+		h.whole(w, j, choices, src)
 	}
+}
+
+// pieces is where a job's answer reads its choices' pieces from.
+type pieces interface {
+	// next waits for the next piece.
+	next() piece
+	// ready returns the next piece if one is ready without waiting.
+	ready() (piece, bool)
+}
+
+// fanIn is pieces from the choices' follow goroutines.
+type fanIn chan piece
+
+func (f fanIn) next() piece { return <-f }
+
+func (f fanIn) ready() (piece, bool) {
+	select {
+	case p := <-f:
+		return p, true
+	default:
+		return piece{}, false
+	}
+}
+
+// follower turns one choice's events into pieces: on a goroutine of its
+// own (follow) or on the goroutine that answers (as pieces).
+type follower struct {
+	h          *Handler
+	c          *choice
+	firstToken func()
+	last       piece // the final piece, once ended
+	ended      bool  // the final event came
+	closed     bool  // the channel is closed and the final piece given
+}
+
+// next implements pieces: the choice's next piece, its last (done) once
+// the engine closed its channel.
+func (f *follower) next() piece {
+	for {
+		ev, ok := <-f.c.events
+		if p, emit := f.take(ev, ok); emit {
+			return p
+		}
+	}
+}
+
+// ready implements pieces.
+func (f *follower) ready() (piece, bool) {
+	for !f.closed {
+		select {
+		case ev, ok := <-f.c.events:
+			if p, emit := f.take(ev, ok); emit {
+				return p, true
+			}
+		default:
+			return piece{}, false
+		}
+	}
+	return piece{}, false
+}
+
+// take handles one receive from the choice's events (ok false: the
+// channel is closed) and returns the piece it makes, if any. A panic
+// here (the tokenizer's) ends the choice with its error instead of the
+// request's handler.
+func (f *follower) take(ev Event, ok bool) (p piece, emit bool) {
+	c := f.c
+	defer func() {
+		if r := recover(); r != nil {
+			f.h.o.Logger.Printf("serve: panic following a request: %s", oneLine(fmt.Sprint(r)))
+			c.cancel()
+			for range c.events {
+			}
+			f.closed = true
+			p, emit = piece{index: c.index, done: true, err: fmt.Errorf("internal error: %s", oneLine(fmt.Sprint(r)))}, true
+		}
+	}()
+	if !ok {
+		c.cancel()
+		f.closed = true
+		last := f.last
+		last.index, last.done = c.index, true
+		if !f.ended {
+			last.err = errors.New("serve: the engine ended the request without a final event")
+		}
+		return last, true
+	}
+	if ev.Token >= 0 {
+		if c.stop.stopped {
+			return piece{}, false // generated before the cancellation took effect
+		}
+		c.tokens++
+		if c.tokens == 1 {
+			f.firstToken()
+		}
+		text, stopped := c.stop.push(c.detok.add(ev.Token))
+		if stopped {
+			c.cancel()
+		}
+		return piece{index: c.index, text: text}, text != ""
+	}
+	f.ended = true
+	last := &f.last
+	switch {
+	case c.stop.stopped:
+		last.finish = "stop"
+	case ev.Finish == FinishError:
+		last.err = ev.Err
+		if last.err == nil {
+			last.err = errors.New("serve: generation failed")
+		}
+	case ev.Finish == FinishCancelled:
+		last.err = errCancelled
+	default:
+		text, stopped := c.stop.push(c.detok.flush())
+		if !stopped {
+			text += c.stop.flush()
+		}
+		last.text = text
+		last.finish = string(ev.Finish)
+		if stopped {
+			last.finish = "stop"
+		}
+	}
+	return piece{}, false
 }
 
 // follow turns c's events into pieces on out, and sends its last piece
 // (done) when the engine closes its channel.
 func (h *Handler) follow(c *choice, out chan<- piece, firstToken func()) {
-	last := piece{index: c.index, done: true}
-	ended := false
-	defer func() {
-		// a panic here would end the process, not the request: answer
-		// it as the choice's error, and let the engine end the request
-		if p := recover(); p != nil {
-			h.o.Logger.Printf("serve: panic following a request: %s", oneLine(fmt.Sprint(p)))
-			c.cancel()
-			for range c.events {
-			}
-			out <- piece{index: c.index, done: true, err: fmt.Errorf("internal error: %s", oneLine(fmt.Sprint(p)))}
-		}
-	}()
-	for ev := range c.events {
-		if ev.Token >= 0 {
-			if c.stop.stopped {
-				continue // generated before the cancellation took effect
-			}
-			c.tokens++
-			if c.tokens == 1 {
-				firstToken()
-			}
-			text, stopped := c.stop.push(c.detok.add(ev.Token))
-			if stopped {
-				c.cancel()
-			}
-			if text != "" {
-				out <- piece{index: c.index, text: text}
-			}
-			continue
-		}
-		ended = true
-		switch {
-		case c.stop.stopped:
-			last.finish = "stop"
-		case ev.Finish == FinishError:
-			last.err = ev.Err
-			if last.err == nil {
-				last.err = errors.New("serve: generation failed")
-			}
-		case ev.Finish == FinishCancelled:
-			last.err = errCancelled
-		default:
-			text, stopped := c.stop.push(c.detok.flush())
-			if !stopped {
-				text += c.stop.flush()
-			}
-			last.text = text
-			last.finish = string(ev.Finish)
-			if stopped {
-				last.finish = "stop"
-			}
-		}
+	f := &follower{h: h, c: c, firstToken: firstToken}
+	for !f.closed {
+		out <- f.next()
 	}
-	c.cancel()
-	if !ended {
-		last.err = errors.New("serve: the engine ended the request without a final event")
-	}
-	out <- last
 }
 
 // generationError is the answer to a choice that failed.
@@ -245,7 +323,7 @@ func generationError(err error) *httpError {
 }
 
 // whole waits for every choice and answers them in one JSON object.
-func (h *Handler) whole(w http.ResponseWriter, j *job, choices []*choice, out <-chan piece) {
+func (h *Handler) whole(w http.ResponseWriter, j *job, choices []*choice, src pieces) {
 	texts := make([]string, len(choices))
 	finish := make([]string, len(choices))
 	var failed error
@@ -253,7 +331,7 @@ func (h *Handler) whole(w http.ResponseWriter, j *job, choices []*choice, out <-
 		texts[pos] = j.echo[choices[pos].prompt]
 	}
 	for left := len(choices); left > 0; {
-		p := <-out
+		p := src.next()
 		texts[p.index] += p.text
 		if p.done {
 			left--
@@ -321,27 +399,36 @@ func (h *Handler) setWriteDeadline(w http.ResponseWriter) {
 // "data: [DONE]". The status is sent with the first piece, so that a
 // request that fails before its first token (a model whose logits are
 // not finite) is answered with an error status; a failure after it is
-// sent as a chunk holding an error object.
-func (h *Handler) stream(w http.ResponseWriter, j *job, choices []*choice, out <-chan piece, cancelAll context.CancelFunc) {
+// sent as a chunk holding an error object. The chunks of the pieces that
+// are ready at once (the handler fell behind the engine, or several
+// choices' tokens of one step) go out in one write and one flush.
+func (h *Handler) stream(w http.ResponseWriter, j *job, choices []*choice, src pieces, cancelAll context.CancelFunc) {
 	rc := http.NewResponseController(w)
 	started, broken := false, false
 	var failed error
+	var buf []byte // the events not yet written
 	send := func(v any) {
-		if broken {
-			return
-		}
 		b, err := json.Marshal(v)
 		if err != nil {
 			panic(err)
 		}
+		buf = append(append(append(buf, "data: "...), b...), "\n\n"...)
+	}
+	write := func() {
+		if broken || len(buf) == 0 {
+			buf = buf[:0]
+			return
+		}
 		h.setWriteDeadline(w)
-		if _, err = fmt.Fprintf(w, "data: %s\n\n", b); err == nil {
+		_, err := w.Write(buf)
+		if err == nil {
 			err = rc.Flush()
 		}
 		if err != nil {
 			broken = true
 			cancelAll()
 		}
+		buf = buf[:0]
 	}
 	chunk := func(index int, text *string, finish *string, role bool) response {
 		resp := j.response(h.o.ModelName, nil)
@@ -361,6 +448,31 @@ func (h *Handler) stream(w http.ResponseWriter, j *job, choices []*choice, out <
 		}
 		return resp
 	}
+	// the chunk of a piece of text is a template per choice, the text
+	// put in its place: what json.Marshal writes, without encoding the
+	// whole chunk per token
+	templates := make([]textTemplate, len(choices))
+	text := func(index int, t string) {
+		tp := &templates[index]
+		if tp.head == nil {
+			empty := ""
+			b, err := json.Marshal(chunk(index, &empty, nil, false))
+			if err != nil {
+				panic(err)
+			}
+			key := `"text":""`
+			if j.chat {
+				key = `"content":""`
+			}
+			at := strings.Index(string(b), key) + len(key) - 1
+			tp.head, tp.tail = b[:at], b[at:]
+		}
+		buf = append(buf, "data: "...)
+		buf = append(buf, tp.head...)
+		buf = appendJSONText(buf, t)
+		buf = append(buf, tp.tail...)
+		buf = append(buf, "\n\n"...)
+	}
 	begin := func() {
 		started = true
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -377,8 +489,8 @@ func (h *Handler) stream(w http.ResponseWriter, j *job, choices []*choice, out <
 			}
 		}
 	}
-	for left := len(choices); left > 0; {
-		p := <-out
+	left := len(choices)
+	handle := func(p piece) {
 		if p.done {
 			left--
 		}
@@ -387,21 +499,33 @@ func (h *Handler) stream(w http.ResponseWriter, j *job, choices []*choice, out <
 				failed = p.err
 				cancelAll()
 			}
-			continue
+			return
 		}
 		if failed != nil {
-			continue
+			return
 		}
 		if !started {
 			begin()
 		}
 		if p.text != "" {
-			text := p.text
-			send(chunk(p.index, &text, nil, false))
+			text(p.index, p.text)
 		}
 		if p.done {
 			finish := p.finish
 			send(chunk(p.index, nil, &finish, false))
+		}
+	}
+	for left > 0 {
+		handle(src.next())
+		for left > 0 {
+			p, ok := src.ready()
+			if !ok {
+				break
+			}
+			handle(p)
+		}
+		if left > 0 {
+			write()
 		}
 	}
 	switch {
@@ -421,10 +545,27 @@ func (h *Handler) stream(w http.ResponseWriter, j *job, choices []*choice, out <
 		resp.Choices = []struct{}{}
 		send(resp)
 	}
-	if !broken {
-		h.setWriteDeadline(w)
-		if _, err := fmt.Fprint(w, "data: [DONE]\n\n"); err == nil {
-			rc.Flush()
+	buf = append(buf, "data: [DONE]\n\n"...)
+	write()
+}
+
+// textTemplate is a streamed text chunk of one choice around its text:
+// head ends with the text's opening quote, tail starts with its closing
+// one.
+type textTemplate struct{ head, tail []byte }
+
+// appendJSONText appends s as json.Marshal writes a string, without its
+// quotes: as it is where it has nothing to escape (printable ASCII other
+// than ", \, <, > and &), through json.Marshal otherwise.
+func appendJSONText(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, err := json.Marshal(s)
+			if err != nil {
+				panic(err)
+			}
+			return append(dst, b[1:len(b)-1]...)
 		}
 	}
+	return append(dst, s...)
 }

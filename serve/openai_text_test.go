@@ -2,6 +2,7 @@ package serve
 
 import (
 	"compress/gzip"
+	"encoding/json"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -135,6 +136,20 @@ func TestStopper(t *testing.T) {
 			if got != c.want || stopped != (c.want != c.text) {
 				t.Fatalf("%q stops %q: sent %q (stopped %v), want %q", c.text, c.stops, got, stopped, c.want)
 			}
+		}
+	}
+}
+
+// TestAppendJSONText checks the streamed chunks' text against
+// json.Marshal's encoding of the string, byte for byte.
+func TestAppendJSONText(t *testing.T) {
+	for _, s := range []string{"", "plain text 123", `a "quoted" \ back`, "<b>&amp;</b>", "tab\tnew\nline\x00\x1f", "héllo 世界 🎉", "\u2028\u2029", "bad \xff\xfe utf-8", "\x7f del"} {
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendJSONText([]byte("x"), s); string(got) != "x"+string(want[1:len(want)-1]) {
+			t.Errorf("%q: %s, json.Marshal %s", s, got, want)
 		}
 	}
 }

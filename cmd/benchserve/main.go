@@ -17,6 +17,10 @@
 // chunks) at the 50th and 99th percentiles, and the count of errors.
 // -json prints the same as a JSON object.
 //
+// -stream=false asks for the answers whole (stream false) instead: the
+// time to first token is then the whole answer's, as for -api=generate,
+// and there is no inter-token latency.
+//
 // -api=generate drives the examples/serve of before cmd/serve instead
 // (POST /generate with prompt, seed, max_new_tokens and temperature,
 // answered whole): its time to first token is the whole answer's, and it
@@ -31,7 +35,7 @@
 // streams run (each asking for -max_tokens), and once they have streamed
 // for a while one more request with an N-token prompt starts. It prints
 // the running streams' inter-token gaps before it (p50, max) and their
-// largest gap while it is prefilled (from its start to its first token),
+// gaps while it is prefilled (from its start to its first token: p50, p90, max),
 // and that request's time to first token.
 //
 // benchserve model -kind=gpt2|qwen3|recipe -out=DIR writes a model with
@@ -81,7 +85,7 @@ type config struct {
 	seed                    int64
 	disconnect              float64
 	probePromptTokens       int
-	jsonOut                 bool
+	jsonOut, stream         bool
 	timeout                 time.Duration
 }
 
@@ -102,6 +106,7 @@ func run(args []string, stdout io.Writer) error {
 	fs.Float64Var(&c.disconnect, "disconnect", 0, "fraction (0 to 1) of requests that hang up mid-stream")
 	fs.IntVar(&c.probePromptTokens, "probe_prompt_tokens", 0, "run the prefill probe with a prompt of this many tokens")
 	fs.BoolVar(&c.jsonOut, "json", false, "print the results as JSON")
+	fs.BoolVar(&c.stream, "stream", true, "stream the answers (false: ask for them whole, as the old /generate answers)")
 	fs.DurationVar(&c.timeout, "timeout", 2*time.Minute, "the longest one request may take")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -149,6 +154,9 @@ type stream struct {
 func doStream(ctx context.Context, client *http.Client, c config, prompt any, maxTokens int, seed int64, hangUpAfter int, onChunk func(time.Time)) stream {
 	if c.api == "generate" {
 		return doGenerate(ctx, client, c, prompt, maxTokens, seed)
+	}
+	if !c.stream {
+		return doWhole(ctx, client, c, prompt, maxTokens, seed)
 	}
 	body := map[string]any{
 		"prompt": prompt, "max_tokens": maxTokens, "temperature": c.temperature, "seed": seed,
@@ -341,6 +349,52 @@ func gaps(ts []time.Time) []float64 {
 		g = append(g, ms(ts[i].Sub(ts[i-1])))
 	}
 	return g
+}
+
+// doWhole sends one completion with stream false and reads its whole
+// answer: its time to first token is the answer's.
+func doWhole(ctx context.Context, client *http.Client, c config, prompt any, maxTokens int, seed int64) stream {
+	body := map[string]any{"prompt": prompt, "max_tokens": maxTokens, "temperature": c.temperature, "seed": seed}
+	if c.model != "" {
+		body["model"] = c.model
+	}
+	b, _ := json.Marshal(body)
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	s := stream{start: time.Now()}
+	req, err := http.NewRequestWithContext(ctx, "POST", strings.TrimSuffix(c.url, "/")+"/v1/completions", bytes.NewReader(b))
+	if err != nil {
+		s.err = err
+		return s
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		s.err = err
+		return s
+	}
+	defer resp.Body.Close()
+	ans, err := io.ReadAll(resp.Body)
+	if err != nil {
+		s.err = err
+		return s
+	}
+	if resp.StatusCode != http.StatusOK {
+		s.err = fmt.Errorf("status %d: %s", resp.StatusCode, bytes.TrimSpace(ans))
+		return s
+	}
+	var v struct {
+		Usage struct {
+			CompletionTokens int `json:"completion_tokens"`
+		} `json:"usage"`
+	}
+	if err := json.Unmarshal(ans, &v); err != nil {
+		s.err = fmt.Errorf("bad answer %q: %v", ans, err)
+		return s
+	}
+	s.chunks = []time.Time{time.Now()}
+	s.tokens = v.Usage.CompletionTokens
+	return s
 }
 
 // doGenerate sends one POST /generate (the old examples/serve) and reads

@@ -81,7 +81,7 @@ func newFlags(o *options) *flag.FlagSet {
 	fs.IntVar(&o.maxWaiting, "max_waiting", 64, "requests that may wait for the running batch; past them, 429")
 	fs.Var(&o.kvMemory, "kv_cache_memory", "memory for the paged KV cache, such as 512MiB or 2GiB (auto: room for max_batch sequences of the whole context, at most 1GiB)")
 	fs.IntVar(&o.kvBlock, "kv_block_size", 16, "positions per KV-cache block")
-	fs.IntVar(&o.prefillChunk, "prefill_chunk", serve.DefaultPrefillChunk, "prompt tokens prefilled per step, so that running streams keep their pace")
+	fs.IntVar(&o.prefillChunk, "prefill_chunk", serve.DefaultPrefillChunk, "the most prompt tokens prefilled per step (fewer deep into a long prompt, where each costs more), so that running streams keep their pace")
 	fs.IntVar(&o.maxTokens, "max_tokens", 0, "the largest max_tokens a request may ask for (default: the model's context)")
 	fs.IntVar(&o.maxInFlight, "max_in_flight", 0, "generation requests handled at once (default: max_batch + max_waiting); past them, 429")
 	fs.Var(&o.maxBody, "max_body_bytes", "the largest request body, such as 1MiB; past it, 413")

@@ -1,0 +1,211 @@
+package serve
+
+import (
+	"math"
+
+	"github.com/wickml/wick/autograd"
+	"github.com/wickml/wick/internal/kernels"
+	"github.com/wickml/wick/internal/parallel"
+	"github.com/wickml/wick/nn"
+	"github.com/wickml/wick/tensor"
+)
+
+// The CPU path of a step's attention (nn.Batch.AttendRows): one call per
+// layer for the whole batch instead of one per sequence. The keys and
+// values of every new token go straight into the cache's host memory, the
+// prefill chunks attend as attend does (nn.CausalAttention over views of
+// the cache), and each decoding row (a sequence with one new token)
+// attends over its own positions with plain loops, four positions at a
+// time (dot4, axpy4):
+//
+//	scores = q·Kᵀ/√D, softmax (kernels.SoftmaxRow), out = weights·V
+//
+// with the keys and values read in place where the sequence's blocks are
+// consecutive and copied end to end otherwise, the same strides either
+// way. Every sum runs over the sequence's own positions in an order that
+// depends on its length alone, so a row's result has the same bits
+// whatever else the step holds and wherever the cache put it; the decode
+// rows are split among a few goroutines instead of one per sequence.
+
+// decodeGroup is the fewest decoding rows one goroutine attends to.
+const decodeGroup = 4
+
+// attendRows is nn.Batch.AttendRows over the cache's host memory: q
+// [N, H, D], k and v [N, Hkv, D] are every row of b.
+func (e *Engine) attendRows(layer int, b *nn.Batch, tables [][]int, q, k, v *tensor.Tensor) *tensor.Tensor {
+	n, h, d := q.Size(0), q.Size(1), q.Size(2)
+	hkv := k.Size(1)
+	bs, row := e.cfg.BlockSize, hkv*d
+	kc, vc := e.kh[layer], e.vh[layer]
+	ks, vs := k.Float32s(), v.Float32s()
+	var decode []int // the sequences with one new token
+	var prefill []int
+	for i, s := range b.Seqs {
+		table := tables[i]
+		for t := range s.Len {
+			p := s.Pos + t
+			off := (table[p/bs]*bs + p%bs) * row
+			copy(kc[off:off+row], ks[(s.Start+t)*row:(s.Start+t+1)*row])
+			copy(vc[off:off+row], vs[(s.Start+t)*row:(s.Start+t+1)*row])
+		}
+		if s.Len == 1 {
+			decode = append(decode, i)
+		} else {
+			prefill = append(prefill, i)
+		}
+	}
+	out := make([]float32, n*h*d)
+	var qs []float32
+	if len(decode) > 0 {
+		qs = q.Float32s()
+	}
+	groups := 0
+	if len(decode) > 0 {
+		groups = min((len(decode)+decodeGroup-1)/decodeGroup, parallel.Workers())
+	}
+	// prefill chunks first: the longest tasks
+	parallel.Each(len(prefill)+groups, func(j int) {
+		if j < len(prefill) {
+			i := prefill[j]
+			s := b.Seqs[i]
+			autograd.NoGrad(func() {
+				qt := q.Slice(0, s.Start, s.Start+s.Len).Transpose(0, 1)    // [H, T, D]
+				o := e.attendCached(layer, tables[i], s.Pos, qt).Float32s() // [H, T, D]
+				for t := range s.Len {
+					for hh := range h {
+						copy(out[((s.Start+t)*h+hh)*d:((s.Start+t)*h+hh+1)*d], o[(hh*s.Len+t)*d:(hh*s.Len+t+1)*d])
+					}
+				}
+			})
+			return
+		}
+		g := j - len(prefill)
+		lo, hi := g*len(decode)/groups, (g+1)*len(decode)/groups
+		buf := e.scratch.Get().(*[]float32)
+		defer e.scratch.Put(buf)
+		for _, i := range decode[lo:hi] {
+			s := b.Seqs[i]
+			r := s.Start * h * d
+			e.decodeRow(kc, vc, tables[i], s.Pos, h, hkv, d, qs[r:r+h*d], out[r:r+h*d], buf)
+		}
+	})
+	return tensor.FromHostFloat32s(out, n, h, d)
+}
+
+// decodeRow writes to out [H·D] the attention of the query q [H·D] at
+// position pos of the sequence whose blocks are table, over its keys and
+// values at positions 0 … pos of kc and vc ([blocks, BlockSize, Hkv, D]).
+// buf is scratch space, grown as needed.
+func (e *Engine) decodeRow(kc, vc []float32, table []int, pos, h, hkv, d int, q, out []float32, buf *[]float32) {
+	bs, row := e.cfg.BlockSize, hkv*d
+	s := pos + 1
+	nb := (s + bs - 1) / bs
+	g := h / hkv
+	need := s
+	consecutive := true
+	for j := 1; j < nb; j++ {
+		if table[j] != table[j-1]+1 {
+			consecutive = false
+			break
+		}
+	}
+	if !consecutive {
+		need += 2 * s * row
+	}
+	if cap(*buf) < need {
+		*buf = make([]float32, need)
+	}
+	scores := (*buf)[:s]
+	var keys, vals []float32
+	if consecutive {
+		base := table[0] * bs * row
+		keys, vals = kc[base:base+s*row], vc[base:base+s*row]
+	} else {
+		keys, vals = (*buf)[s:s+s*row], (*buf)[s+s*row:s+2*s*row]
+		for j := range nb {
+			m := min(bs, s-j*bs) * row
+			src := table[j] * bs * row
+			copy(keys[j*bs*row:j*bs*row+m], kc[src:src+m])
+			copy(vals[j*bs*row:j*bs*row+m], vc[src:src+m])
+		}
+	}
+	scale := float32(1 / math.Sqrt(float64(d)))
+	for hh := range h {
+		kv := hh / g // the key/value head of query head hh
+		qh, oh := q[hh*d:(hh+1)*d], out[hh*d:(hh+1)*d]
+		sc := scores[:s]
+		at := func(p int) int { return p*row + kv*d }
+		p := 0
+		for ; p+4 <= s; p += 4 {
+			dot4(qh, keys[at(p):], keys[at(p+1):], keys[at(p+2):], keys[at(p+3):], sc[p:p+4])
+		}
+		for ; p < s; p++ {
+			sc[p] = dot(qh, keys[at(p):])
+		}
+		kernels.Scale(sc, scale)
+		clear(oh)
+		if !kernels.SoftmaxRow(sc, sc, false) {
+			for i := range oh {
+				oh[i] = float32(math.NaN()) // non-finite scores: the logits say so
+			}
+			continue
+		}
+		for p = 0; p+4 <= s; p += 4 {
+			axpy4(oh, sc[p:p+4], vals[at(p):], vals[at(p+1):], vals[at(p+2):], vals[at(p+3):])
+		}
+		for ; p < s; p++ {
+			axpy(oh, sc[p], vals[at(p):])
+		}
+	}
+}
+
+// dot4 writes to out[0:4] the dot products of q with k0 … k3 (of q's
+// length), each summed along q in order.
+func dot4(q, k0, k1, k2, k3, out []float32) {
+	n := len(q)
+	k0, k1, k2, k3 = k0[:n], k1[:n], k2[:n], k3[:n]
+	var s0, s1, s2, s3 float32
+	for i, x := range q {
+		s0 += x * k0[i]
+		s1 += x * k1[i]
+		s2 += x * k2[i]
+		s3 += x * k3[i]
+	}
+	out[0], out[1], out[2], out[3] = s0, s1, s2, s3
+}
+
+// axpy4 adds w[0]·v0 + … + w[3]·v3 to y (of y's length), in that order.
+func axpy4(y, w, v0, v1, v2, v3 []float32) {
+	n := len(y)
+	v0, v1, v2, v3 = v0[:n], v1[:n], v2[:n], v3[:n]
+	w0, w1, w2, w3 := w[0], w[1], w[2], w[3]
+	for i := range y {
+		y[i] = y[i] + w0*v0[i] + w1*v1[i] + w2*v2[i] + w3*v3[i]
+	}
+}
+
+// dot returns the dot product of a and b (of a's length), summed along a
+// in order, as dot4 sums each of its four.
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s float32
+	for i, x := range a {
+		s += x * b[i]
+	}
+	return s
+}
+
+// axpy adds w·x to y (of y's length).
+func axpy(y []float32, w float32, x []float32) {
+	x = x[:len(y)]
+	i := 0
+	for ; i+4 <= len(y); i += 4 {
+		y[i] += w * x[i]
+		y[i+1] += w * x[i+1]
+		y[i+2] += w * x[i+2]
+		y[i+3] += w * x[i+3]
+	}
+	for ; i < len(y); i++ {
+		y[i] += w * x[i]
+	}
+}
