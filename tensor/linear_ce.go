@@ -33,7 +33,9 @@ var linearCERowsTest int
 // Linear's weight: out × in), targets int64 [N]. The loss and the gradient
 // of x equal the composition's to float32 rounding; the weight's gradient
 // sums the chunks' products one after another instead of in one product.
-// It panics if the shapes, dtypes or devices disagree or a target other
+// Inside an autocast region the head's products run as MatMul's do there
+// (operands rounded to the region's dtype, float32 sums and logits; the
+// loss is float32). It panics if the shapes, dtypes or devices disagree or a target other
 // than ignoreIndex is outside [0, V).
 func LinearCrossEntropy(x, weight, targets *Tensor, ignoreIndex int) *Tensor {
 	const op = "LinearCrossEntropy"
@@ -58,17 +60,27 @@ func LinearCrossEntropy(x, weight, targets *Tensor, ignoreIndex int) *Tensor {
 	ign := int64(ignoreIndex)
 	rows := linearCERows(vocab)
 	be := x.backend
-	// the products are float32 matmuls in both passes (not MatMul, which
-	// an autocast region may route elsewhere), so that the backward pass
-	// recomputes exactly the logits of the forward pass
+	// the products run the same way in both passes, so that the backward
+	// pass recomputes exactly the logits of the forward pass: on x and the
+	// weight as they are, or, inside an autocast region, on their copies
+	// rounded to the region's dtype here (the weight's the region's own,
+	// as for any product of it there), with float32 sums and logits; the
+	// logits' gradient is then rounded likewise before its products, as an
+	// autocast MatMul rounds its output's gradient
 	xd, wd := x.Detach(), weight.Detach()
+	roundGrad := func(t *Tensor) *Tensor { return t }
+	if r := autocastFor(x, weight); r != nil {
+		xd, wd = r.operand(x), r.operand(weight)
+		roundGrad = r.round
+	}
+	mm := func(a, b *Tensor) *Tensor { return matmulTo(a, b, a.layout.Shape, b.layout.Shape, Float32, be.MatMul) }
 	wdT := wd.T()
 	// chunk runs f on the logits of each chunk of rows [r0, r0+rc) with
 	// the chunk's targets, dropping them afterwards
 	chunk := func(f func(r0, rc int, logits, tgc *Tensor)) {
 		for r0 := 0; r0 < n; r0 += rows {
 			rc := min(rows, n-r0)
-			logits := matmul(xd.Narrow(0, r0, rc), wdT, nil, nil)
+			logits := mm(xd.Narrow(0, r0, rc), wdT)
 			tgc := tg.Narrow(0, r0, rc).dense()
 			f(r0, rc, logits, tgc)
 			logits.Release()
@@ -96,13 +108,17 @@ func LinearCrossEntropy(x, weight, targets *Tensor, ignoreIndex int) *Tensor {
 		chunk(func(r0, rc int, logits, tgc *Tensor) {
 			dl := emptyOut(op, be, Float32, []int{rc, vocab})
 			be.CrossEntropyGrad(dl.storage, logits.storage, tgc.storage, rc, vocab, ign, scale)
+			if d := roundGrad(dl); d != dl {
+				dl.Release()
+				dl = d
+			}
 			if dx != nil {
-				part := matmul(dl, wd, nil, nil)
+				part := mm(dl, wd)
 				dx.narrowView(0, r0, rc).CopyFrom(part)
 				part.Release()
 			}
 			if dw != nil {
-				part := matmul(dl.T(), xd.Narrow(0, r0, rc), nil, nil)
+				part := mm(dl.T(), xd.Narrow(0, r0, rc))
 				be.Binary(OpAdd, dw.storage, dw.storage, dw.layout, part.storage, part.layout)
 				part.Release()
 			}
