@@ -113,6 +113,18 @@ func matmulTo(a, b *Tensor, origA, origB []int, dt DType, kernel func(dst, a Sto
 	default:
 		kernel(out.storage, a.storage, al, b.storage, bl)
 	}
+	// the closure keeps an operand's data only where the other operand's
+	// gradient reads it: a product with a frozen weight (LoRA's base, a
+	// model under inference with a grad-requiring input) keeps no input
+	as, bs := a.sink(), b.sink()
+	aT, bT := storedTransposed(a), storedTransposed(b)
+	var ad, bd *Tensor
+	if b.requiresGrad {
+		ad = a.Detach()
+	}
+	if a.requiresGrad {
+		bd = b.Detach()
+	}
 	record("MatMul", out, []*Tensor{a, b}, func(g *Tensor) {
 		// an operand stored transposed (Linear's Wᵀ) gets its gradient
 		// computed transposed, (Bᵀ·Gᵀ)ᵀ for a and (Gᵀ·A)ᵀ for b: the
@@ -120,44 +132,46 @@ func matmulTo(a, b *Tensor, origA, origB []int, dt DType, kernel func(dst, a Sto
 		// gradient reaching the stored tensor is contiguous (no strided
 		// copy when a leaf clones it)
 		// (gradAs: each gradient in its operand's dtype)
-		if a.requiresGrad {
-			g := wideFor(g, a)
-			if storedTransposed(a) {
-				a.accumulate(gradAs(matmul(b.Detach(), g.Transpose(-1, -2), b.layout.Shape, g.layout.Shape).Transpose(-1, -2), a))
+		if as.requiresGrad {
+			g := wideFor(g, as.shape)
+			if aT {
+				as.accumulate(gradAs(matmul(bd, g.Transpose(-1, -2), bd.layout.Shape, g.layout.Shape).Transpose(-1, -2), as.shape, as.dt))
 			} else {
-				a.accumulate(gradAs(matmul(g, b.Detach().Transpose(-1, -2), g.layout.Shape, b.layout.Shape), a))
+				as.accumulate(gradAs(matmul(g, bd.Transpose(-1, -2), g.layout.Shape, bd.layout.Shape), as.shape, as.dt))
 			}
 		}
-		if b.requiresGrad {
-			g := wideFor(g, b)
-			if storedTransposed(b) {
-				b.accumulate(gradAs(matmul(g.Transpose(-1, -2), a.Detach(), g.layout.Shape, a.layout.Shape).Transpose(-1, -2), b))
+		if bs.requiresGrad {
+			g := wideFor(g, bs.shape)
+			if bT {
+				bs.accumulate(gradAs(matmul(g.Transpose(-1, -2), ad, g.layout.Shape, ad.layout.Shape).Transpose(-1, -2), bs.shape, bs.dt))
 			} else {
-				b.accumulate(gradAs(matmul(a.Detach().Transpose(-1, -2), g, a.layout.Shape, g.layout.Shape), b))
+				bs.accumulate(gradAs(matmul(ad.Transpose(-1, -2), g, ad.layout.Shape, g.layout.Shape), bs.shape, bs.dt))
 			}
 		}
 	})
 	return out
 }
 
-// wideFor returns the output gradient g for the product that gives t's
-// gradient: widened to Float32 when g is 16-bit and t's batch dims were
-// broadcast, so that the per-batch products are summed over them in
-// float32 and rounded once (gradAs), as autograd in float32 would.
-func wideFor(g, t *Tensor) *Tensor {
-	if is16(g.DType()) && !slices.Equal(t.layout.Shape[:t.Dim()-2], g.layout.Shape[:g.Dim()-2]) {
+// wideFor returns the output gradient g for the product that gives the
+// gradient of an operand of the given shape: widened to Float32 when g is
+// 16-bit and the operand's batch dims were broadcast, so that the
+// per-batch products are summed over them in float32 and rounded once
+// (gradAs), as autograd in float32 would.
+func wideFor(g *Tensor, shape []int) *Tensor {
+	if is16(g.DType()) && !slices.Equal(shape[:len(shape)-2], g.layout.Shape[:g.Dim()-2]) {
 		return g.ToDType(Float32)
 	}
 	return g
 }
 
-// gradAs returns x, a gradient for t, in t's dtype: where t is 16-bit (or
-// x is) and its batch dims were broadcast, x is summed to t's shape in
-// float32 first (the 16-bit dtypes have no reductions of their own yet),
-// then rounded once.
-func gradAs(x, t *Tensor) *Tensor {
-	if (is16(x.DType()) || is16(t.DType())) && !slices.Equal(x.layout.Shape, t.layout.Shape) {
-		x = x.ToDType(Float32).sumTo(t.layout.Shape)
+// gradAs returns x, a gradient for an operand of the given shape and
+// dtype, in that dtype: where the operand is 16-bit (or x is) and its
+// batch dims were broadcast, x is summed to its shape in float32 first
+// (the 16-bit dtypes have no reductions of their own yet), then rounded
+// once.
+func gradAs(x *Tensor, shape []int, dt DType) *Tensor {
+	if (is16(x.DType()) || is16(dt)) && !slices.Equal(x.layout.Shape, shape) {
+		x = x.ToDType(Float32).sumTo(shape)
 	}
-	return x.ToDType(t.DType())
+	return x.ToDType(dt)
 }

@@ -86,3 +86,49 @@ func TestGraphKeepsOnlySavedTensors(t *testing.T) {
 	}
 	loss.Backward()
 }
+
+// A product keeps an operand only where the other operand's gradient reads
+// it: the input of a product with a frozen weight (LoRA's base) is garbage
+// once the forward pass drops it, and so is the frozen weight's
+// counterpart; the input of a product with a trained weight stays; the
+// gradients are those of a graph with everything kept.
+func TestMatMulKeepsOnlyWhatGradientsRead(t *testing.T) {
+	gen := NewGenerator(5)
+	x := gen.Randn(6, 32).RequiresGrad()
+	frozen := gen.Randn(16, 32)
+	trained := gen.Randn(16, 32).RequiresGrad()
+	for _, tc := range []struct {
+		name string
+		w    *Tensor
+		kept bool
+	}{{"frozen", frozen, false}, {"trained", trained, true}} {
+		run := func(keep bool) ([]float32, []float32) {
+			h := x.MulScalar(2) // the product's input, an intermediate
+			st := storageOf(h)
+			loss := h.MatMul(tc.w.T()).Mul(gen.Randn(6, 16)).Sum()
+			if !keep {
+				h = nil
+				if got := collected(st); got == tc.kept {
+					t.Errorf("%s weight: the product's input collected before the backward pass = %v, want %v", tc.name, got, !tc.kept)
+				}
+			}
+			loss.Backward()
+			runtime.KeepAlive(h)
+			gx := x.Grad().Clone().Float32s()
+			x.ZeroGrad()
+			var gw []float32
+			if tc.w.Grad() != nil {
+				gw = tc.w.Grad().Clone().Float32s()
+				tc.w.ZeroGrad()
+			}
+			return gx, gw
+		}
+		gen = NewGenerator(9)
+		wantX, wantW := run(true)
+		gen = NewGenerator(9)
+		gotX, gotW := run(false)
+		if !slices.Equal(gotX, wantX) || !slices.Equal(gotW, wantW) {
+			t.Errorf("%s weight: the gradients differ from the graph's with its input kept", tc.name)
+		}
+	}
+}
