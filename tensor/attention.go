@@ -25,6 +25,11 @@ func AttentionQKV(qkv *Tensor, nHead int, causal bool) *Tensor {
 	}
 	b, t, c := qkv.layout.Shape[0], qkv.layout.Shape[1], qkv.layout.Shape[2]/3
 	fb, ok := qkv.backend.(FusedAttention)
+	if r := autocastFor(qkv); r != nil && qkv.Numel() > 0 {
+		if rb, ok := qkv.backend.(RoundedAttention); ok {
+			return attentionAutocast(qkv.dense(), rb, r.dt, nHead, causal)
+		}
+	}
 	if !ok || qkv.Numel() == 0 || autocastAttention(qkv) {
 		return attentionComposed(qkv, nHead, causal)
 	}
@@ -92,3 +97,45 @@ type FusedAttention interface {
 
 // attentionScale is 1/√hs rounded like ScaledDotProductAttention's.
 func attentionScale(hs int) float32 { return float32(1 / math.Sqrt(float64(hs))) }
+
+// RoundedAttention is an optional extension of FusedAttention, checked by
+// AttentionQKV inside an autocast region: the fused kernels on operands
+// rounded to the region's dtype dt (BFloat16 or Float16), giving the
+// composition's numbers whose products are autocast MatMuls
+// (attentionAutocast). The CPU backend implements it; on the others the
+// composition runs.
+type RoundedAttention interface {
+	// AttentionRounded writes qkvr, qkv's elements rounded to dt (as
+	// float32 values), and y from them as AttentionNoWeights does, the
+	// probabilities rounded to dt before their product with the values.
+	AttentionRounded(y, qkvr, qkv Storage, b, t, nh, hs int, causal bool, dt DType)
+	// AttentionRoundedGrad writes the gradient of qkv into dqkv (every
+	// element) given the gradient dy of y and the rounded qkvr: dy, the
+	// recomputed probabilities and the gradient of the scores are rounded
+	// to dt before the products that read them.
+	AttentionRoundedGrad(dqkv, dy, qkvr Storage, b, t, nh, hs int, causal bool, dt DType)
+}
+
+// attentionAutocast is AttentionQKV of the contiguous x inside an autocast
+// region of dt, on a backend with the rounded kernels: the numbers of
+// attentionComposed there, where the two forward products and the four
+// backward ones are autocast MatMuls (operands and output gradient rounded
+// to dt, float32 sums and results) and the scale, the mask and the softmax
+// run in float32 between them, as torch.autocast runs nanoGPT's attention
+// written out (softmax is on its float32 list). It saves the rounded qkv
+// only.
+func attentionAutocast(x *Tensor, rb RoundedAttention, dt DType, nHead int, causal bool) *Tensor {
+	b, t, c := x.layout.Shape[0], x.layout.Shape[1], x.layout.Shape[2]/3
+	hs := c / nHead
+	y := emptyOut("AttentionQKV", x.backend, Float32, []int{b, t, c})
+	xr := emptyOut("AttentionQKV", x.backend, Float32, x.layout.Shape)
+	rb.AttentionRounded(y.storage, xr.storage, x.storage, b, t, nHead, hs, causal, dt)
+	be, xs := x.backend, x.sink() // the closure keeps xr, not x
+	record("AttentionQKV", y, []*Tensor{x}, func(g *Tensor) {
+		g = g.dense()
+		dx := emptyOut("AttentionQKV", be, Float32, xs.shape)
+		rb.AttentionRoundedGrad(dx.storage, g.storage, xr.storage, b, t, nHead, hs, causal, dt)
+		xs.accumulate(dx)
+	})
+	return y
+}

@@ -13,6 +13,7 @@ var (
 	_ Backend16       = cpuBackend{} // 16-bit storages: To, Bits16, ToDType
 
 	_ AttentionRecomputer = cpuBackend{} // AttentionQKV
+	_ RoundedAttention    = cpuBackend{} // AttentionQKV inside Autocast
 
 	// the Llama family's fused layers (fused_llama.go)
 	_ RMSNormer        = cpuBackend{} // Tensor.RMSNorm
