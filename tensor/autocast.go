@@ -138,7 +138,9 @@ func (r *autocastRegion) operand(x *Tensor) *Tensor {
 	}
 	if c == nil {
 		n := x.storage.Len()
-		c = emptyOut("Autocast", x.backend, r.dt, []int{n}).storage // written in full below
+		ct := emptyOut("Autocast", x.backend, r.dt, []int{n}) // written in full below
+		escape(ct)                                            // the region's, not the Scope's it is made in
+		c = ct.storage
 		if !roundInto(c, x.storage, 0, n) {
 			flat := contiguousLayout([]int{n})
 			x.backend.Copy(c, flat, x.storage, flat)

@@ -111,7 +111,7 @@ func (cpuBackend) Alloc(dt DType, n int) Storage {
 	case Int64:
 		return &cpuStorage{dt: Int64, i: make([]int64, n)}
 	case BFloat16, Float16:
-		return &cpuStorage{dt: dt, h: make([]uint16, n)}
+		return pooledH16(dt, n, true)
 	}
 	panic(&Error{Op: callerOp(), Msg: fmt.Sprintf("the cpu backend cannot allocate %s", dt)})
 }

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 	"weak"
 
 	"github.com/wickml/wick/autograd"
@@ -11,11 +12,13 @@ import (
 
 // The CPU free list.
 //
-// Training allocates the same few dozen buffer sizes on every step. Float32
-// buffers of CPU storages are therefore recycled: a buffer goes back to a
-// free list, keyed by its exact length, when its storage is provably unused,
-// and the next allocation of that length takes it from there instead of
-// from the garbage-collected heap.
+// Training allocates the same few dozen buffer sizes on every step. The
+// float32 buffers of CPU storages, and the bfloat16 and float16 ones (an
+// autocast step's rounded operands and gradients), are therefore recycled:
+// a buffer goes back to a free list, keyed by its element type and exact
+// length, when its storage is provably unused, and the next allocation of
+// that type and length takes it from there instead of from the
+// garbage-collected heap.
 //
 // Provably unused means that the code handing the buffer back knows that no
 // tensor can read or write the storage any more. Three places know it:
@@ -65,61 +68,90 @@ var poolMaxBytes atomic.Int64
 
 func init() { poolMaxBytes.Store(256 << 20) }
 
-// f32Pool is the free list of float32 buffers, by exact length; each list
-// is a stack, its most recently freed buffer (the likeliest to be in the
-// caches) on top. Each entry remembers the collector cycle (tick) in which
-// it was freed.
+// f32Pool is the free list of float32 buffers (free) and of 16-bit ones
+// (free16, BFloat16 and Float16 alike: bit patterns), by exact length; each
+// list is a stack, its most recently freed buffer (the likeliest to be in
+// the caches) on top. Each entry remembers the collector cycle (tick) in
+// which it was freed. bytes counts both kinds against poolMaxBytes.
 var f32Pool = struct {
-	mu    sync.Mutex
-	free  map[int][]pooledBuf
-	bytes int64
-	tick  uint64
-}{free: map[int][]pooledBuf{}}
+	mu     sync.Mutex
+	free   map[int][]pooledBuf[float32]
+	free16 map[int][]pooledBuf[uint16]
+	bytes  int64
+	tick   uint64
+}{free: map[int][]pooledBuf[float32]{}, free16: map[int][]pooledBuf[uint16]{}}
 
-type pooledBuf struct {
-	b    []float32
+type pooledBuf[T float32 | uint16] struct {
+	b    []T
 	tick uint64
 }
 
 // poolStats counts the free list's traffic, for tests.
 var poolStats struct {
 	hits, puts, trimmed atomic.Int64
+	hits16              atomic.Int64 // of hits, the 16-bit buffers'
 }
 
 // getF32 returns a recycled buffer of n elements with unspecified contents,
 // or nil if the free list has none.
-func getF32(n int) []float32 {
+func getF32(n int) []float32 { return getBuf(f32Pool.free, n) }
+
+// getH16 is getF32 for a 16-bit buffer.
+func getH16(n int) []uint16 {
+	b := getBuf(f32Pool.free16, n)
+	if b != nil {
+		poolStats.hits16.Add(1)
+	}
+	return b
+}
+
+// getBuf takes a buffer of n elements from the list free (of f32Pool), or
+// returns nil.
+func getBuf[T float32 | uint16](free map[int][]pooledBuf[T], n int) []T {
 	p := &f32Pool
 	p.mu.Lock()
-	l := p.free[n]
+	l := free[n]
 	if len(l) == 0 {
 		p.mu.Unlock()
 		return nil
 	}
 	b := l[len(l)-1].b
-	l[len(l)-1] = pooledBuf{}
-	p.free[n] = l[:len(l)-1]
-	p.bytes -= int64(n) * 4
+	l[len(l)-1] = pooledBuf[T]{}
+	free[n] = l[:len(l)-1]
+	p.bytes -= int64(n) * elemBytes[T]()
 	p.mu.Unlock()
 	poolStats.hits.Add(1)
 	return b
 }
 
+// elemBytes is the size of a T.
+func elemBytes[T float32 | uint16]() int64 {
+	var z T
+	return int64(unsafe.Sizeof(z))
+}
+
 // putF32 hands b to the free list. The caller guarantees that nothing reads
 // or writes b any more.
-func putF32(b []float32) {
+func putF32(b []float32) { putBuf(f32Pool.free, b) }
+
+// putH16 is putF32 for a 16-bit buffer.
+func putH16(b []uint16) { putBuf(f32Pool.free16, b) }
+
+// putBuf hands b to the list free (of f32Pool).
+func putBuf[T float32 | uint16](free map[int][]pooledBuf[T], b []T) {
 	n := len(b)
 	if n < poolMinElems || cap(b) != n {
 		return
 	}
+	size := int64(n) * elemBytes[T]()
 	p := &f32Pool
 	p.mu.Lock()
-	if p.bytes+int64(n)*4 > poolMaxBytes.Load() {
+	if p.bytes+size > poolMaxBytes.Load() {
 		p.mu.Unlock()
 		return
 	}
-	p.free[n] = append(p.free[n], pooledBuf{b: b, tick: p.tick})
-	p.bytes += int64(n) * 4
+	free[n] = append(free[n], pooledBuf[T]{b: b, tick: p.tick})
+	p.bytes += size
 	p.mu.Unlock()
 	poolStats.puts.Add(1)
 }
@@ -134,7 +166,14 @@ func trimPool() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.tick++
-	for n, l := range p.free {
+	trimBufs(p.free)
+	trimBufs(p.free16)
+}
+
+// trimBufs is trimPool's work on one of f32Pool's lists, under its lock.
+func trimBufs[T float32 | uint16](free map[int][]pooledBuf[T]) {
+	p := &f32Pool
+	for n, l := range free {
 		// oldest at the bottom of each stack
 		k := 0
 		for k < len(l) && l[k].tick+1 < p.tick {
@@ -143,13 +182,13 @@ func trimPool() {
 		if k == 0 {
 			continue
 		}
-		p.bytes -= int64(k) * int64(n) * 4
+		p.bytes -= int64(k) * int64(n) * elemBytes[T]()
 		poolStats.trimmed.Add(int64(k))
 		if k == len(l) {
-			delete(p.free, n)
+			delete(free, n)
 			continue
 		}
-		p.free[n] = append(l[:0:0], l[k:]...)
+		free[n] = append(l[:0:0], l[k:]...)
 	}
 }
 
@@ -176,6 +215,7 @@ func drainPool() {
 	p := &f32Pool
 	p.mu.Lock()
 	clear(p.free)
+	clear(p.free16)
 	p.bytes = 0
 	p.mu.Unlock()
 }
@@ -212,18 +252,50 @@ func pooledF32(n int, zero bool) *cpuStorage {
 	return s
 }
 
+// pooledH16 is pooledF32 for a BFloat16 or Float16 storage (dt) of n
+// elements; a buffer with unspecified contents holds poison16 where the
+// package's tests ask for poison.
+func pooledH16(dt DType, n int, zero bool) *cpuStorage {
+	if n < poolMinElems {
+		return &cpuStorage{dt: dt, h: make([]uint16, n)}
+	}
+	b := getH16(n)
+	switch {
+	case b == nil && zero:
+		b = make([]uint16, n)
+	case b == nil:
+		b = makeUninit16(n)
+	case zero:
+		clear(b)
+	case poisonUninit:
+		for i := range b {
+			b[i] = poison16
+		}
+	}
+	s := &cpuStorage{dt: dt, h: b, pooled: true}
+	if t, ok := autograd.CurrentScope().(*tracker); ok {
+		t.note(s)
+		s.owner = t
+	}
+	return s
+}
+
 // release drops s's buffer (Release): a pooled, unpinned buffer goes to
 // the free list at once.
 func (s *cpuStorage) release() {
 	if s.gone != nil {
 		return
 	}
-	f := s.f
+	f, h := s.f, s.h
 	s.gone = &releasedStorage{n: s.Len()}
 	s.f, s.i, s.h = nil, nil, nil
 	// handed over once even if Release races with itself (a misuse)
 	if s.pooled && !s.pinned.Load() && !s.handed.Swap(true) {
-		putF32(f)
+		if h != nil {
+			putH16(h)
+		} else {
+			putF32(f)
+		}
 	}
 }
 

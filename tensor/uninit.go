@@ -34,6 +34,23 @@ func makeUninitF32(n int) []float32 {
 	return unsafe.Slice((*float32)(p), n)
 }
 
+// makeUninit16 is makeUninitF32 for a 16-bit buffer (poison16 where the
+// tests ask for poison).
+func makeUninit16(n int) []uint16 {
+	if poisonUninit {
+		s := make([]uint16, n)
+		for i := range s {
+			s[i] = poison16
+		}
+		return s
+	}
+	if n < 2048 {
+		return make([]uint16, n)
+	}
+	p := mallocgc(uintptr(n)*2, nil, false)
+	return unsafe.Slice((*uint16)(p), n)
+}
+
 // poisonUninit makes makeUninitF32 fill its buffers with poison, so that
 // an element a kernel fails to write shows up in the results. The package's
 // tests set it.
@@ -41,6 +58,10 @@ var poisonUninit = false
 
 // poison is a NaN with a payload no arithmetic produces.
 var poison = math.Float32frombits(0x7fa5a5a5)
+
+// poison16 is a NaN in both 16-bit dtypes with a payload no arithmetic
+// produces.
+const poison16 = 0x7fa5
 
 // uninitAllocator is implemented by backends that can allocate a storage
 // without clearing it.
@@ -51,10 +72,13 @@ type uninitAllocator interface {
 }
 
 // AllocUninit returns a storage of n elements of dt whose contents are
-// unspecified (zeros for dtypes other than Float32).
+// unspecified (zeros for Int64).
 func (b cpuBackend) AllocUninit(dt DType, n int) Storage {
-	if dt == Float32 {
+	switch dt {
+	case Float32:
 		return pooledF32(n, false)
+	case BFloat16, Float16:
+		return pooledH16(dt, n, false)
 	}
 	return b.Alloc(dt, n)
 }
