@@ -32,22 +32,15 @@ func (cpuBackend) AttentionRoundedGrad(dqkv, dy, qkvr Storage, b, t, nh, hs int,
 	attentionRoundedGrad(fs(dqkv), fs(dy), fs(qkvr), b, t, nh, hs, causal, dt)
 }
 
-// attentionRounded writes xr = round(xs) and y: each task rounds the
-// columns of its head's queries, keys and values (so that the tasks
-// together round every element of xs once) and attends with them.
+// attentionRounded writes xr = round(xs) and y.
 func attentionRounded(ys, xr, xs []float32, b, t, nh, hs int, causal bool, dt DType) {
 	c := nh * hs
+	roundF32Parallel(xr, xs, dt)
 	parallel.For(b*nh, 1, func(lo, hi int) {
 		pr := make([]float32, t*t)
 		for task := lo; task < hi; task++ {
 			bi, h := task/nh, task%nh
 			base := bi*t*3*c + h*hs
-			for i := range t {
-				for part := range 3 {
-					o := base + i*3*c + part*c
-					roundF32(xr[o:o+hs], xs[o:o+hs], dt)
-				}
-			}
 			q, k, v := xr[base:], xr[base+c:], xr[base+2*c:]
 			yh := ys[bi*t*c+h*hs:]
 			attentionWeights(pr, q, k, t, c, hs, causal)
@@ -68,28 +61,34 @@ func attentionRounded(ys, xr, xs []float32, b, t, nh, hs int, causal bool, dt DT
 }
 
 // attentionRoundedGrad is attentionGrad on the rounded qkv xr, with the
-// weights recomputed from it, the head's dY and the weights rounded into
-// buffers of the task's own and dS rounded in place before its products.
+// weights recomputed from it, dY rounded into a buffer gr (of dY's size:
+// the backward pass's, recycled after it), the weights into a buffer of
+// each task's own and dS rounded in place before its products.
 func attentionRoundedGrad(ds, gs, xr []float32, b, t, nh, hs int, causal bool, dt DType) {
 	c := nh * hs
 	scale := attentionScale(hs)
+	gr := pooledF32(len(gs), false).f
+	roundF32Parallel(gr, gs, dt)
 	parallel.For(b*nh, 1, func(lo, hi int) {
-		buf := make([]float32, 3*t*t+t*hs)
-		dp, pr, p16, g := buf[:t*t], buf[t*t:2*t*t], buf[2*t*t:3*t*t], buf[3*t*t:]
+		buf := make([]float32, 3*t*t)
+		dp, pr, p16 := buf[:t*t], buf[t*t:2*t*t], buf[2*t*t:]
 		for task := lo; task < hi; task++ {
 			bi, h := task/nh, task%nh
 			base := bi*t*3*c + h*hs
 			q, k, v := xr[base:], xr[base+c:], xr[base+2*c:]
 			dq, dk, dv := ds[base:], ds[base+c:], ds[base+2*c:]
-			gh := gs[bi*t*c+h*hs:]
-			for i := range t {
-				roundF32(g[i*hs:(i+1)*hs], gh[i*c:i*c+hs], dt)
-			}
+			g := gr[bi*t*c+h*hs:]
 			attentionWeights(pr, q, k, t, c, hs, causal)
-			roundF32(p16, pr, dt)
 			if !causal {
-				blas.Sgemm(true, false, t, hs, t, p16, t, g, hs, dv, 3*c, false, 1)
-				blas.Sgemm(false, true, t, t, hs, g, hs, v, 3*c, dp, t, false, 1)
+				roundF32(p16, pr, dt)
+			} else {
+				for i := range t { // p16 stays zero after i, as pr is
+					roundF32(p16[i*t:i*t+i+1], pr[i*t:i*t+i+1], dt)
+				}
+			}
+			if !causal {
+				blas.Sgemm(true, false, t, hs, t, p16, t, g, c, dv, 3*c, false, 1)
+				blas.Sgemm(false, true, t, t, hs, g, c, v, 3*c, dp, t, false, 1)
 				for i := range t {
 					kernels.SoftmaxGradScaled(dp[i*t:(i+1)*t], pr[i*t:(i+1)*t], scale)
 				}
@@ -99,7 +98,7 @@ func attentionRoundedGrad(ds, gs, xr []float32, b, t, nh, hs int, causal bool, d
 				continue
 			}
 			for j0, j1 := range causalBlocks(t) {
-				blas.Sgemm(false, true, t-j0, j1-j0, hs, g[j0*hs:], hs, v[j0*3*c:], 3*c, dp[j0*t+j0:], t, false, 1)
+				blas.Sgemm(false, true, t-j0, j1-j0, hs, g[j0*c:], c, v[j0*3*c:], 3*c, dp[j0*t+j0:], t, false, 1)
 			}
 			for i0, i1 := range causalBlocks(t) {
 				for i := i0; i < i1; i++ {
@@ -108,7 +107,7 @@ func attentionRoundedGrad(ds, gs, xr []float32, b, t, nh, hs int, causal bool, d
 					roundF32(row, row, dt)
 				}
 				blas.SgemmRange(false, false, i1-i0, hs, t, 0, i1, dp[i0*t:], t, k, 3*c, dq[i0*3*c:], 3*c, 1)
-				blas.SgemmRange(true, false, i1-i0, hs, t, i0, t, p16[i0:], t, g, hs, dv[i0*3*c:], 3*c, 1)
+				blas.SgemmRange(true, false, i1-i0, hs, t, i0, t, p16[i0:], t, g, c, dv[i0*3*c:], 3*c, 1)
 			}
 			for j0, j1 := range causalBlocks(t) {
 				blas.SgemmRange(true, false, j1-j0, hs, t, j0, t, dp[j0:], t, q, 3*c, dk[j0*3*c:], 3*c, 1)
@@ -130,4 +129,9 @@ func roundF32(dst, src []float32, dt DType) {
 	for i, v := range src {
 		dst[i] = h.to(h.from(v))
 	}
+}
+
+// roundF32Parallel is roundF32 split across the worker pool.
+func roundF32Parallel(dst, src []float32, dt DType) {
+	parallel.For(len(src), 1<<14, func(lo, hi int) { roundF32(dst[lo:hi], src[lo:hi], dt) })
 }

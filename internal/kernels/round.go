@@ -34,3 +34,32 @@ func roundBF16Go(dst, src []float32) {
 		dst[i] = math.Float32frombits(r)
 	}
 }
+
+// RoundBF16Bits writes into dst (at least src's length) the bfloat16 bit
+// patterns of src's elements, as RoundBF16 rounds them (every NaN 0xFFFF),
+// with the same split between the paths.
+func RoundBF16Bits(dst []uint16, src []float32) {
+	dst = dst[:len(src)]
+	if n := len(src) &^ 15; avx512 && n > 0 {
+		roundBF16BitsAVX512(&dst[0], &src[0], n)
+		dst, src = dst[n:], src[n:]
+	}
+	if n := len(src) &^ 7; avx2 && n > 0 {
+		roundBF16BitsAVX2(&dst[0], &src[0], n)
+		dst, src = dst[n:], src[n:]
+	}
+	roundBF16BitsGo(dst, src)
+}
+
+// roundBF16BitsGo is RoundBF16Bits in Go.
+func roundBF16BitsGo(dst []uint16, src []float32) {
+	dst = dst[:len(src)]
+	for i, v := range src {
+		b := math.Float32bits(v)
+		h := uint16((b + 0x7FFF + (b>>16)&1) >> 16)
+		if b&0x7FFFFFFF > 0x7F800000 { // NaN
+			h = 0xFFFF
+		}
+		dst[i] = h
+	}
+}

@@ -45,7 +45,8 @@ func bf16Ref(v float32) float32 {
 
 // TestRoundBF16 checks RoundBF16 on each level against bf16Ref on ragged
 // lengths of random values, ties, subnormals, the rounding into ±Inf and
-// NaNs, bit for bit, writing into a separate slice and in place.
+// NaNs, bit for bit, writing into a separate slice and in place, and
+// RoundBF16Bits against RoundBF16's high halves.
 func TestRoundBF16(t *testing.T) {
 	r := rand.New(rand.NewPCG(testseed.Seed(t, 1), 9))
 	special := []uint32{0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0x7F800001, 0xFFFFFFFF,
@@ -73,6 +74,13 @@ func TestRoundBF16(t *testing.T) {
 			for i, v := range src {
 				if want := bf16Ref(v); math.Float32bits(dst[i]) != math.Float32bits(want) {
 					t.Fatalf("%v: RoundBF16(%#08x) = %#08x, want %#08x", l, math.Float32bits(v), math.Float32bits(dst[i]), math.Float32bits(want))
+				}
+			}
+			bits := make([]uint16, n)
+			RoundBF16Bits(bits, src)
+			for i := range src {
+				if got, want := uint32(bits[i])<<16, math.Float32bits(dst[i]); got != want {
+					t.Fatalf("%v: RoundBF16Bits(%#08x) = %#04x, want %#04x", l, math.Float32bits(src[i]), bits[i], want>>16)
 				}
 			}
 			RoundBF16(src, src)
