@@ -1,10 +1,10 @@
 package tensor
 
 import (
-	"math"
 	"slices"
 
 	"github.com/wickml/wick/autograd"
+	"github.com/wickml/wick/internal/kernels"
 )
 
 // Autocast (automatic mixed precision) belongs to a goroutine, as grad mode
@@ -210,19 +210,9 @@ func roundInto(dst, src Storage, off, n int) bool {
 }
 
 // roundBF16 writes BF16FromFloat32 of each element of src into dst (of
-// src's length), inlined for speed: the rounding of every product's
-// operands is a pass over them.
-func roundBF16(dst []uint16, src []float32) {
-	dst = dst[:len(src)]
-	for i, v := range src {
-		b := math.Float32bits(v)
-		h := uint16((b + 0x7FFF + (b>>16)&1) >> 16)
-		if b&0x7FFFFFFF > 0x7F800000 { // NaN
-			h = 0xFFFF
-		}
-		dst[i] = h
-	}
-}
+// src's length), in the vector kernels where the processor has them: the
+// rounding of every product's operands is a pass over them.
+func roundBF16(dst []uint16, src []float32) { kernels.RoundBF16Bits(dst, src) }
 
 // matmul is the product of a and b (at least two dims each) inside the
 // region: 16-bit operands, float32 sums and a float32 result; the
