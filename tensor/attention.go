@@ -16,7 +16,9 @@ import "math"
 // reads the heads in place, computes each row's softmax only over the
 // positions it may see, and writes the gradient of qkv in one pass without
 // the intermediate tensors of the composition; elsewhere it is that
-// composition. AttentionQKV panics if qkv is not a float32 [B, T, 3·C]
+// composition. Inside an autocast region the fused kernels round their
+// operands where the composition's products would (RoundedAttention), so
+// the numbers are the composition's there too. AttentionQKV panics if qkv is not a float32 [B, T, 3·C]
 // tensor with C divisible by nHead.
 func AttentionQKV(qkv *Tensor, nHead int, causal bool) *Tensor {
 	mustFloat("AttentionQKV", qkv)

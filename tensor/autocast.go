@@ -254,7 +254,8 @@ func autocastGradAs(x, t *Tensor) *Tensor {
 	return x.ToDType(t.DType())
 }
 
-// autocastAttention reports whether the fused attention kernels (float32
-// only) give way to their compositions, whose products then run in the
-// calling goroutine's autocast region.
+// autocastAttention reports whether the float32 fused attention kernels
+// give way to their compositions, whose products then run in the calling
+// goroutine's autocast region (CausalAttention, and AttentionQKV on a
+// backend without RoundedAttention).
 func autocastAttention(ts ...*Tensor) bool { return autocastFor(ts...) != nil }

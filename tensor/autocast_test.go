@@ -161,9 +161,10 @@ func TestAutocastScopes(t *testing.T) {
 }
 
 // TestAutocastAttention: inside a region the fused attention operations
-// compute their products with rounded operands (their compositions), so
-// they differ from the float32 kernels by bfloat16 rounding only, with
-// float32 results and gradients.
+// compute their products with rounded operands (AttentionQKV in its fused
+// kernels, CausalAttention in its composition), so they differ from the
+// float32 kernels by bfloat16 rounding only, with float32 results and
+// gradients.
 func TestAutocastAttention(t *testing.T) {
 	gen := NewGenerator(11)
 	qkv := gen.Randn(2, 5, 3*8).RequiresGrad()

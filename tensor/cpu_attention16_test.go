@@ -22,9 +22,9 @@ func relNorm(got, want *Tensor) float64 {
 // are autocast MatMuls, forward and backward, causal or not, in bfloat16
 // and float16, on one causal block and on several: the two agree to
 // float32 sums in another order (a rounding to 16 bits landing on the
-// other side now and then), 1e-6 relative in norm (measured: below
-// 1e-7 in bfloat16, 0 in float16), while both differ from
-// the float32 kernel by the 16-bit roundings (more than 1e-4).
+// other side now and then), 1e-6 relative in norm (measured: below 1e-7
+// in bfloat16, 0 in float16), while both differ from the float32 kernel
+// by the 16-bit roundings (more than 1e-4).
 func TestAutocastAttentionRounded(t *testing.T) {
 	defer func(n int) { causalBlockTest = n }(causalBlockTest)
 	for _, c := range []struct {
