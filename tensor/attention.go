@@ -141,3 +141,63 @@ func attentionAutocast(x *Tensor, rb RoundedAttention, dt DType, nHead int, caus
 	})
 	return y
 }
+
+// RoundedGroupedAttention is an optional extension of GroupedAttention,
+// checked by CausalAttention inside an autocast region for T > 1: the
+// grouped kernels on q, k and v that the caller rounded to dt (float32
+// values), keeping no weights, as RoundedAttention does for AttentionQKV.
+// The CPU backend implements it; on the others the composition runs.
+type RoundedGroupedAttention interface {
+	// GroupedAttentionRounded writes y as GroupedAttentionNoWeights
+	// does, the weights rounded to dt before their product with v.
+	GroupedAttentionRounded(y, q, k Storage, kl Layout, v Storage, vl Layout, b, h, hkv, t, s, d, offset int, dt DType)
+	// GroupedAttentionRoundedGrad writes dq, dk and dv as
+	// GroupedAttentionGradRecompute does, with dy, the recomputed
+	// weights and the scores' gradient rounded to dt before the products
+	// that read them.
+	GroupedAttentionRoundedGrad(dq, dk, dv, dy, q, k Storage, kl Layout, v Storage, vl Layout, b, h, hkv, t, s, d, offset int, dt DType)
+}
+
+// roundedCopy returns a contiguous float32 tensor of x's values rounded to
+// dt, not recorded.
+func roundedCopy(x *Tensor, dt DType) *Tensor {
+	c := x.Detach().dense()
+	out := emptyOut("CausalAttention", x.backend, Float32, c.layout.Shape)
+	roundF32Parallel(fs(out.storage), fs(c.storage)[c.layout.Offset:c.layout.Offset+c.Numel()], dt)
+	return out
+}
+
+// causalAttentionAutocast is CausalAttention of float32 CPU tensors inside
+// an autocast region of dt for T > 1: the numbers of
+// causalAttentionComposed there (its three products autocast MatMuls),
+// from the grouped kernels on rounded copies of q, k and v, which are all
+// it saves.
+func causalAttentionAutocast(q, k, v *Tensor, rb RoundedGroupedAttention, dt DType, offset int) *Tensor {
+	b, h, t, d := q.Size(0), q.Size(1), q.Size(2), q.Size(3)
+	hkv, s := k.Size(1), k.Size(2)
+	qd, kd, vd := q.dense(), k.dense(), v.dense()
+	qr, kr, vr := roundedCopy(qd, dt), roundedCopy(kd, dt), roundedCopy(vd, dt)
+	kl, vl := kvLayout(kr), kvLayout(vr)
+	y := emptyOut("CausalAttention", q.backend, Float32, []int{b, h, t, d})
+	rb.GroupedAttentionRounded(y.storage, qr.storage, kr.storage, kl, vr.storage, vl, b, h, hkv, t, s, d, offset, dt)
+	be := q.backend
+	qs, ks, vs := qd.sink(), kd.sink(), vd.sink() // the closure keeps the rounded copies
+	record("CausalAttention", y, []*Tensor{qd, kd, vd}, func(g *Tensor) {
+		g = g.dense()
+		var dq, dk, dv *Tensor
+		if qs.requiresGrad {
+			dq = emptyOut("CausalAttention", be, Float32, qs.shape)
+		}
+		if ks.requiresGrad {
+			dk = emptyOut("CausalAttention", be, Float32, ks.shape)
+		}
+		if vs.requiresGrad {
+			dv = emptyOut("CausalAttention", be, Float32, vs.shape)
+		}
+		rb.GroupedAttentionRoundedGrad(storageOrNil(dq), storageOrNil(dk), storageOrNil(dv), g.storage, qr.storage, kr.storage, kl, vr.storage, vl, b, h, hkv, t, s, d, offset, dt)
+		qs.accumulate(dq)
+		ks.accumulate(dk)
+		vs.accumulate(dv)
+	})
+	return y
+}

@@ -256,6 +256,6 @@ func autocastGradAs(x, t *Tensor) *Tensor {
 
 // autocastAttention reports whether the float32 fused attention kernels
 // give way to their compositions, whose products then run in the calling
-// goroutine's autocast region (CausalAttention, and AttentionQKV on a
-// backend without RoundedAttention).
+// goroutine's autocast region (on backends without RoundedAttention and
+// RoundedGroupedAttention, and for CausalAttention of one query).
 func autocastAttention(ts ...*Tensor) bool { return autocastFor(ts...) != nil }

@@ -161,8 +161,8 @@ func TestAutocastScopes(t *testing.T) {
 }
 
 // TestAutocastAttention: inside a region the fused attention operations
-// compute their products with rounded operands (AttentionQKV in its fused
-// kernels, CausalAttention in its composition), so they differ from the
+// compute their products with rounded operands (in their fused kernels,
+// RoundedAttention and RoundedGroupedAttention), so they differ from the
 // float32 kernels by bfloat16 rounding only, with float32 results and
 // gradients.
 func TestAutocastAttention(t *testing.T) {

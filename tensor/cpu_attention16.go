@@ -135,3 +135,91 @@ func roundF32(dst, src []float32, dt DType) {
 func roundF32Parallel(dst, src []float32, dt DType) {
 	parallel.For(len(src), 1<<14, func(lo, hi int) { roundF32(dst[lo:hi], src[lo:hi], dt) })
 }
+
+// RoundedGroupedAttention (CausalAttention inside a region, T > 1): the
+// CPU's gqaCausal and gqaCausalGrad on q, k and v rounded by the caller,
+// with the weights rounded before their product with V, dY rounded here
+// and dS rounded before its products, as RoundedAttention does for the
+// packed heads.
+
+func (cpuBackend) GroupedAttentionRounded(y, q, k Storage, kl Layout, v Storage, vl Layout, b, h, hkv, t, s, d, offset int, dt DType) {
+	gqaCausalRounded(fs(y), fs(q), fs(k), kl, fs(v), vl, b, h, hkv, t, s, d, offset, dt)
+}
+
+func (cpuBackend) GroupedAttentionRoundedGrad(dq, dk, dv, dy, q, k Storage, kl Layout, v Storage, vl Layout, b, h, hkv, t, s, d, offset int, dt DType) {
+	gs := fs(dy)
+	gr := pooledF32(len(gs), false).f // the backward pass's temporary
+	roundF32Parallel(gr, gs, dt)
+	gqaCausalRoundedGrad(optF(dq), optF(dk), optF(dv), gr, fs(q), fs(k), kl, fs(v), vl, b, h, hkv, t, s, d, offset, dt)
+}
+
+// gqaCausalRounded is gqaCausal keeping no weights, each head's rounded
+// to dt before the product with V.
+func gqaCausalRounded(ys, qs, ks []float32, kl Layout, vs []float32, vl Layout, b, h, hkv, t, s, d, offset int, dt DType) {
+	g := h / hkv
+	parallel.For(b*h, 1, func(lo, hi int) {
+		pr := make([]float32, t*s)
+		for task := lo; task < hi; task++ {
+			kv := task/h*hkv + task%h/g
+			q, y := qs[task*t*d:], ys[task*t*d:]
+			k, v := ks[kl.Offset+kv*kl.Strides[0]:], vs[vl.Offset+kv*vl.Strides[0]:]
+			gqaCausalWeights(pr, q, k, kl, t, s, d, offset)
+			for i := range t {
+				row := pr[i*s : i*s+offset+i+1] // zero after
+				roundF32(row, row, dt)
+			}
+			for i0, i1 := range causalBlocks(t) {
+				blas.SgemmRange(false, false, i1-i0, d, s, 0, offset+i1, pr[i0*s:], s, v, vl.Strides[1], y[i0*d:], d, 1)
+			}
+		}
+	})
+}
+
+// gqaCausalRoundedGrad is gqaCausalGrad with the weights recomputed, dY
+// rounded by the caller (dys), the weights rounded into a buffer of the
+// task's own for dV and dS rounded in place before dQ and dK.
+func gqaCausalRoundedGrad(dqs, dks, dvs, dys, qs, ks []float32, kl Layout, vs []float32, vl Layout, b, h, hkv, t, s, d, offset int, dt DType) {
+	g := h / hkv
+	scale := attentionScale(d)
+	parallel.For(b*hkv, 1, func(lo, hi int) {
+		buf := make([]float32, 3*t*s)
+		dp, pr, p16 := buf[:t*s], buf[t*s:2*t*s], buf[2*t*s:] // p16 stays zero where masked
+		for kv := lo; kv < hi; kv++ {
+			k, v := ks[kl.Offset+kv*kl.Strides[0]:], vs[vl.Offset+kv*vl.Strides[0]:]
+			for hh := range g {
+				task := kv/hkv*h + kv%hkv*g + hh
+				q, dy := qs[task*t*d:], dys[task*t*d:]
+				gqaCausalWeights(pr, q, k, kl, t, s, d, offset)
+				if dvs != nil {
+					for i := range t {
+						n := offset + i + 1
+						roundF32(p16[i*s:i*s+n], pr[i*s:i*s+n], dt)
+					}
+					blas.Sgemm(true, false, s, d, t, p16, s, dy, d, dvs[kv*s*d:], d, hh > 0, 1) // dV += P̃ᵀ·dỸ
+				}
+				if dqs == nil && dks == nil {
+					continue
+				}
+				if offset > 0 {
+					blas.Sgemm(false, true, t, offset, d, dy, d, v, vl.Strides[1], dp, s, false, 1)
+				}
+				for j0, j1 := range causalBlocks(t) {
+					blas.Sgemm(false, true, t-j0, j1-j0, d, dy[j0*d:], d, v[(offset+j0)*vl.Strides[1]:], vl.Strides[1], dp[j0*s+offset+j0:], s, false, 1)
+				}
+				for i := range t {
+					softmaxGradCausalRow(dp[i*s:(i+1)*s], pr[i*s:(i+1)*s], offset+i+1, scale)
+					row := dp[i*s : i*s+offset+i+1] // zero after
+					roundF32(row, row, dt)
+				}
+				if dqs != nil {
+					for i0, i1 := range causalBlocks(t) {
+						blas.SgemmRange(false, false, i1-i0, d, s, 0, offset+i1, dp[i0*s:], s, k, kl.Strides[1], dqs[task*t*d+i0*d:], d, 1)
+					}
+				}
+				if dks != nil {
+					blas.Sgemm(true, false, s, d, t, dp, s, q, d, dks[kv*s*d:], d, hh > 0, 1) // dK += dSᵀ·Q̃
+				}
+			}
+		}
+	})
+}

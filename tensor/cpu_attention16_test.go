@@ -76,3 +76,65 @@ func TestAutocastAttentionRounded(t *testing.T) {
 		}
 	}
 }
+
+// TestAutocastCausalAttentionRounded is TestAutocastAttentionRounded for
+// CausalAttention (RoundedGroupedAttention): grouped key/value heads,
+// queries after cached positions (offset > 0) and keys and values read
+// through a slice of a larger cache.
+func TestAutocastCausalAttentionRounded(t *testing.T) {
+	defer func(n int) { causalBlockTest = n }(causalBlockTest)
+	for _, c := range []struct {
+		b, h, hkv, t, d, offset, block int
+		sliced                         bool
+	}{
+		{2, 4, 2, 20, 8, 0, 0, false}, {1, 3, 3, 37, 16, 0, 8, false}, {2, 4, 1, 12, 8, 5, 4, true}, {1, 2, 2, 64, 32, 0, 0, true},
+	} {
+		for _, dt := range []DType{BFloat16, Float16} {
+			name := fmt.Sprintf("%s/B%d_H%d_Hkv%d_T%d_D%d_offset%d_block%d_sliced%v", dt, c.b, c.h, c.hkv, c.t, c.d, c.offset, c.block, c.sliced)
+			t.Run(name, func(t *testing.T) {
+				causalBlockTest = c.block
+				gen := NewGenerator(uint64(c.t + c.d + c.offset))
+				s := c.offset + c.t
+				q0 := gen.Randn(c.b, c.h, c.t, c.d).MulScalar(1.5)
+				k0 := gen.Randn(c.b, c.hkv, s+3, c.d).MulScalar(1.5)
+				v0 := gen.Randn(c.b, c.hkv, s+3, c.d)
+				w := gen.Randn(c.b, c.h, c.t, c.d)
+				run := func(ac bool, f func(q, k, v *Tensor) *Tensor) (*Tensor, []*Tensor) {
+					q, k, v := q0.Detach().RequiresGrad(), k0.Detach().RequiresGrad(), v0.Detach().RequiresGrad()
+					var y *Tensor
+					body := func() {
+						kk, vv := k.Narrow(2, 0, s), v.Narrow(2, 0, s)
+						if !c.sliced {
+							kk, vv = kk.Contiguous(), vv.Contiguous()
+						}
+						y = f(q, kk, vv)
+					}
+					if ac {
+						Autocast(dt, body)
+					} else {
+						body()
+					}
+					y.Mul(w).Sum().Backward()
+					return y, []*Tensor{q.Grad(), k.Grad(), v.Grad()}
+				}
+				fused := func(q, k, v *Tensor) *Tensor { return CausalAttention(q, k, v, c.offset) }
+				composed := func(q, k, v *Tensor) *Tensor { return causalAttentionComposed(q, k, v, c.offset) }
+				y, g := run(true, fused)
+				yc, gc := run(true, composed)
+				y32, g32 := run(false, fused)
+				got, comp, fp32 := append([]*Tensor{y}, g...), append([]*Tensor{yc}, gc...), append([]*Tensor{y32}, g32...)
+				for i, what := range []string{"y", "dq", "dk", "dv"} {
+					if got[i].DType() != Float32 {
+						t.Fatalf("%s: %s, want float32", what, got[i].DType())
+					}
+					if e := relNorm(got[i], comp[i]); e > 1e-6 {
+						t.Errorf("%s: ‖fused − composed‖/‖composed‖ = %.2e, want ≤ 1e-6", what, e)
+					}
+					if e := relNorm(got[i], fp32[i]); e < 1e-4 {
+						t.Errorf("%s: ‖fused − float32‖/‖float32‖ = %.2e: the operands did not round", what, e)
+					}
+				}
+			})
+		}
+	}
+}

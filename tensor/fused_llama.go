@@ -269,8 +269,10 @@ func swiGLUComposed(gate, up *Tensor) *Tensor { return gate.Mul(gate.Sigmoid()).
 // when they are slices of a key/value cache or contiguous); elsewhere
 // (and for other dtypes) it is the
 // composition of MatMul, MulScalar, MaskedFill, Softmax and MatMul on q
-// viewed as [B, Hkv, (H/Hkv)·T, D]. It panics if the shapes, dtypes or
-// devices disagree.
+// viewed as [B, Hkv, (H/Hkv)·T, D]. Inside an autocast region, for T > 1,
+// the fused kernels round their operands where that composition's
+// products would (RoundedGroupedAttention), on rounded copies of q, k and
+// v. It panics if the shapes, dtypes or devices disagree.
 func CausalAttention(q, k, v *Tensor, offset int) *Tensor {
 	if q.Dim() != 4 || k.Dim() != 4 || v.Dim() != 4 || offset < 0 {
 		panicf("CausalAttention", "expected q [B, H, T, D], k and v [B, Hkv, offset+T, D] and offset ≥ 0, got %v, %v, %v and %d", q.layout.Shape, k.layout.Shape, v.layout.Shape, offset)
@@ -281,6 +283,11 @@ func CausalAttention(q, k, v *Tensor, offset int) *Tensor {
 		panicf("CausalAttention", "expected q [B, H, T, D], k and v [B, Hkv, offset+T, D] with Hkv dividing H, got %v, %v, %v and offset %d", q.layout.Shape, k.layout.Shape, v.layout.Shape, offset)
 	}
 	sameDevice("CausalAttention", q, k, v)
+	if r := autocastFor(q, k, v); r != nil && t > 1 && q.Numel() > 0 && q.DType() == Float32 && k.DType() == Float32 && v.DType() == Float32 {
+		if rb, ok := q.backend.(RoundedGroupedAttention); ok {
+			return causalAttentionAutocast(q, k, v, rb, r.dt, offset)
+		}
+	}
 	fb, ok := q.backend.(GroupedAttention)
 	if !ok || q.DType() != Float32 || k.DType() != Float32 || v.DType() != Float32 || q.Numel() == 0 || autocastAttention(q, k, v) {
 		return causalAttentionComposed(q, k, v, offset)

@@ -22,6 +22,7 @@ var (
 	_ GroupedAttention = cpuBackend{} // CausalAttention
 
 	_ GroupedAttentionRecomputer = cpuBackend{} // CausalAttention
+	_ RoundedGroupedAttention    = cpuBackend{} // CausalAttention inside Autocast
 
 	// Release returns a storage's memory early (Tensor.Release).
 	_ interface{ Release() } = (*cpuStorage)(nil)
