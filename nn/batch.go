@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/wickml/wick/autograd"
+	"github.com/wickml/wick/internal/kernels"
 	"github.com/wickml/wick/internal/parallel"
 	"github.com/wickml/wick/tensor"
 )
@@ -50,6 +51,14 @@ type Batch struct {
 	// kernel uses it to spare a call, and the copies, per sequence. Like
 	// Attend it must not keep q, k, v or its result after it returns.
 	AttendRows func(layer int, q, k, v *tensor.Tensor) *tensor.Tensor
+	// AttendHost, when not nil, is AttendRows over host memory for a
+	// model that runs a fused CPU step (a GPT with float32 weights on the
+	// CPU): q [N, H·D], k and v [N, Hkv·D] are the rows' queries, keys and
+	// values, and it writes to out [N, H·D] what AttendRows returns. The
+	// slices are the step's scratch buffers: it must not keep them. A
+	// model that cannot take its fused step calls Attend or AttendRows
+	// instead, so one of them must be set as well.
+	AttendHost func(layer int, q, k, v, out []float32)
 }
 
 // BatchSeq is one sequence's run in a Batch: Tokens[Start:Start+Len] at
@@ -233,6 +242,11 @@ func (g *GPT) KVShape() (layers, kvHeads, headDim int) {
 func (g *GPT) ForwardBatch(b *Batch) *tensor.Tensor {
 	const op = "GPT.ForwardBatch"
 	b.check(op, g.Config.BlockSize, g.Config.VocabSize)
+	if b.AttendHost != nil {
+		if f, ok := g.fused(); ok {
+			return g.forwardFused(b, f)
+		}
+	}
 	return runBatch(func() *tensor.Tensor {
 		n, c, h := len(b.Tokens), g.Config.NEmbd, g.Config.NHead
 		dev := g.Wte.Weight.Device()
@@ -304,6 +318,47 @@ func SampleNext(logits *tensor.Tensor, opts GenerateOptions) []int {
 	}
 	var next []int
 	autograd.NoGrad(func() { next = pickTokens(logits, opts).Ints() })
+	return next
+}
+
+// SampleRow is SampleNext for one row of logits in host memory: it
+// returns the token that SampleNext returns for that row (the same token,
+// with the same draw from opts.Generator). For the most likely token, or
+// a draw without TopK and TopP, it works on the row in place of tensor
+// ops (kernels.SoftmaxRow is the CPU Softmax's row kernel): a small
+// model's step samples many rows whose tensors would cost more than the
+// arithmetic. row is not changed. It panics as SampleNext does.
+func SampleRow(row []float32, opts GenerateOptions) int {
+	n := len(row)
+	if n == 0 || !(opts.Temperature >= 0) || !(opts.TopP >= 0) {
+		return SampleNext(tensor.New(row, 1, n), opts)[0]
+	}
+	if opts.Temperature == 0 {
+		// ArgMax's scan: the first maximum, or the first NaN
+		best, bi := row[0], 0
+		for j := 1; j < n; j++ {
+			v := row[j]
+			if best != best {
+				break
+			}
+			if v > best || v != v {
+				best, bi = v, j
+			}
+		}
+		return bi
+	}
+	if opts.TopK > 0 && opts.TopK < n || opts.TopP > 0 && opts.TopP < 1 {
+		return SampleNext(tensor.New(row, 1, n), opts)[0]
+	}
+	p := make([]float32, n)
+	for j, v := range row {
+		p[j] = v / opts.Temperature // DivScalar
+	}
+	if !kernels.SoftmaxRow(p, p, false) {
+		return SampleNext(tensor.New(row, 1, n), opts)[0]
+	}
+	var next int
+	autograd.NoGrad(func() { next = opts.Generator.Multinomial(tensor.FromHostFloat32s(p, 1, n)).Ints()[0] })
 	return next
 }
 

@@ -249,3 +249,145 @@ func TestForwardBatchAttendRows(t *testing.T) {
 		}
 	}
 }
+
+// TestForwardBatchFused checks GPT's fused CPU step (a batch with
+// AttendHost) against the eager one (Attend), bit for bit, over two steps:
+// prompts prefilled in chunks beside a decoding sequence, then every
+// sequence decoding. The models cover the exact GELU row by row (84
+// features) and on whole SIMD blocks (128), GPT-2's approximation, and
+// layers with and without biases; Attend is never called.
+func TestForwardBatchFused(t *testing.T) {
+	models := map[string]*nn.GPT{
+		"gpt":      batchModels()["gpt"].(*nn.GPT),
+		"gpt2-act": batchModels()["gpt2-act"].(*nn.GPT),
+		"blocks":   nn.NewGPTWith(nn.GPTConfig{VocabSize: 41, BlockSize: 24, NLayer: 2, NHead: 4, NEmbd: 32, Bias: true}, tensor.NewGenerator(5)),
+	}
+	for name, m := range models {
+		m.Eval()
+		gen := tensor.NewGenerator(6)
+		steps := [][][]int{{make([]int, 5), make([]int, 1), make([]int, 7)}, {make([]int, 1), make([]int, 1), make([]int, 1)}}
+		for _, chunks := range steps {
+			for _, ch := range chunks {
+				for j := range ch {
+					ch[j] = gen.IntN(m.VocabSize())
+				}
+			}
+		}
+		run := func(fused bool) [][]float32 {
+			c := newDenseCaches(m, 3, m.ContextSize())
+			pos := []int{0, 3, 0}
+			var outs [][]float32
+			for _, chunks := range steps {
+				b := nn.Batch{}
+				for i, ch := range chunks {
+					b.Seqs = append(b.Seqs, nn.BatchSeq{Start: len(b.Tokens), Len: len(ch), Pos: pos[i]})
+					b.Tokens = append(b.Tokens, ch...)
+					b.Logits = append(b.Logits, len(b.Tokens)-1)
+				}
+				attend := func(layer, i int, q, k, v *tensor.Tensor) *tensor.Tensor {
+					p, n := pos[i], q.Size(1)
+					kc, vc := c.k[i][layer], c.v[i][layer]
+					kc.Slice(1, p, p+n).CopyFrom(k)
+					vc.Slice(1, p, p+n).CopyFrom(v)
+					return nn.CausalAttention(q.Unsqueeze(0), kc.Slice(1, 0, p+n).Unsqueeze(0), vc.Slice(1, 0, p+n).Unsqueeze(0), p).Squeeze(0)
+				}
+				calls := 0
+				if fused {
+					b.Attend = func(layer, i int, q, k, v *tensor.Tensor) *tensor.Tensor {
+						t.Fatal("Attend called beside AttendHost")
+						return nil
+					}
+					_, h, d := m.KVShape()
+					b.AttendHost = func(layer int, q, k, v, out []float32) {
+						calls++
+						for i, s := range b.Seqs {
+							run := func(z []float32) *tensor.Tensor {
+								return tensor.New(z[s.Start*h*d:(s.Start+s.Len)*h*d], s.Len, h, d).Transpose(0, 1)
+							}
+							o := attend(layer, i, run(q), run(k), run(v)).Transpose(0, 1).Contiguous().Float32s()
+							copy(out[s.Start*h*d:], o)
+						}
+					}
+				} else {
+					b.Attend = attend
+				}
+				outs = append(outs, m.ForwardBatch(&b).Float32s())
+				if fused && calls != m.Config.NLayer {
+					t.Errorf("%s: AttendHost called %d times, want once per layer (%d)", name, calls, m.Config.NLayer)
+				}
+				for i, ch := range chunks {
+					pos[i] += len(ch)
+				}
+			}
+			return outs
+		}
+		want, got := run(false), run(true)
+		for s := range want {
+			for i := range want[s] {
+				if math.Float32bits(got[s][i]) != math.Float32bits(want[s][i]) {
+					t.Fatalf("%s, step %d: logit %d is %v fused, %v eager", name, s, i, got[s][i], want[s][i])
+				}
+			}
+		}
+	}
+}
+
+// TestSampleRow checks SampleRow against SampleNext over random rows,
+// temperatures, top-k and top-p (with and without the fast path), rows
+// with ties, infinities and a NaN: the same token and the same draws
+// from each generator (the next draw after equals too).
+func TestSampleRow(t *testing.T) {
+	g := tensor.NewGenerator(9)
+	inf := float32(math.Inf(1))
+	for trial := range 300 {
+		n := 1 + g.IntN(80)
+		row := g.Randn(n).MulScalar(float32(1 + g.IntN(5))).Float32s()
+		switch trial % 10 {
+		case 1:
+			row[g.IntN(n)] = inf
+		case 2:
+			row[g.IntN(n)] = -inf
+		case 3:
+			row[g.IntN(n)] = float32(math.NaN())
+		case 4:
+			row[g.IntN(n)] = row[0] // a tie
+		}
+		opts := sampleOptsFor(trial)
+		seed := uint64(100 + trial)
+		a, b := opts, opts
+		a.Generator, b.Generator = tensor.NewGenerator(seed), tensor.NewGenerator(seed)
+		keep := append([]float32(nil), row...)
+		want, wantErr := catch(func() int { return nn.SampleNext(tensor.New(row, 1, n), a)[0] })
+		got, gotErr := catch(func() int { return nn.SampleRow(row, b) })
+		if (wantErr == nil) != (gotErr == nil) || got != want {
+			t.Fatalf("trial %d (%+v, row %v): SampleRow %d (%v), SampleNext %d (%v)", trial, opts, row, got, gotErr, want, wantErr)
+		}
+		if x, y := a.Generator.Float64(), b.Generator.Float64(); x != y {
+			t.Fatalf("trial %d: the generators differ after sampling", trial)
+		}
+		for i := range row {
+			if math.Float32bits(row[i]) != math.Float32bits(keep[i]) {
+				t.Fatalf("trial %d: SampleRow changed the row", trial)
+			}
+		}
+	}
+}
+
+// sampleOptsFor returns the trial's sampling options: greedy, plain
+// temperatures, top-k and top-p in turn.
+func sampleOptsFor(trial int) nn.GenerateOptions {
+	o := nn.GenerateOptions{Temperature: []float32{0, 0.7, 1, 1.5, 1, 0.9}[trial%6]}
+	switch trial % 7 {
+	case 2:
+		o.TopK = 3
+	case 4:
+		o.TopP = 0.8
+	}
+	return o
+}
+
+// catch returns f's result, or the panic it raised.
+func catch(f func() int) (v int, err any) {
+	defer func() { err = recover() }()
+	return f(), nil
+}

@@ -16,7 +16,8 @@ import (
 // prefill chunks attend as attend does (nn.CausalAttention over views of
 // the cache), and each decoding row (a sequence with one new token)
 // attends over its own positions with plain loops, four positions at a
-// time (dot4, axpy4):
+// time (dot4, axpy4), or for heads of a multiple of 16 features on
+// AVX-512 with sixteen-lane loops (dots, axpys: attend_amd64.s):
 //
 //	scores = q·Kᵀ/√D, softmax (kernels.SoftmaxRow), out = weights·V
 //
@@ -34,12 +35,27 @@ const decodeGroup = 4
 // [N, H, D], k and v [N, Hkv, D] are every row of b.
 func (e *Engine) attendRows(layer int, b *nn.Batch, tables [][]int, q, k, v *tensor.Tensor) *tensor.Tensor {
 	n, h, d := q.Size(0), q.Size(1), q.Size(2)
-	hkv := k.Size(1)
+	out := make([]float32, n*h*d)
+	e.attendHost(layer, b, tables, q.Float32s(), k.Float32s(), v.Float32s(), out)
+	return tensor.FromHostFloat32s(out, n, h, d)
+}
+
+// decodeSmall is the decoding rows' work (multiply-adds over their
+// positions, all heads) below which one goroutine attends to them all:
+// waking the pool would cost more than the split saves.
+const decodeSmall = 1 << 18
+
+// attendHost is nn.Batch.AttendHost over the cache's host memory (and
+// attendRows' body): q, out [N, H·D], k and v [N, Hkv·D] are every row of
+// b.
+func (e *Engine) attendHost(layer int, b *nn.Batch, tables [][]int, qs, ks, vs, out []float32) {
+	hkv, d := e.k[layer].Size(2), e.k[layer].Size(3)
+	h := len(qs) / (len(b.Tokens) * d)
 	bs, row := e.cfg.BlockSize, hkv*d
 	kc, vc := e.kh[layer], e.vh[layer]
-	ks, vs := k.Float32s(), v.Float32s()
 	var decode []int // the sequences with one new token
 	var prefill []int
+	work := 0 // of the decoding rows
 	for i, s := range b.Seqs {
 		table := tables[i]
 		for t := range s.Len {
@@ -50,14 +66,23 @@ func (e *Engine) attendRows(layer int, b *nn.Batch, tables [][]int, q, k, v *ten
 		}
 		if s.Len == 1 {
 			decode = append(decode, i)
+			work += 2 * (s.Pos + 1) * h * d
 		} else {
 			prefill = append(prefill, i)
 		}
 	}
-	out := make([]float32, n*h*d)
-	var qs []float32
-	if len(decode) > 0 {
-		qs = q.Float32s()
+	decodeRows := func(rows []int) {
+		buf := e.scratch.Get().(*[]float32)
+		defer e.scratch.Put(buf)
+		for _, i := range rows {
+			s := b.Seqs[i]
+			r := s.Start * h * d
+			e.decodeRow(kc, vc, tables[i], s.Pos, h, hkv, d, qs[r:r+h*d], out[r:r+h*d], buf)
+		}
+	}
+	if len(prefill) == 0 && work < decodeSmall {
+		decodeRows(decode)
+		return
 	}
 	groups := 0
 	if len(decode) > 0 {
@@ -69,8 +94,8 @@ func (e *Engine) attendRows(layer int, b *nn.Batch, tables [][]int, q, k, v *ten
 			i := prefill[j]
 			s := b.Seqs[i]
 			autograd.NoGrad(func() {
-				qt := q.Slice(0, s.Start, s.Start+s.Len).Transpose(0, 1)    // [H, T, D]
-				o := e.attendCached(layer, tables[i], s.Pos, qt).Float32s() // [H, T, D]
+				qt := tensor.FromHostFloat32s(qs[s.Start*h*d:(s.Start+s.Len)*h*d], s.Len, h, d).Transpose(0, 1) // [H, T, D]
+				o := e.attendCached(layer, tables[i], s.Pos, qt).Float32s()                                     // [H, T, D]
 				for t := range s.Len {
 					for hh := range h {
 						copy(out[((s.Start+t)*h+hh)*d:((s.Start+t)*h+hh+1)*d], o[(hh*s.Len+t)*d:(hh*s.Len+t+1)*d])
@@ -80,16 +105,8 @@ func (e *Engine) attendRows(layer int, b *nn.Batch, tables [][]int, q, k, v *ten
 			return
 		}
 		g := j - len(prefill)
-		lo, hi := g*len(decode)/groups, (g+1)*len(decode)/groups
-		buf := e.scratch.Get().(*[]float32)
-		defer e.scratch.Put(buf)
-		for _, i := range decode[lo:hi] {
-			s := b.Seqs[i]
-			r := s.Start * h * d
-			e.decodeRow(kc, vc, tables[i], s.Pos, h, hkv, d, qs[r:r+h*d], out[r:r+h*d], buf)
-		}
+		decodeRows(decode[g*len(decode)/groups : (g+1)*len(decode)/groups])
 	})
-	return tensor.FromHostFloat32s(out, n, h, d)
 }
 
 // decodeRow writes to out [H·D] the attention of the query q [H·D] at
@@ -130,12 +147,17 @@ func (e *Engine) decodeRow(kc, vc []float32, table []int, pos, h, hkv, d int, q,
 		}
 	}
 	scale := float32(1 / math.Sqrt(float64(d)))
+	wide := wideHeads(d)
 	for hh := range h {
 		kv := hh / g // the key/value head of query head hh
 		qh, oh := q[hh*d:(hh+1)*d], out[hh*d:(hh+1)*d]
 		sc := scores[:s]
 		at := func(p int) int { return p*row + kv*d }
 		p := 0
+		if wide {
+			dots(qh, keys[kv*d:], row, sc)
+			p = s
+		}
 		for ; p+4 <= s; p += 4 {
 			dot4(qh, keys[at(p):], keys[at(p+1):], keys[at(p+2):], keys[at(p+3):], sc[p:p+4])
 		}
@@ -143,13 +165,17 @@ func (e *Engine) decodeRow(kc, vc []float32, table []int, pos, h, hkv, d int, q,
 			sc[p] = dot(qh, keys[at(p):])
 		}
 		kernels.Scale(sc, scale)
-		clear(oh)
 		if !kernels.SoftmaxRow(sc, sc, false) {
 			for i := range oh {
 				oh[i] = float32(math.NaN()) // non-finite scores: the logits say so
 			}
 			continue
 		}
+		if wide {
+			axpys(oh, sc, vals[kv*d:], row)
+			continue
+		}
+		clear(oh)
 		for p = 0; p+4 <= s; p += 4 {
 			axpy4(oh, sc[p:p+4], vals[at(p):], vals[at(p+1):], vals[at(p+2):], vals[at(p+3):])
 		}

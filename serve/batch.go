@@ -52,6 +52,9 @@ func (e *Engine) step(running []*sequence) []*sequence {
 		b.AttendRows = func(layer int, q, k, v *tensor.Tensor) *tensor.Tensor {
 			return e.attendRows(layer, &b, tables, q, k, v)
 		}
+		b.AttendHost = func(layer int, q, k, v, out []float32) {
+			e.attendHost(layer, &b, tables, q, k, v, out)
+		}
 	} else {
 		b.Attend = func(layer, i int, q, k, v *tensor.Tensor) *tensor.Tensor {
 			return e.attend(layer, tables[i], b.Seqs[i].Pos, q, k, v)
@@ -205,5 +208,5 @@ func sampleRow(row []float32, opts nn.GenerateOptions) (tok int, err error) {
 			tok, err = -2, fmt.Errorf("serve: sampling failed: the logits divided by the temperature are not finite (%v)", r)
 		}
 	}()
-	return nn.SampleNext(tensor.New(row, 1, len(row)), opts)[0], nil
+	return nn.SampleRow(row, opts), nil
 }

@@ -358,41 +358,12 @@ func doWhole(ctx context.Context, client *http.Client, c config, prompt any, max
 	if c.model != "" {
 		body["model"] = c.model
 	}
-	b, _ := json.Marshal(body)
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	s := stream{start: time.Now()}
-	req, err := http.NewRequestWithContext(ctx, "POST", strings.TrimSuffix(c.url, "/")+"/v1/completions", bytes.NewReader(b))
-	if err != nil {
-		s.err = err
-		return s
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		s.err = err
-		return s
-	}
-	defer resp.Body.Close()
-	ans, err := io.ReadAll(resp.Body)
-	if err != nil {
-		s.err = err
-		return s
-	}
-	if resp.StatusCode != http.StatusOK {
-		s.err = fmt.Errorf("status %d: %s", resp.StatusCode, bytes.TrimSpace(ans))
-		return s
-	}
 	var v struct {
 		Usage struct {
 			CompletionTokens int `json:"completion_tokens"`
 		} `json:"usage"`
 	}
-	if err := json.Unmarshal(ans, &v); err != nil {
-		s.err = fmt.Errorf("bad answer %q: %v", ans, err)
-		return s
-	}
-	s.chunks = []time.Time{time.Now()}
+	s := postJSON(ctx, client, c, "/v1/completions", body, &v)
 	s.tokens = v.Usage.CompletionTokens
 	return s
 }
@@ -400,11 +371,25 @@ func doWhole(ctx context.Context, client *http.Client, c config, prompt any, max
 // doGenerate sends one POST /generate (the old examples/serve) and reads
 // its whole answer.
 func doGenerate(ctx context.Context, client *http.Client, c config, prompt any, maxTokens int, seed int64) stream {
-	b, _ := json.Marshal(map[string]any{"prompt": prompt, "max_new_tokens": maxTokens, "temperature": c.temperature, "seed": seed})
+	body := map[string]any{"prompt": prompt, "max_new_tokens": maxTokens, "temperature": c.temperature, "seed": seed}
+	var v struct {
+		Tokens []int `json:"tokens"`
+	}
+	s := postJSON(ctx, client, c, "/generate", body, &v)
+	s.tokens = len(v.Tokens)
+	return s
+}
+
+// postJSON POSTs body as JSON to the server's path, reads the whole
+// answer and decodes it into ans; the stream's one chunk is the answer's
+// arrival. A failed request, a status other than 200 or an answer that
+// does not decode is the stream's error.
+func postJSON(ctx context.Context, client *http.Client, c config, path string, body, ans any) stream {
+	b, _ := json.Marshal(body)
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	s := stream{start: time.Now()}
-	req, err := http.NewRequestWithContext(ctx, "POST", strings.TrimSuffix(c.url, "/")+"/generate", bytes.NewReader(b))
+	req, err := http.NewRequestWithContext(ctx, "POST", strings.TrimSuffix(c.url, "/")+path, bytes.NewReader(b))
 	if err != nil {
 		s.err = err
 		return s
@@ -416,23 +401,19 @@ func doGenerate(ctx context.Context, client *http.Client, c config, prompt any, 
 		return s
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	got, err := io.ReadAll(resp.Body)
 	if err != nil {
 		s.err = err
 		return s
 	}
 	if resp.StatusCode != http.StatusOK {
-		s.err = fmt.Errorf("status %d: %s", resp.StatusCode, bytes.TrimSpace(body))
+		s.err = fmt.Errorf("status %d: %s", resp.StatusCode, bytes.TrimSpace(got))
 		return s
 	}
-	var ans struct {
-		Tokens []int `json:"tokens"`
-	}
-	if err := json.Unmarshal(body, &ans); err != nil {
-		s.err = fmt.Errorf("bad answer %q: %v", body, err)
+	if err := json.Unmarshal(got, ans); err != nil {
+		s.err = fmt.Errorf("bad answer %q: %v", got, err)
 		return s
 	}
 	s.chunks = []time.Time{time.Now()}
-	s.tokens = len(ans.Tokens)
 	return s
 }

@@ -66,6 +66,10 @@ func SgemmRowsT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []flo
 			for i0 := 0; i0 < m; i0 += kern.many {
 				rs := min(kern.many, m-i0)
 				for j := 4 * q0; j < min(4*q1, n); j += 4 {
+					if n-j >= 4 && kern.to != nil {
+						kern.to(a[i0*lda:], lda, k, rs, b[j*ldb:], ldb, c[i0*ldc+j:], ldc)
+						continue
+					}
 					if n-j >= 4 {
 						kern.run(a[i0*lda:], lda, k, rs, b[j*ldb:], ldb, out[:4*rs])
 						for r := range rs {
@@ -93,6 +97,9 @@ func SgemmRowsT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []flo
 type rowsKernel struct {
 	many int
 	run  func(x []float32, ldx, k, rows int, w []float32, ldw int, out []float32)
+	// to, when not nil, is run writing row i's four products to
+	// out[i·ldo : i·ldo+4] (C's rows) instead of packed.
+	to func(x []float32, ldx, k, rows int, w []float32, ldw int, out []float32, ldo int)
 }
 
 // rowsKernelFor returns the family for depth k: sixteen-lane sums on
@@ -101,7 +108,7 @@ type rowsKernel struct {
 func rowsKernelFor(k int) rowsKernel {
 	switch {
 	case active != nil && active.level >= cpu.AVX512 && k >= 16:
-		return rowsKernel{many: 6, run: dot4z}
+		return rowsKernel{many: 6, run: dot4z, to: dot4zTo}
 	case active != nil && active.level >= cpu.AVX2 && k >= 8:
 		return rowsKernel{many: 3, run: dot4r}
 	}
@@ -109,16 +116,24 @@ func rowsKernelFor(k int) rowsKernel {
 }
 
 // dot4zKernels are the AVX-512 kernels by their number of rows.
-var dot4zKernels = [...]func(k16 int, x *float32, ldx int, w *float32, ldw int, out *[24]float32){
+var dot4zKernels = [...]func(k16 int, x *float32, ldx int, w *float32, ldw int, out *float32, ldo int){
 	1: dot4x1AVX512, 2: dot4x2AVX512, 3: dot4x3AVX512, 4: dot4x4AVX512, 5: dot4x5AVX512, 6: dot4x6AVX512,
 }
 
 // dot4z is rowsKernel.run with the AVX-512 kernels (1 ≤ rows ≤ 6, k ≥ 16).
 func dot4z(x []float32, ldx, k, rows int, w []float32, ldw int, out []float32) {
-	_, _ = x[(rows-1)*ldx+k-1], w[3*ldw+k-1]
-	dot4zKernels[rows](k/16, &x[0], ldx, &w[0], ldw, (*[24]float32)(out[:24:24]))
-	for i := range rows {
-		dotTail((*[4]float32)(out[4*i:4*i+4]), x[i*ldx:i*ldx+k], w, ldw, k/16*16)
+	dot4zTo(x, ldx, k, rows, w, ldw, out[:4*rows], 4)
+}
+
+// dot4zTo is dot4z with row i's four products in out[i·ldo : i·ldo+4]
+// (ldo ≥ 4): straight into four columns of C's rows.
+func dot4zTo(x []float32, ldx, k, rows int, w []float32, ldw int, out []float32, ldo int) {
+	_, _, _ = x[(rows-1)*ldx+k-1], w[3*ldw+k-1], out[(rows-1)*ldo+3]
+	dot4zKernels[rows](k/16, &x[0], ldx, &w[0], ldw, &out[0], ldo)
+	if k%16 != 0 {
+		for i := range rows {
+			dotTail((*[4]float32)(out[i*ldo:i*ldo+4]), x[i*ldx:i*ldx+k], w, ldw, k/16*16)
+		}
 	}
 }
 

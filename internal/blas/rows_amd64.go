@@ -9,25 +9,25 @@ package blas
 //go:noescape
 func dot4x3AVX2(k8 int, x *float32, ldx int, w *float32, ldw int, out *[12]float32)
 
-// dot4x1AVX512 … dot4x6AVX512 write to out[4i:4i+4] the dot products of
-// the 16·k16 floats of row i of the R rows at x (ldx floats apart) with
-// the four rows at w (ldw floats apart), each row with the same bits
-// whatever R is (k16 ≥ 1).
+// dot4x1AVX512 … dot4x6AVX512 write to out[i·ldo : i·ldo+4] the dot
+// products of the 16·k16 floats of row i of the R rows at x (ldx floats
+// apart) with the four rows at w (ldw floats apart), each row with the
+// same bits whatever R is (k16 ≥ 1).
 //
 //go:noescape
-func dot4x1AVX512(k16 int, x *float32, ldx int, w *float32, ldw int, out *[24]float32)
+func dot4x1AVX512(k16 int, x *float32, ldx int, w *float32, ldw int, out *float32, ldo int)
 
 //go:noescape
-func dot4x2AVX512(k16 int, x *float32, ldx int, w *float32, ldw int, out *[24]float32)
+func dot4x2AVX512(k16 int, x *float32, ldx int, w *float32, ldw int, out *float32, ldo int)
 
 //go:noescape
-func dot4x3AVX512(k16 int, x *float32, ldx int, w *float32, ldw int, out *[24]float32)
+func dot4x3AVX512(k16 int, x *float32, ldx int, w *float32, ldw int, out *float32, ldo int)
 
 //go:noescape
-func dot4x4AVX512(k16 int, x *float32, ldx int, w *float32, ldw int, out *[24]float32)
+func dot4x4AVX512(k16 int, x *float32, ldx int, w *float32, ldw int, out *float32, ldo int)
 
 //go:noescape
-func dot4x5AVX512(k16 int, x *float32, ldx int, w *float32, ldw int, out *[24]float32)
+func dot4x5AVX512(k16 int, x *float32, ldx int, w *float32, ldw int, out *float32, ldo int)
 
 //go:noescape
-func dot4x6AVX512(k16 int, x *float32, ldx int, w *float32, ldw int, out *[24]float32)
+func dot4x6AVX512(k16 int, x *float32, ldx int, w *float32, ldw int, out *float32, ldo int)

@@ -87,11 +87,12 @@ dot3loop:
 	VZEROUPPER
 	RET
 
-// func dot4xRAVX512(k16 int, x *float32, ldx int, w *float32, ldw int, out *[24]float32), R = 1 … 6
+// func dot4xRAVX512(k16 int, x *float32, ldx int, w *float32, ldw int, out *float32, ldo int), R = 1 … 6
 //
 // The row-invariant dot products on AVX-512: the dot products of the
 // 16·k16 floats of each of R rows at x (ldx floats apart) with the four
-// rows at w (ldw floats apart), row i's four in out[4i:4i+4]. Each sum has
+// rows at w (ldw floats apart), row i's four in out[i·ldo : i·ldo+4]
+// (ldo = 4: packed; ldo = ldc: straight into C's rows). Each sum has
 // sixteen lanes of fused multiply-adds, folded to eight (the upper half
 // added to the lower) and then added pairwise as dot4AVX2 adds its eight
 // lanes; every R computes a row the same way, so a row's bits do not
@@ -103,13 +104,17 @@ dot3loop:
 //	Z(4i+r)   the lanes of x row i times w row r; Z24..Z29 the rows of x;
 //	Z30       a row of w; Z31 a spare while the sums are reduced
 
-TEXT ·dot4x1AVX512(SB), NOSPLIT, $0-48
+TEXT ·dot4x1AVX512(SB), NOSPLIT, $0-56
 	MOVQ k16+0(FP), CX
 	MOVQ x+8(FP), SI
 	MOVQ ldx+16(FP), R10
 	MOVQ w+24(FP), AX
 	MOVQ ldw+32(FP), R8
 	MOVQ out+40(FP), DX
+	MOVQ ldo+48(FP), BX
+	SHLQ $2, BX
+	LEAQ (DX)(BX*2), R12
+	ADDQ BX, R12
 	SHLQ $2, R8
 	SHLQ $2, R10
 	LEAQ (AX)(R8*2), R9
@@ -154,13 +159,17 @@ dot1loop:
 	VZEROUPPER
 	RET
 
-TEXT ·dot4x2AVX512(SB), NOSPLIT, $0-48
+TEXT ·dot4x2AVX512(SB), NOSPLIT, $0-56
 	MOVQ k16+0(FP), CX
 	MOVQ x+8(FP), SI
 	MOVQ ldx+16(FP), R10
 	MOVQ w+24(FP), AX
 	MOVQ ldw+32(FP), R8
 	MOVQ out+40(FP), DX
+	MOVQ ldo+48(FP), BX
+	SHLQ $2, BX
+	LEAQ (DX)(BX*2), R12
+	ADDQ BX, R12
 	SHLQ $2, R8
 	SHLQ $2, R10
 	LEAQ (AX)(R8*2), R9
@@ -224,17 +233,21 @@ dot2loop:
 	VHADDPS Y6, Y4, Y4
 	VEXTRACTF128 $1, Y4, X15
 	VADDPS X15, X4, X4
-	VMOVUPS X4, 16(DX)
+	VMOVUPS X4, (DX)(BX*1)
 	VZEROUPPER
 	RET
 
-TEXT ·dot4x3AVX512(SB), NOSPLIT, $0-48
+TEXT ·dot4x3AVX512(SB), NOSPLIT, $0-56
 	MOVQ k16+0(FP), CX
 	MOVQ x+8(FP), SI
 	MOVQ ldx+16(FP), R10
 	MOVQ w+24(FP), AX
 	MOVQ ldw+32(FP), R8
 	MOVQ out+40(FP), DX
+	MOVQ ldo+48(FP), BX
+	SHLQ $2, BX
+	LEAQ (DX)(BX*2), R12
+	ADDQ BX, R12
 	SHLQ $2, R8
 	SHLQ $2, R10
 	LEAQ (AX)(R8*2), R9
@@ -307,7 +320,7 @@ dot3loop:
 	VHADDPS Y6, Y4, Y4
 	VEXTRACTF128 $1, Y4, X15
 	VADDPS X15, X4, X4
-	VMOVUPS X4, 16(DX)
+	VMOVUPS X4, (DX)(BX*1)
 	VEXTRACTF64X4 $1, Z8, Y15
 	VADDPS Y15, Y8, Y8
 	VEXTRACTF64X4 $1, Z9, Y15
@@ -321,17 +334,21 @@ dot3loop:
 	VHADDPS Y10, Y8, Y8
 	VEXTRACTF128 $1, Y8, X15
 	VADDPS X15, X8, X8
-	VMOVUPS X8, 32(DX)
+	VMOVUPS X8, (DX)(BX*2)
 	VZEROUPPER
 	RET
 
-TEXT ·dot4x4AVX512(SB), NOSPLIT, $0-48
+TEXT ·dot4x4AVX512(SB), NOSPLIT, $0-56
 	MOVQ k16+0(FP), CX
 	MOVQ x+8(FP), SI
 	MOVQ ldx+16(FP), R10
 	MOVQ w+24(FP), AX
 	MOVQ ldw+32(FP), R8
 	MOVQ out+40(FP), DX
+	MOVQ ldo+48(FP), BX
+	SHLQ $2, BX
+	LEAQ (DX)(BX*2), R12
+	ADDQ BX, R12
 	SHLQ $2, R8
 	SHLQ $2, R10
 	LEAQ (AX)(R8*2), R9
@@ -417,7 +434,7 @@ dot4loop:
 	VHADDPS Y6, Y4, Y4
 	VEXTRACTF128 $1, Y4, X15
 	VADDPS X15, X4, X4
-	VMOVUPS X4, 16(DX)
+	VMOVUPS X4, (DX)(BX*1)
 	VEXTRACTF64X4 $1, Z8, Y15
 	VADDPS Y15, Y8, Y8
 	VEXTRACTF64X4 $1, Z9, Y15
@@ -431,7 +448,7 @@ dot4loop:
 	VHADDPS Y10, Y8, Y8
 	VEXTRACTF128 $1, Y8, X15
 	VADDPS X15, X8, X8
-	VMOVUPS X8, 32(DX)
+	VMOVUPS X8, (DX)(BX*2)
 	VMOVAPS Z31, Z15
 	VEXTRACTF64X4 $1, Z12, Y0
 	VADDPS Y0, Y12, Y12
@@ -446,17 +463,21 @@ dot4loop:
 	VHADDPS Y14, Y12, Y12
 	VEXTRACTF128 $1, Y12, X0
 	VADDPS X0, X12, X12
-	VMOVUPS X12, 48(DX)
+	VMOVUPS X12, (R12)
 	VZEROUPPER
 	RET
 
-TEXT ·dot4x5AVX512(SB), NOSPLIT, $0-48
+TEXT ·dot4x5AVX512(SB), NOSPLIT, $0-56
 	MOVQ k16+0(FP), CX
 	MOVQ x+8(FP), SI
 	MOVQ ldx+16(FP), R10
 	MOVQ w+24(FP), AX
 	MOVQ ldw+32(FP), R8
 	MOVQ out+40(FP), DX
+	MOVQ ldo+48(FP), BX
+	SHLQ $2, BX
+	LEAQ (DX)(BX*2), R12
+	ADDQ BX, R12
 	SHLQ $2, R8
 	SHLQ $2, R10
 	LEAQ (AX)(R8*2), R9
@@ -551,7 +572,7 @@ dot5loop:
 	VHADDPS Y6, Y4, Y4
 	VEXTRACTF128 $1, Y4, X15
 	VADDPS X15, X4, X4
-	VMOVUPS X4, 16(DX)
+	VMOVUPS X4, (DX)(BX*1)
 	VEXTRACTF64X4 $1, Z8, Y15
 	VADDPS Y15, Y8, Y8
 	VEXTRACTF64X4 $1, Z9, Y15
@@ -565,7 +586,7 @@ dot5loop:
 	VHADDPS Y10, Y8, Y8
 	VEXTRACTF128 $1, Y8, X15
 	VADDPS X15, X8, X8
-	VMOVUPS X8, 32(DX)
+	VMOVUPS X8, (DX)(BX*2)
 	VMOVAPS Z31, Z15
 	VEXTRACTF64X4 $1, Z12, Y0
 	VADDPS Y0, Y12, Y12
@@ -580,7 +601,7 @@ dot5loop:
 	VHADDPS Y14, Y12, Y12
 	VEXTRACTF128 $1, Y12, X0
 	VADDPS X0, X12, X12
-	VMOVUPS X12, 48(DX)
+	VMOVUPS X12, (R12)
 	VMOVAPS Z16, Z0
 	VMOVAPS Z17, Z1
 	VMOVAPS Z18, Z2
@@ -598,17 +619,21 @@ dot5loop:
 	VHADDPS Y2, Y0, Y0
 	VEXTRACTF128 $1, Y0, X8
 	VADDPS X8, X0, X0
-	VMOVUPS X0, 64(DX)
+	VMOVUPS X0, (R12)(BX*1)
 	VZEROUPPER
 	RET
 
-TEXT ·dot4x6AVX512(SB), NOSPLIT, $0-48
+TEXT ·dot4x6AVX512(SB), NOSPLIT, $0-56
 	MOVQ k16+0(FP), CX
 	MOVQ x+8(FP), SI
 	MOVQ ldx+16(FP), R10
 	MOVQ w+24(FP), AX
 	MOVQ ldw+32(FP), R8
 	MOVQ out+40(FP), DX
+	MOVQ ldo+48(FP), BX
+	SHLQ $2, BX
+	LEAQ (DX)(BX*2), R12
+	ADDQ BX, R12
 	SHLQ $2, R8
 	SHLQ $2, R10
 	LEAQ (AX)(R8*2), R9
@@ -712,7 +737,7 @@ dot6loop:
 	VHADDPS Y6, Y4, Y4
 	VEXTRACTF128 $1, Y4, X15
 	VADDPS X15, X4, X4
-	VMOVUPS X4, 16(DX)
+	VMOVUPS X4, (DX)(BX*1)
 	VEXTRACTF64X4 $1, Z8, Y15
 	VADDPS Y15, Y8, Y8
 	VEXTRACTF64X4 $1, Z9, Y15
@@ -726,7 +751,7 @@ dot6loop:
 	VHADDPS Y10, Y8, Y8
 	VEXTRACTF128 $1, Y8, X15
 	VADDPS X15, X8, X8
-	VMOVUPS X8, 32(DX)
+	VMOVUPS X8, (DX)(BX*2)
 	VMOVAPS Z31, Z15
 	VEXTRACTF64X4 $1, Z12, Y0
 	VADDPS Y0, Y12, Y12
@@ -741,7 +766,7 @@ dot6loop:
 	VHADDPS Y14, Y12, Y12
 	VEXTRACTF128 $1, Y12, X0
 	VADDPS X0, X12, X12
-	VMOVUPS X12, 48(DX)
+	VMOVUPS X12, (R12)
 	VMOVAPS Z16, Z0
 	VMOVAPS Z17, Z1
 	VMOVAPS Z18, Z2
@@ -763,7 +788,7 @@ dot6loop:
 	VHADDPS Y2, Y0, Y0
 	VEXTRACTF128 $1, Y0, X8
 	VADDPS X8, X0, X0
-	VMOVUPS X0, 64(DX)
+	VMOVUPS X0, (R12)(BX*1)
 	VEXTRACTF64X4 $1, Z4, Y8
 	VADDPS Y8, Y4, Y4
 	VEXTRACTF64X4 $1, Z5, Y8
@@ -777,6 +802,6 @@ dot6loop:
 	VHADDPS Y6, Y4, Y4
 	VEXTRACTF128 $1, Y4, X8
 	VADDPS X8, X4, X4
-	VMOVUPS X4, 80(DX)
+	VMOVUPS X4, (R12)(BX*2)
 	VZEROUPPER
 	RET

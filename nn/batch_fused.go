@@ -1,0 +1,227 @@
+package nn
+
+import (
+	"sync"
+
+	"github.com/wickml/wick/internal/blas"
+	"github.com/wickml/wick/internal/kernels"
+	"github.com/wickml/wick/tensor"
+)
+
+// The fused CPU step of GPT.ForwardBatch: for a float32 model on the CPU
+// and a batch with AttendHost, one pass per layer over flat buffers
+// reused from step to step, with no tensor per op. A small model's step
+// (the CPU recipe's: 4 layers of 128, a few hundred microseconds for 16
+// rows) is otherwise spent mostly in the dispatch, allocation and
+// collection of some 60 eager ops and their goroutine handoffs. Every
+// number is computed by the kernels the eager ops run, in the same order,
+// so the fused step gives the eager step's bits (TestForwardBatchFused):
+//
+//	x = wte[token] + wpe[pos]                       (N, C)
+//	per layer: h = LN1(x)                           kernels.LayerNormRow
+//	           q, k, v = h·Wattnᵀ + b               blas.SgemmRowsT
+//	           a = AttendHost(q, k, v)              (N, H·D)
+//	           x = x + (a·Wprojᵀ + b)
+//	           x = x + (GELU(LN2(x)·Wfcᵀ + b)·Wproj2ᵀ + b)
+//	logits = LNf(x[Logits])·Wlmᵀ                    (len(Logits), V)
+
+// fusedSmallFlops is the size of product (2·m·n·k) below which the fused
+// step multiplies on its own goroutine: waking the pool costs more than
+// splitting such a product saves.
+const fusedSmallFlops = 8 << 20
+
+// fusedScratch is the fused step's buffers, grown as needed and reused
+// through fusedPool (a step may run on many goroutines at once).
+type fusedScratch struct {
+	x, h, qkv, q, k, v, att, y, fc, rows []float32
+	ln                                   kernels.LNScratch
+}
+
+var fusedPool = sync.Pool{New: func() any { return new(fusedScratch) }}
+
+// grow returns b with length n, reallocated when its capacity is short.
+func grow(b []float32, n int) []float32 {
+	if cap(b) < n {
+		return make([]float32, n)
+	}
+	return b[:n]
+}
+
+// fusedLinear is a Linear layer's weight [Out, In] and bias as host slices.
+type fusedLinear struct {
+	w, b    []float32
+	in, out int
+}
+
+// fusedLN is a LayerNorm's weight and bias (either may be nil).
+type fusedLN struct {
+	w, b []float32
+	eps  float32
+}
+
+type fusedBlock struct {
+	ln1, ln2   fusedLN
+	attn, proj fusedLinear
+	fc, proj2  fusedLinear
+	geluTanh   bool
+}
+
+// fusedGPT is g's weights as host slices.
+type fusedGPT struct {
+	wte, wpe []float32
+	blocks   []fusedBlock
+	lnf      fusedLN
+	head     fusedLinear
+}
+
+// hostF32 returns t's float32 elements on the host, or false where t is
+// not a contiguous float32 tensor on the CPU. A nil t gives nil, true.
+func hostF32(t *tensor.Tensor) ([]float32, bool) {
+	if t == nil {
+		return nil, true
+	}
+	if t.Device() != tensor.CPU || t.DType() != tensor.Float32 || !t.IsContiguous() {
+		return nil, false
+	}
+	return t.HostFloat32s(), true
+}
+
+// fused returns g's weights for the fused step, or false where the fused
+// step does not compute what the eager one does: weights off the CPU or
+// not float32, an unmerged LoRA adapter, an unknown GELU.
+func (g *GPT) fused() (*fusedGPT, bool) {
+	ok := true
+	f32 := func(t *tensor.Tensor) []float32 {
+		s, good := hostF32(t)
+		ok = ok && good
+		return s
+	}
+	lin := func(l *Linear) fusedLinear {
+		if l.lora != nil && !l.lora.merged {
+			ok = false
+		}
+		return fusedLinear{w: f32(l.Weight), b: f32(l.Bias), in: l.In, out: l.Out}
+	}
+	ln := func(l *LayerNorm) fusedLN { return fusedLN{w: f32(l.Weight), b: f32(l.Bias), eps: l.Eps} }
+	f := &fusedGPT{wte: f32(g.Wte.Weight), wpe: f32(g.Wpe.Weight), lnf: ln(g.LnF), head: lin(g.LmHead)}
+	for _, bl := range g.H {
+		a := bl.MLP.Gelu.Approximate
+		if a != "" && a != "none" && a != "tanh" {
+			ok = false
+		}
+		f.blocks = append(f.blocks, fusedBlock{
+			ln1: ln(bl.Ln1), ln2: ln(bl.Ln2),
+			attn: lin(bl.Attn.CAttn), proj: lin(bl.Attn.CProj),
+			fc: lin(bl.MLP.CFc), proj2: lin(bl.MLP.CProj),
+			geluTanh: a == "tanh",
+		})
+	}
+	return f, ok
+}
+
+// layerNormRows writes LN(x) of each of the n rows of x [n, len(l.w)] to
+// dst, as LayerNorm.Forward computes it.
+func layerNormRows(dst, x []float32, n, c int, l fusedLN, s *kernels.LNScratch) {
+	for r := range n {
+		kernels.LayerNormRow(dst[r*c:(r+1)*c], x[r*c:(r+1)*c], l.w, l.b, l.eps, s)
+	}
+}
+
+// linear writes x [n, l.in] · l.wᵀ + l.b to y [n, l.out], as linearRows
+// computes it.
+func linear(y, x []float32, n int, l fusedLinear) {
+	threads := 0
+	if 2*float64(n)*float64(l.in)*float64(l.out) < fusedSmallFlops {
+		threads = 1
+	}
+	blas.SgemmRowsT(n, l.out, l.in, x, l.in, l.w, l.in, y, l.out, threads)
+	if l.b != nil {
+		for r := range n {
+			yr := y[r*l.out : (r+1)*l.out]
+			for j, b := range l.b[:len(yr)] {
+				yr[j] += b
+			}
+		}
+	}
+}
+
+// addTo adds y to x, element by element.
+func addTo(x, y []float32) {
+	y = y[:len(x)]
+	for i := range x {
+		x[i] += y[i]
+	}
+}
+
+// geluRows applies GELU to each row of x [n, w] in place, as the GELU
+// op's CPU kernels compute a row alone (rowwise): the vector kernels on
+// its longest prefix they take, GELU32 on the rest; GELUTanh32 throughout
+// for the tanh approximation.
+func geluRows(x []float32, n, w int, tanh bool) {
+	for r := range n {
+		row := x[r*w : (r+1)*w]
+		if tanh {
+			for i, v := range row {
+				row[i] = kernels.GELUTanh32(v)
+			}
+			continue
+		}
+		k := kernels.GELUVec(row, row)
+		for i, v := range row[k:] {
+			row[k+i] = kernels.GELU32(v)
+		}
+	}
+}
+
+// forwardFused is ForwardBatch's fused CPU step over f, g's weights.
+func (g *GPT) forwardFused(b *Batch, f *fusedGPT) *tensor.Tensor {
+	n, c := len(b.Tokens), g.Config.NEmbd
+	s := fusedPool.Get().(*fusedScratch)
+	defer fusedPool.Put(s)
+	x := grow(s.x, n*c)
+	s.x = x
+	for _, q := range b.Seqs {
+		for t := range q.Len {
+			i := q.Start + t
+			tok, pos := b.Tokens[i], q.Pos+t
+			te, pe, xr := f.wte[tok*c:(tok+1)*c], f.wpe[pos*c:(pos+1)*c], x[i*c:(i+1)*c]
+			for j := range xr {
+				xr[j] = te[j] + pe[j]
+			}
+		}
+	}
+	for l, bl := range f.blocks {
+		s.h = grow(s.h, n*c)
+		layerNormRows(s.h, x, n, c, bl.ln1, &s.ln)
+		w := bl.attn.out / 3
+		s.qkv = grow(s.qkv, n*bl.attn.out)
+		linear(s.qkv, s.h, n, bl.attn)
+		s.q, s.k, s.v, s.att = grow(s.q, n*w), grow(s.k, n*w), grow(s.v, n*w), grow(s.att, n*w)
+		for r := range n {
+			row := s.qkv[r*3*w : (r+1)*3*w]
+			copy(s.q[r*w:(r+1)*w], row[:w])
+			copy(s.k[r*w:(r+1)*w], row[w:2*w])
+			copy(s.v[r*w:(r+1)*w], row[2*w:])
+		}
+		b.AttendHost(l, s.q, s.k, s.v, s.att)
+		s.y = grow(s.y, n*c)
+		linear(s.y, s.att, n, bl.proj)
+		addTo(x, s.y)
+		layerNormRows(s.h, x, n, c, bl.ln2, &s.ln)
+		s.fc = grow(s.fc, n*bl.fc.out)
+		linear(s.fc, s.h, n, bl.fc)
+		geluRows(s.fc, n, bl.fc.out, bl.geluTanh)
+		linear(s.y, s.fc, n, bl.proj2)
+		addTo(x, s.y)
+	}
+	m := len(b.Logits)
+	s.rows = grow(s.rows, m*c)
+	for i, r := range b.Logits {
+		copy(s.rows[i*c:(i+1)*c], x[r*c:(r+1)*c])
+	}
+	s.h = grow(s.h, max(n, m)*c)
+	layerNormRows(s.h, s.rows, m, c, f.lnf, &s.ln)
+	logits := make([]float32, m*f.head.out)
+	linear(logits, s.h, m, f.head)
+	return tensor.FromHostFloat32s(logits, m, f.head.out)
+}
