@@ -1,10 +1,10 @@
 package tensor
 
 import (
-	"math"
 	"slices"
 
 	"github.com/wickml/wick/autograd"
+	"github.com/wickml/wick/internal/blas"
 )
 
 // Autocast (automatic mixed precision) belongs to a goroutine, as grad mode
@@ -208,44 +208,34 @@ func roundInto(dst, src Storage, off, n int) bool {
 }
 
 // roundBF16 writes BF16FromFloat32 of each element of src into dst (of
-// src's length), inlined for speed: the rounding of every product's
-// operands is a pass over them.
-func roundBF16(dst []uint16, src []float32) {
-	dst = dst[:len(src)]
-	for i, v := range src {
-		b := math.Float32bits(v)
-		h := uint16((b + 0x7FFF + (b>>16)&1) >> 16)
-		if b&0x7FFFFFFF > 0x7F800000 { // NaN
-			h = 0xFFFF
-		}
-		dst[i] = h
-	}
-}
+// src's length), vectorised where the CPU allows (blas.RoundBF16): the
+// rounding of a parameter's storage for the region.
+func roundBF16(dst []uint16, src []float32) { blas.RoundBF16(dst, src) }
 
 // matmul is the product of a and b (at least two dims each) inside the
 // region: 16-bit operands, float32 sums and a float32 result; the
 // gradients, float32, come from products of the 16-bit operands and the
 // output's gradient rounded to the region's dtype.
 func (r *autocastRegion) matmul(a, b *Tensor, origA, origB []int) *Tensor {
-	a16, b16 := r.operand(a), r.operand(b)
-	out := matmulTo(a16, b16, origA, origB, Float32, a.backend.MatMul)
+	a16, b16 := r.productOperand(a), r.productOperand(b) // autocast_product.go
+	out := r.product(a16, b16, origA, origB)
 	record("MatMul", out, []*Tensor{a, b}, func(g *Tensor) {
-		g16 := r.round(g)
+		g16 := r.gradOperand(g)
 		if a.requiresGrad {
 			var ga *Tensor
-			if storedTransposed(a16) {
-				ga = matmulTo(b16, g16.Transpose(-1, -2), b16.layout.Shape, g16.layout.Shape, Float32, a.backend.MatMul).Transpose(-1, -2)
+			if storedTransposed(a16.t) {
+				ga = r.product(b16, g16.transpose(), b16.shape(), g16.shape()).Transpose(-1, -2)
 			} else {
-				ga = matmulTo(g16, b16.Transpose(-1, -2), g16.layout.Shape, b16.layout.Shape, Float32, a.backend.MatMul)
+				ga = r.product(g16, b16.transpose(), g16.shape(), b16.shape())
 			}
 			a.accumulate(autocastGradAs(ga, a))
 		}
 		if b.requiresGrad {
 			var gb *Tensor
-			if storedTransposed(b16) {
-				gb = matmulTo(g16.Transpose(-1, -2), a16, g16.layout.Shape, a16.layout.Shape, Float32, a.backend.MatMul).Transpose(-1, -2)
+			if storedTransposed(b16.t) {
+				gb = r.product(g16.transpose(), a16, g16.shape(), a16.shape()).Transpose(-1, -2)
 			} else {
-				gb = matmulTo(a16.Transpose(-1, -2), g16, a16.layout.Shape, g16.layout.Shape, Float32, a.backend.MatMul)
+				gb = r.product(a16.transpose(), g16, a16.shape(), g16.shape())
 			}
 			b.accumulate(autocastGradAs(gb, b))
 		}

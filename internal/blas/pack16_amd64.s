@@ -9,7 +9,8 @@
 // multiplies, and pairs gathered out of rows for a transposed operand.
 
 // RNDCONST loads the rounding's constants: Z31 = 0x7FFF, Z30 = 1,
-// Z29 = 0x7FFFFFFF (the magnitude), Z28 = 0x7F800000 (+Inf), Z27 = 0xFFFF.
+// Z29 = 0x7FFFFFFF (the magnitude), Z28 = 0x007FFFFF (what takes the
+// magnitude of a NaN, and of nothing else, to bit 31).
 #define RNDCONST \
 	MOVL $0x7FFF, R12; \
 	VPBROADCASTD R12, Z31; \
@@ -17,15 +18,15 @@
 	VPBROADCASTD R12, Z30; \
 	MOVL $0x7FFFFFFF, R12; \
 	VPBROADCASTD R12, Z29; \
-	MOVL $0x7F800000, R12; \
-	VPBROADCASTD R12, Z28; \
-	MOVL $0xFFFF, R12; \
-	VPBROADCASTD R12, Z27
+	MOVL $0x007FFFFF, R12; \
+	VPBROADCASTD R12, Z28
 
 // RND writes to each dword lane of y the bfloat16 rounding of the float32
 // lane of x (in its low half, the high half zero): (x + 0x7FFF + bit 16 of
-// x) >> 16, or 0xFFFF where x is a NaN (|x| > +Inf as integers). t is
-// scratch; x, y and t distinct.
+// x) >> 16, or'ed with 0xFFFF where x is a NaN (|x| > +Inf as integers:
+// |x| + 0x007FFFFF reaches bit 31, which an arithmetic shift spreads).
+// t is scratch; x, y and t distinct. No mask registers, so that the
+// lanes of consecutive RNDs do not wait on one another.
 #define RND(x, y, t) \
 	VPSRLD $16, x, t; \
 	VPANDD Z30, t, t; \
@@ -33,8 +34,10 @@
 	VPADDD t, y, y; \
 	VPSRLD $16, y, y; \
 	VPANDD Z29, x, t; \
-	VPCMPUD $6, Z28, t, K2; \
-	VMOVDQA32 Z27, K2, y
+	VPADDD Z28, t, t; \
+	VPSRAD $31, t, t; \
+	VPSRLD $16, t, t; \
+	VPORD t, y, y
 
 // func round16AVX512(dst *uint16, dld int, src *float32, sld, rows, n int)
 //
@@ -68,7 +71,8 @@ r16loop:
 	JLT  r16tail
 	VMOVDQU32 (R10), Z0
 	RND(Z0, Z1, Z2)
-	VPMOVDW Z1, (R11)
+	VPMOVDW Z1, Y1
+	VMOVDQU Y1, (R11)
 	ADDQ $64, R10
 	ADDQ $32, R11
 	SUBQ $16, CX
