@@ -103,3 +103,26 @@ func TestBF16KernelsMatchTwins(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDPBF16Kernel times the VDPBF16PS micro-kernel on one 12×32
+// tile with its panels in L1 (kp = 128 pairs, A in groups): the rate the
+// packing and blocking around it can at best reach, for the fraction of
+// the bf16 peak in docs/benchmarks.md. Timings only.
+func BenchmarkDPBF16Kernel(b *testing.B) {
+	if !dpbf16Asm {
+		b.Skip("no AVX512_BF16")
+	}
+	const kp = 128
+	a, bp := make([]uint32, dpMR*kp), make([]uint32, dpNR*kp)
+	for i := range a {
+		a[i] = pair16(0x3F80, 0x3F80)
+	}
+	for i := range bp {
+		bp[i] = pair16(0x3F80, 0x3F80)
+	}
+	c := make([]float32, dpMR*dpNR)
+	for b.Loop() {
+		dpbf16Kernel12x32(kp, (*uint16)(unsafe.Pointer(&a[0])), 4, 48, &bp[0], &c[0], dpNR, 1)
+	}
+	b.ReportMetric(2*dpMR*dpNR*2*kp*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
