@@ -31,20 +31,36 @@ def vdpbf16ps_bcst(dst, src1, base, disp):
     return [0x62, p0, p1, p2, 0x52, 0x40 | ((dst & 7) << 3) | b, disp // 4]
 
 
+def vdpbf16ps_reg(dst, src1, src2):
+    """The bytes of VDPBF16PS zmm(dst), zmm(src1), zmm(src2): EVEX.512.F3.0F38.W0
+    52 /r, register form (src2 in ModRM.rm, extended by EVEX.B and EVEX.X)."""
+    R, Rp = (dst >> 3) & 1, (dst >> 4) & 1
+    V, Vp = src1 & 15, (src1 >> 4) & 1
+    B, X = (src2 >> 3) & 1, (src2 >> 4) & 1
+    p0 = ((1 - R) << 7) | ((1 - X) << 6) | ((1 - B) << 5) | ((1 - Rp) << 4) | 0b10
+    p1 = ((~V & 15) << 3) | (1 << 2) | 0b10
+    p2 = (0b10 << 5) | ((1 - Vp) << 3)  # z=0 L'L=512 b=0 ~V' aaa=0
+    return [0x62, p0, p1, p2, 0x52, 0xC0 | ((dst & 7) << 3) | (src2 & 7)]
+
+
 def check():
     names = {'AX': 'rax', 'SI': 'rsi', 'BX': 'rbx'}
     cases = [(d, s, 'AX', 4 * i) for i in range(12) for s in (0, 1) for d in (8 + 2 * i + s,)]
     src = '.intel_syntax noprefix\n' + ''.join(
         'vdpbf16ps zmm%d, zmm%d, DWORD BCST [%s+%d]\n' % (d, s, names[b], disp) for d, s, b, disp in cases)
+    regs = [(d, s1, s2) for d in (8, 9, 17, 31) for s1 in (0, 1, 16) for s2 in (2, 7, 9, 20)]
+    src += ''.join('vdpbf16ps zmm%d, zmm%d, zmm%d\n' % c for c in regs)
     with tempfile.TemporaryDirectory() as tmp:
         open(os.path.join(tmp, 't.s'), 'w').write(src)
         subprocess.check_call(['as', '-o', os.path.join(tmp, 't.o'), os.path.join(tmp, 't.s')])
         dump = subprocess.check_output(['objdump', '-d', os.path.join(tmp, 't.o')]).decode()
     lines = [l for l in dump.split('\n') if 'vdpbf16ps' in l]
     bad = 0
-    for c, l in zip(cases, lines):
+    enc = [vdpbf16ps_bcst(*c) for c in cases] + [vdpbf16ps_reg(*c) for c in regs]
+    cases = cases + regs
+    for c, e, l in zip(cases, enc, lines):
         want = l.split('\t')[1].split()
-        got = ['%02x' % x for x in vdpbf16ps_bcst(*c)]
+        got = ['%02x' % x for x in e]
         if got != want:
             print('mismatch', c, got, want)
             bad += 1
@@ -61,27 +77,37 @@ def main():
 
 #include "textflag.h"
 
-// func dpbf16Kernel12x32(kp int, a, b *uint32, c *float32, ldc, acc int)
+// func dpbf16Kernel12x32(kp int, a *uint16, rs, gs int, b *uint32, c *float32, ldc, acc int)
 //
 // c[i·ldc + j] (+)= Σq Σh a_h(i, q)·b_h(q, j) for the 12×32 tile of C
-// (added to when acc is non-zero, else overwritten): a holds kp groups of 12 words, one
-// per row, each a pair of bfloat16 (depths 2q in the low half, 2q+1 in
-// the high half); b holds kp groups of 32 such words, one per column.
-// Per pair of depths: two 16-column loads of b (Z0, Z1) and, per row, one
-// VDPBF16PS with the row's word of a broadcast from memory into each
-// half of the row's accumulators (Z8..Z31). VDPBF16PS (AVX512_BF16)
-// adds both products of a pair to a float32 lane, rounding to nearest
-// even with denormals as zero; Go's assembler has no mnemonic for it, so
-// it is spelled in bytes (EVEX.512.F3.0F38.W0 52 /r, m32bcst; the
-// comment on each names the instruction).
-TEXT ·dpbf16Kernel12x32(SB), NOSPLIT, $0-48
+// (added to when acc is non-zero, else overwritten). Row i's word of pair
+// q of A is at byte a + q·gs + i·rs, a pair of bfloat16 (depths 2q in the
+// low half, 2q+1 in the high half): rs = 4, gs = 48 for a panel packed
+// pair by pair (packA16's layout for a transposed A), rs = the row's bytes
+// and gs = 4 for rows of pairs (a bfloat16 A read in place, or rounded
+// into rows); b holds kp groups of 32 such words, one per column.
+// Per pair of depths: two 16-column loads of b (Z0, Z1) and, per row, the
+// row's word of a broadcast (Z2..Z7 in turn) and one VDPBF16PS into each
+// half of the row's accumulators (Z8..Z31). The rows' words are read
+// through four bases (rows 0–2, 3–5, 6–8, 9–11: AX, R10, R11, R12) plus
+// 0, rs or 2·rs (R13). VDPBF16PS (AVX512_BF16) adds both products of a
+// pair to a float32 lane, rounding to nearest even with denormals as
+// zero; Go's assembler has no mnemonic for it, so it is spelled in bytes
+// (EVEX.512.F3.0F38.W0 52 /r; the comment on each names the instruction).
+TEXT ·dpbf16Kernel12x32(SB), NOSPLIT, $0-64
 	MOVQ kp+0(FP), CX
 	MOVQ a+8(FP), AX
-	MOVQ b+16(FP), BX
-	MOVQ c+24(FP), DX
-	MOVQ ldc+32(FP), R8
-	MOVQ acc+40(FP), R9
+	MOVQ rs+16(FP), R13
+	MOVQ gs+24(FP), DI
+	MOVQ b+32(FP), BX
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), R8
+	MOVQ acc+56(FP), R9
 	SHLQ $2, R8
+	LEAQ (R13)(R13*2), SI
+	LEAQ (AX)(SI*1), R10
+	LEAQ (R10)(SI*1), R11
+	LEAQ (R11)(SI*1), R12
 ''')
     for r in range(8, 32):
         w('\tVPXORD Z%d, Z%d, Z%d' % (r, r, r))
@@ -92,16 +118,24 @@ dploop:
 	VMOVDQU32 (BX), Z0
 	VMOVDQU32 64(BX), Z1''')
     for i in range(12):
+        base = ['AX', 'R10', 'R11', 'R12'][i // 3]
+        addr = ['(%s)' % base, '(%s)(R13*1)' % base, '(%s)(R13*2)' % base][i % 3]
+        t = 2 + i % 6
+        w('\tVPBROADCASTD %s, Z%d' % (addr, t))
         for half in range(2):
             dst = 8 + 2*i + half
-            bs = vdpbf16ps_bcst(dst, half, 'AX', 4*i)
-            w('\t' + '; '.join('BYTE $0x%02x' % x for x in bs) + '  // VDPBF16PS.BCST %d(AX), Z%d, Z%d' % (4*i, half, dst))
-    w('''	ADDQ $48, AX
+            bs = vdpbf16ps_reg(dst, half, t)
+            w('\t' + '; '.join('BYTE $0x%02x' % x for x in bs) + '  // VDPBF16PS Z%d, Z%d, Z%d' % (t, half, dst))
+    w('''	ADDQ DI, AX
+	ADDQ DI, R10
+	ADDQ DI, R11
+	ADDQ DI, R12
 	ADDQ $128, BX
 	DECQ CX
 	JNZ  dploop
 
-dpstore:
+''')
+    w('''dpstore:
 	TESTQ R9, R9
 	JZ   dpput''')
     for i in range(12):

@@ -219,25 +219,25 @@ func roundBF16(dst []uint16, src []float32) { kernels.RoundBF16Bits(dst, src) }
 // gradients, float32, come from products of the 16-bit operands and the
 // output's gradient rounded to the region's dtype.
 func (r *autocastRegion) matmul(a, b *Tensor, origA, origB []int) *Tensor {
-	a16, b16 := r.operand(a), r.operand(b)
-	out := matmulTo(a16, b16, origA, origB, Float32, a.backend.MatMul)
+	a16, b16 := r.productOperand(a), r.productOperand(b) // autocast_product.go
+	out := r.product(a16, b16, origA, origB)
 	record("MatMul", out, []*Tensor{a, b}, func(g *Tensor) {
-		g16 := r.round(g)
+		g16 := r.gradOperand(g)
 		if a.requiresGrad {
 			var ga *Tensor
-			if storedTransposed(a16) {
-				ga = matmulTo(b16, g16.Transpose(-1, -2), b16.layout.Shape, g16.layout.Shape, Float32, a.backend.MatMul).Transpose(-1, -2)
+			if storedTransposed(a16.t) {
+				ga = r.product(b16, g16.transpose(), b16.shape(), g16.shape()).Transpose(-1, -2)
 			} else {
-				ga = matmulTo(g16, b16.Transpose(-1, -2), g16.layout.Shape, b16.layout.Shape, Float32, a.backend.MatMul)
+				ga = r.product(g16, b16.transpose(), g16.shape(), b16.shape())
 			}
 			a.accumulate(autocastGradAs(ga, a))
 		}
 		if b.requiresGrad {
 			var gb *Tensor
-			if storedTransposed(b16) {
-				gb = matmulTo(g16.Transpose(-1, -2), a16, g16.layout.Shape, a16.layout.Shape, Float32, a.backend.MatMul).Transpose(-1, -2)
+			if storedTransposed(b16.t) {
+				gb = r.product(g16.transpose(), a16, g16.shape(), a16.shape()).Transpose(-1, -2)
 			} else {
-				gb = matmulTo(a16.Transpose(-1, -2), g16, a16.layout.Shape, g16.layout.Shape, Float32, a.backend.MatMul)
+				gb = r.product(a16.transpose(), g16, a16.shape(), g16.shape())
 			}
 			b.accumulate(autocastGradAs(gb, b))
 		}

@@ -31,6 +31,13 @@ func scratch16(n int) *[]float32 {
 
 // matMul16 is cpuBackend.MatMul where an operand or dst is not Float32.
 func (b cpuBackend) matMul16(dst, a Storage, al Layout, bs Storage, bl Layout) {
+	b.matMulRound(dst, a, al, false, bs, bl, false)
+}
+
+// matMulRound is matMul16 with a Float32 operand rounded to bfloat16 as
+// the product reads it where roundA or roundB says so (autocast's
+// operands): the product of the rounded values, without their copy.
+func (b cpuBackend) matMulRound(dst, a Storage, al Layout, roundA bool, bs Storage, bl Layout, roundB bool) {
 	nd := len(al.Shape)
 	m, k, n := al.Shape[nd-2], al.Shape[nd-1], bl.Shape[nd-1]
 	a, al = b.operand16(a, al)
@@ -43,8 +50,8 @@ func (b cpuBackend) matMul16(dst, a Storage, al Layout, bs Storage, bl Layout) {
 	boff := Layout{Shape: batchShape, Strides: bl.Strides[:nd-2], Offset: bl.Offset}.Offsets()
 	d := dst.(*cpuStorage).live()
 	one := func(i, threads int) {
-		am := mat16(a, aoff[i], lda, ta)
-		bm := mat16(bs, boff[i], ldb, tb)
+		am := mat16(a, aoff[i], lda, ta, roundA)
+		bm := mat16(bs, boff[i], ldb, tb, roundB)
 		if d.dt == Float32 {
 			blas.GemmBF16(m, n, k, am, bm, d.f[i*m*n:], n, threads)
 			return
@@ -96,11 +103,12 @@ func (b cpuBackend) operand16(s Storage, l Layout) (Storage, Layout) {
 	return out, cl
 }
 
-// mat16 is the matrix of s that starts at off, as a blas.Mat16.
-func mat16(s Storage, off, ld int, trans bool) blas.Mat16 {
+// mat16 is the matrix of s that starts at off, as a blas.Mat16 (a
+// Float32 one rounded to bfloat16 as it is read if round).
+func mat16(s Storage, off, ld int, trans, round bool) blas.Mat16 {
 	c := s.(*cpuStorage).live()
 	if c.dt == BFloat16 {
 		return blas.Mat16{H: c.h[off:], LD: ld, Trans: trans}
 	}
-	return blas.Mat16{F: c.f[off:], LD: ld, Trans: trans}
+	return blas.Mat16{F: c.f[off:], LD: ld, Trans: trans, Round: round}
 }

@@ -67,20 +67,23 @@ func LinearCrossEntropy(x, weight, targets *Tensor, ignoreIndex int) *Tensor {
 	// as for any product of it there), with float32 sums and logits; the
 	// logits' gradient is then rounded likewise before its products, as an
 	// autocast MatMul rounds its output's gradient
-	xd, wd := x.Detach(), weight.Detach()
-	roundGrad := func(t *Tensor) *Tensor { return t }
+	xd, wd := acOperand{t: x.Detach()}, acOperand{t: weight.Detach()}
+	gradOperand := func(t *Tensor) acOperand { return acOperand{t: t} }
+	mm := func(a, b acOperand) *Tensor { return matmulTo(a.t, b.t, a.shape(), b.shape(), Float32, be.MatMul) }
 	if r := autocastFor(x, weight); r != nil {
-		xd, wd = r.operand(x), r.operand(weight)
-		roundGrad = r.round
+		// (autocast_product.go: float32 operands rounded as the products
+		// read them)
+		xd, wd = r.productOperand(x), r.productOperand(weight)
+		gradOperand = r.gradOperand
+		mm = func(a, b acOperand) *Tensor { return r.product(a, b, a.shape(), b.shape()) }
 	}
-	mm := func(a, b *Tensor) *Tensor { return matmulTo(a, b, a.layout.Shape, b.layout.Shape, Float32, be.MatMul) }
-	wdT := wd.T()
+	wdT := wd.transpose()
 	// chunk runs f on the logits of each chunk of rows [r0, r0+rc) with
 	// the chunk's targets, dropping them afterwards
 	chunk := func(f func(r0, rc int, logits, tgc *Tensor)) {
 		for r0 := 0; r0 < n; r0 += rows {
 			rc := min(rows, n-r0)
-			logits := mm(xd.Narrow(0, r0, rc), wdT)
+			logits := mm(acOperand{xd.t.Narrow(0, r0, rc), xd.round}, wdT)
 			tgc := tg.Narrow(0, r0, rc).dense()
 			f(r0, rc, logits, tgc)
 			logits.Release()
@@ -108,17 +111,18 @@ func LinearCrossEntropy(x, weight, targets *Tensor, ignoreIndex int) *Tensor {
 		chunk(func(r0, rc int, logits, tgc *Tensor) {
 			dl := emptyOut(op, be, Float32, []int{rc, vocab})
 			be.CrossEntropyGrad(dl.storage, logits.storage, tgc.storage, rc, vocab, ign, scale)
-			if d := roundGrad(dl); d != dl {
+			d := gradOperand(dl)
+			if d.t.storage != dl.storage {
 				dl.Release()
-				dl = d
+				dl = d.t
 			}
 			if dx != nil {
-				part := mm(dl, wd)
+				part := mm(d, wd)
 				dx.narrowView(0, r0, rc).CopyFrom(part)
 				part.Release()
 			}
 			if dw != nil {
-				part := mm(dl.T(), xd.Narrow(0, r0, rc))
+				part := mm(d.transpose(), acOperand{xd.t.Narrow(0, r0, rc), xd.round})
 				be.Binary(OpAdd, dw.storage, dw.storage, dw.layout, part.storage, part.layout)
 				part.Release()
 			}

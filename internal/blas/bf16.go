@@ -3,6 +3,7 @@ package blas
 import (
 	"fmt"
 	"math"
+	"sync"
 	"unsafe"
 
 	"github.com/wickml/wick/internal/cpu"
@@ -33,13 +34,20 @@ import (
 
 // Mat16 is one operand of GemmBF16: float32 elements (F) or bfloat16 bit
 // patterns (H), exactly one of the two set, stored row-major with row
-// stride LD (transposed when Trans: op(M) = Mᵀ).
+// stride LD (transposed when Trans: op(M) = Mᵀ). With Round, F's elements
+// are rounded to bfloat16 as they are read (to nearest, ties to even, a
+// NaN to 0xFFFF: tensor's cast): the product is then that of the rounded
+// copy, bit for bit, without the copy (autocast's float32 operands).
 type Mat16 struct {
 	F     []float32
 	H     []uint16
 	LD    int
 	Trans bool
+	Round bool
 }
+
+// is16 reports whether o's values are bfloat16s: H, or F rounded.
+func (o Mat16) is16() bool { return o.H != nil || o.Round }
 
 // len returns the operand's element count.
 func (o Mat16) len() int {
@@ -57,6 +65,9 @@ func (o Mat16) at(i, j int) float32 {
 	if o.H != nil {
 		return bf16(o.H[i*o.LD+j])
 	}
+	if o.Round {
+		return bf16(rne16(o.F[i*o.LD+j]))
+	}
 	return o.F[i*o.LD+j]
 }
 
@@ -67,6 +78,9 @@ func bf16(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
 func (o Mat16) check(name string, rows, cols int) {
 	if (o.F == nil) == (o.H == nil) {
 		panic(fmt.Sprintf("blas: GemmBF16: %s must have exactly one of F and H set", name))
+	}
+	if o.Round && o.F == nil {
+		panic(fmt.Sprintf("blas: GemmBF16: %s has Round set without F", name))
 	}
 	r, w := rows, cols
 	if o.Trans {
@@ -81,12 +95,14 @@ func (o Mat16) check(name string, rows, cols int) {
 }
 
 // GemmBF16 computes C = op(A)·op(B) for op(A) m×k and op(B) k×n, either
-// of them bfloat16, with float32 accumulation into the float32 C (row
-// stride ldc); threads bounds the goroutines used (≤ 0: all of the pool's).
-// With both operands float32 it is Sgemm.
+// of them bfloat16 (H, or F with Round), with float32 accumulation into
+// the float32 C (row stride ldc); threads bounds the goroutines used (≤ 0:
+// all of the pool's). With both operands float32 (no Round) it is Sgemm.
+// An operand with Round gives the result of its rounded copy in H, bit
+// for bit.
 //
 // GemmBF16 panics if a size is negative, an operand has both or neither
-// of F and H, or a matrix does not fit its slice.
+// of F and H (or Round without F), or a matrix does not fit its slice.
 func GemmBF16(m, n, k int, a, b Mat16, c []float32, ldc int, threads int) {
 	if m < 0 || n < 0 || k < 0 {
 		panic(fmt.Sprintf("blas: GemmBF16: negative size m=%d n=%d k=%d", m, n, k))
@@ -103,25 +119,49 @@ func GemmBF16(m, n, k int, a, b Mat16, c []float32, ldc int, threads int) {
 	}
 	a.check("A", m, k)
 	b.check("B", k, n)
-	if a.F != nil && b.F != nil {
+	if !a.is16() && !b.is16() {
 		Sgemm(a.Trans, b.Trans, m, n, k, a.F, a.LD, b.F, b.LD, c, ldc, false, threads)
 		return
 	}
 	if threads <= 0 {
 		threads = parallel.Workers()
 	}
-	gemv := m <= gemvMaxRows && b.H != nil && b.Trans
+	gemv := m <= gemvMaxRows && b.is16() && b.Trans
 	if gemv && n*k < gemvMinParallel || !gemv && 2*float64(m)*float64(n)*float64(k) < minParallelFlops {
 		threads = 1 // a few rows' products are bound by the weight's reads, not flops (see gemvMinParallel)
 	}
 	switch {
 	case gemv:
+		if b.Round {
+			// the dot products read the weight's bfloat16 rows: round them
+			// (a float32 weight under autocast at generation)
+			hb := getHalves(n * k)
+			defer halfBufs.Put(hb)
+			h := *hb
+			for j := range n {
+				round16(h[j*k:(j+1)*k], b.F[j*b.LD:][:k])
+			}
+			b = Mat16{H: h, LD: k, Trans: true}
+		}
 		gemvBF16(m, n, k, a, b, c, ldc, threads)
-	case a.H != nil && b.H != nil && dpbf16Asm && m > gemvMaxRows:
+	case a.is16() && b.is16() && dpbf16Asm && m > gemvMaxRows:
 		gemmDPBF16(m, n, k, a, b, c, ldc, threads)
 	default:
 		gemmWiden(m, n, k, a, b, c, ldc, threads)
 	}
+}
+
+// halfBufs recycles bfloat16 scratch.
+var halfBufs sync.Pool
+
+// getHalves returns a buffer of n bfloat16s from halfBufs.
+func getHalves(n int) *[]uint16 {
+	if p, ok := halfBufs.Get().(*[]uint16); ok && cap(*p) >= n {
+		*p = (*p)[:n]
+		return p
+	}
+	s := make([]uint16, n)
+	return &s
 }
 
 // widenDepth and widenCols are the depths and the columns of op(B) of the
@@ -138,12 +178,12 @@ const (
 // float32 operand is read in place.
 func gemmWiden(m, n, k int, a, b Mat16, c []float32, ldc int, threads int) {
 	var abuf, bbuf *[]float32
-	if a.H != nil {
+	if a.is16() {
 		abuf = getBuf(&aBufs, m*min(k, widenDepth))
 		defer aBufs.Put(abuf)
 	}
 	nb := n
-	if b.H != nil {
+	if b.is16() {
 		nb = min(n, widenCols)
 		bbuf = getBuf(&bBufs, min(k, widenDepth)*nb)
 		defer bBufs.Put(bbuf)
@@ -168,7 +208,7 @@ func blockOf(o Mat16, buf *[]float32, p0, kb, r0, rows int, left bool) (trans bo
 	// the block stored depth-minor (op(A) stored m×k, op(B) stored n×k)
 	// or depth-major
 	depthMinor := left != o.Trans
-	if o.F != nil {
+	if o.F != nil && !o.Round {
 		if depthMinor {
 			return o.Trans, o.F[r0*o.LD+p0:], o.LD
 		}
@@ -177,14 +217,24 @@ func blockOf(o Mat16, buf *[]float32, p0, kb, r0, rows int, left bool) (trans bo
 	d := (*buf)[:rows*kb]
 	if depthMinor {
 		for i := range rows {
-			widen16(d[i*kb:(i+1)*kb], o.H[(r0+i)*o.LD+p0:])
+			o.widenTo(d[i*kb:(i+1)*kb], (r0+i)*o.LD+p0)
 		}
 		return o.Trans, d, kb
 	}
 	for p := range kb {
-		widen16(d[p*rows:(p+1)*rows], o.H[(p0+p)*o.LD+r0:])
+		o.widenTo(d[p*rows:(p+1)*rows], (p0+p)*o.LD+r0)
 	}
 	return o.Trans, d, rows
+}
+
+// widenTo writes the float32 values of o's elements off … off+len(dst)−1
+// (as stored) into dst: H widened, or F rounded to bfloat16 and widened.
+func (o Mat16) widenTo(dst []float32, off int) {
+	if o.H != nil {
+		widen16(dst, o.H[off:])
+		return
+	}
+	roundWiden(dst, o.F[off:])
 }
 
 // widen16 writes the float32 values of the bfloat16 patterns src into dst.
@@ -209,10 +259,10 @@ func gemvBF16(m, n, k int, a, b Mat16, c []float32, ldc int, threads int) {
 	for i := range m {
 		row := x[i*k : (i+1)*k]
 		switch {
-		case a.F != nil && !a.Trans:
+		case a.F != nil && !a.Round && !a.Trans:
 			copy(row, a.F[i*a.LD:i*a.LD+k])
-		case a.H != nil && !a.Trans:
-			widen16(row, a.H[i*a.LD:])
+		case a.is16() && !a.Trans:
+			a.widenTo(row, i*a.LD)
 		default:
 			for p := range row {
 				row[p] = a.at(i, p)
@@ -321,13 +371,15 @@ const (
 	dpBlockBytes = 512 << 10
 )
 
-// gemmDPBF16 computes C = op(A)·op(B) for bfloat16 A and B with the
-// AVX512_BF16 micro-kernel. Per depth block: all of op(A) packed in row
-// panels of 12 (packA16), then per column block of B its panels of 32
-// columns packed (packB16) and the row panels, split over at most threads
-// goroutines, multiplied by each of them: whole tiles straight into C
-// (stored for the first depth block, added to after), edge tiles through a
-// scratch tile.
+// gemmDPBF16 computes C = op(A)·op(B) for bfloat16 A and B (H, or F
+// rounded) with the AVX512_BF16 micro-kernel. Per depth block: all of
+// op(A) packed in row panels of 12 (packA16; a bfloat16 A stored m×k with
+// an even depth block read in place instead), then per column block of B
+// its panels of 32 columns packed (packB16) and the row panels, split over
+// at most threads goroutines, multiplied by each of them: whole tiles
+// straight into C (stored for the first depth block, added to after),
+// edge tiles through a scratch tile. Each element of A and B is thus
+// packed (and rounded) once per product.
 func gemmDPBF16(m, n, k int, a, b Mat16, c []float32, ldc int, threads int) {
 	panels, rowPanels := ceilDiv(n, dpNR), ceilDiv(m, dpMR)
 	kpMax := (min(k, 2*dpPairs) + 1) / 2
@@ -336,154 +388,133 @@ func gemmDPBF16(m, n, k int, a, b Mat16, c []float32, ldc int, threads int) {
 		l2 = cpu.L2 / 2
 	}
 	nc := max(1, min(panels, l2/(kpMax*dpNR*4))) // panels per column block
-	ap := make([]uint32, rowPanels*kpMax*dpMR)
-	bp := make([]uint32, nc*kpMax*dpNR)
+	na, nbw := rowPanels*kpMax*dpMR, nc*kpMax*dpNR
+	nsc := 0
+	if b.Trans && b.F != nil {
+		nsc = nbw // the rounded rows of Bᵀ's panels: 32 rows of 2·kp halves each
+	}
+	buf := getWords(na + nbw + nsc)
+	defer dpBufs.Put(buf)
+	j := dpJob{m: m, n: n, a: a, b: b, c: c, ldc: ldc,
+		ap: (*buf)[:na], bp: (*buf)[na : na+nbw], sc: (*buf)[na+nbw:]}
 	g := rowPanels
 	if threads > 1 {
 		g = max(1, grain(rowPanels, threads))
 	}
 	for p0 := 0; p0 < k; p0 += 2 * dpPairs {
-		kb := min(2*dpPairs, k-p0)
-		kp := (kb + 1) / 2
-		acc := 0
+		j.p0, j.kb = p0, min(2*dpPairs, k-p0)
+		j.kp = (j.kb + 1) / 2
+		j.acc = 0
 		if p0 > 0 {
-			acc = 1
+			j.acc = 1
 		}
-		parallel.For(rowPanels, g, func(lo, hi int) {
-			for ip := lo; ip < hi; ip++ {
-				packA16(a, ip*dpMR, min(dpMR, m-ip*dpMR), p0, kb, ap[ip*kp*dpMR:][:kp*dpMR])
-			}
-		})
+		j.inPlace = a.H != nil && !a.Trans && j.kb%2 == 0 // full panels of A read where they are
+		j.rs, j.gs = 4, 4*dpMR
+		if !a.Trans {
+			j.rs, j.gs = 4*j.kp, 4
+		}
+		if threads <= 1 {
+			j.packA(0, rowPanels)
+		} else {
+			parallel.For(rowPanels, g, j.packA)
+		}
 		for jb := 0; jb < panels; jb += nc {
-			np := min(nc, panels-jb)
-			parallel.For(np, max(1, grain(np, threads)), func(lo, hi int) {
-				for q := lo; q < hi; q++ {
-					j0 := (jb + q) * dpNR
-					packB16(b, p0, kb, j0, min(dpNR, n-j0), bp[q*kp*dpNR:][:kp*dpNR])
-				}
-			})
-			parallel.For(rowPanels, g, func(lo, hi int) {
-				var tile [dpMR * dpNR]float32
-				for ip := lo; ip < hi; ip++ {
-					i0 := ip * dpMR
-					rows := min(dpMR, m-i0)
-					apan := &ap[ip*kp*dpMR]
-					for q := range np {
-						j0 := (jb + q) * dpNR
-						cols := min(dpNR, n-j0)
-						bpan := &bp[q*kp*dpNR]
-						if rows == dpMR && cols == dpNR {
-							dpbf16Kernel12x32(kp, apan, bpan, &c[i0*ldc+j0], ldc, acc)
-							continue
-						}
-						dpbf16Kernel12x32(kp, apan, bpan, &tile[0], dpNR, 0)
-						for i := range rows {
-							crow := c[(i0+i)*ldc+j0 : (i0+i)*ldc+j0+cols]
-							trow := tile[i*dpNR : i*dpNR+cols]
-							if acc == 0 {
-								copy(crow, trow)
-							} else {
-								for j, v := range trow {
-									crow[j] += v
-								}
-							}
-						}
+			j.jb, j.np = jb, min(nc, panels-jb)
+			if threads <= 1 {
+				j.packB(0, j.np)
+				j.mul(0, rowPanels)
+				continue
+			}
+			parallel.For(j.np, max(1, grain(j.np, threads)), j.packB)
+			parallel.For(rowPanels, g, j.mul)
+		}
+	}
+}
+
+// dpJob is one gemmDPBF16: its operands, its packed panels and the depth
+// block and column block being multiplied.
+type dpJob struct {
+	m, n       int
+	a, b       Mat16
+	c          []float32
+	ldc        int
+	ap, bp, sc []uint32
+	p0, kb, kp int // the depth block: depths [p0, p0+kb), kp pairs
+	acc        int // whether the block adds to C
+	inPlace    bool
+	rs, gs     int // the kernel's strides of a packed A panel
+	jb, np     int // the column block: panels [jb, jb+np)
+}
+
+// packA packs A's row panels [lo, hi) of the depth block (those that are
+// not read in place).
+func (j *dpJob) packA(lo, hi int) {
+	for ip := lo; ip < hi; ip++ {
+		if rows := min(dpMR, j.m-ip*dpMR); !j.inPlace || rows < dpMR {
+			packA16(j.a, ip*dpMR, rows, j.p0, j.kb, j.ap[ip*j.kp*dpMR:][:j.kp*dpMR])
+		}
+	}
+}
+
+// packB packs panels [lo, hi) of the column block.
+func (j *dpJob) packB(lo, hi int) {
+	kp := j.kp
+	for q := lo; q < hi; q++ {
+		j0 := (j.jb + q) * dpNR
+		var s []uint16
+		if len(j.sc) > 0 {
+			s = unsafe.Slice((*uint16)(unsafe.Pointer(&j.sc[q*kp*dpNR])), 2*kp*dpNR)
+		}
+		packB16(j.b, j.p0, j.kb, j0, min(dpNR, j.n-j0), j.bp[q*kp*dpNR:][:kp*dpNR], s)
+	}
+}
+
+// mul multiplies row panels [lo, hi) by the column block's panels.
+func (j *dpJob) mul(lo, hi int) {
+	var tile [dpMR * dpNR]float32
+	kp, c, ldc := j.kp, j.c, j.ldc
+	for ip := lo; ip < hi; ip++ {
+		i0 := ip * dpMR
+		rows := min(dpMR, j.m-i0)
+		apan, rs, gs := (*uint16)(unsafe.Pointer(&j.ap[ip*kp*dpMR])), j.rs, j.gs
+		if j.inPlace && rows == dpMR {
+			apan, rs, gs = &j.a.H[i0*j.a.LD+j.p0], 2*j.a.LD, 4
+		}
+		for q := range j.np {
+			j0 := (j.jb + q) * dpNR
+			cols := min(dpNR, j.n-j0)
+			bpan := &j.bp[q*kp*dpNR]
+			if rows == dpMR && cols == dpNR {
+				dpbf16Kernel12x32(kp, apan, rs, gs, bpan, &c[i0*ldc+j0], ldc, j.acc)
+				continue
+			}
+			dpbf16Kernel12x32(kp, apan, rs, gs, bpan, &tile[0], dpNR, 0)
+			for i := range rows {
+				crow := c[(i0+i)*ldc+j0 : (i0+i)*ldc+j0+cols]
+				trow := tile[i*dpNR : i*dpNR+cols]
+				if j.acc == 0 {
+					copy(crow, trow)
+				} else {
+					for x, v := range trow {
+						crow[x] += v
 					}
 				}
-			})
-		}
-	}
-}
-
-// pair16 is the word of two bfloat16 values that VDPBF16PS multiplies as a
-// pair: lo (the even depth) in the low half.
-func pair16(lo, hi uint16) uint32 { return uint32(lo) | uint32(hi)<<16 }
-
-// h16 returns bfloat16 element (i, j) of op(M) (0 past its edge: the
-// padding of the last pair and of the panels).
-func (o Mat16) h16(i, j, rows, cols int) uint16 {
-	if i >= rows || j >= cols {
-		return 0
-	}
-	if o.Trans {
-		return o.H[j*o.LD+i]
-	}
-	return o.H[i*o.LD+j]
-}
-
-// packA16 writes rows [i0, i0+rows) and depths [p0, p0+kb) of op(A) into
-// dst as (kb+1)/2 groups of 12 pair words, rows past the edge zero.
-func packA16(a Mat16, i0, rows, p0, kb int, dst []uint32) {
-	kp := (kb + 1) / 2
-	if !a.Trans && rows == dpMR && kb%2 == 0 {
-		// pairs of depths are adjacent in A's rows
-		for i := range dpMR {
-			row := a.H[(i0+i)*a.LD+p0:][:kb]
-			for q := range kp {
-				dst[q*dpMR+i] = pair16(row[2*q], row[2*q+1])
 			}
 		}
-		return
-	}
-	for q := range kp {
-		g := dst[q*dpMR : (q+1)*dpMR]
-		for i := range dpMR {
-			g[i] = pair16(a.h16(i0+i, p0+2*q, i0+rows, p0+kb), a.h16(i0+i, p0+2*q+1, i0+rows, p0+kb))
-		}
 	}
 }
 
-// packB16 writes depths [p0, p0+kb) and columns [j0, j0+cols) of op(B)
-// into dst as (kb+1)/2 groups of 32 pair words, columns past the edge zero.
-func packB16(b Mat16, p0, kb, j0, cols int, dst []uint32) {
-	kp := (kb + 1) / 2
-	if cols == dpNR && kb%2 == 0 {
-		if b.Trans {
-			// B stored n×k (a weight): a column's pairs are adjacent,
-			// one little-endian word each where the column starts on a
-			// word
-			for j := range dpNR {
-				col := b.H[(j0+j)*b.LD+p0:][:kb]
-				if uintptr(unsafe.Pointer(&col[0]))%4 == 0 {
-					for q, v := range unsafe.Slice((*uint32)(unsafe.Pointer(&col[0])), kp) {
-						dst[q*dpNR+j] = v
-					}
-					continue
-				}
-				for q := range kp {
-					dst[q*dpNR+j] = pair16(col[2*q], col[2*q+1])
-				}
-			}
-			return
-		}
-		for q := range kp {
-			r0 := b.H[(p0+2*q)*b.LD+j0:][:dpNR]
-			r1 := b.H[(p0+2*q+1)*b.LD+j0:][:dpNR]
-			g := dst[q*dpNR : (q+1)*dpNR]
-			for j := range g {
-				g[j] = pair16(r0[j], r1[j])
-			}
-		}
-		return
-	}
-	for q := range kp {
-		g := dst[q*dpNR : (q+1)*dpNR]
-		for j := range dpNR {
-			g[j] = pair16(b.h16(p0+2*q, j0+j, p0+kb, j0+cols), b.h16(p0+2*q+1, j0+j, p0+kb, j0+cols))
-		}
-	}
-}
-
-// dpbf16Go is dpbf16Kernel12x32's Go twin (rows of c ldc apart, added to
-// if acc): each lane adds the high pair's product, then the low pair's, to
-// its float32 sum, as VDPBF16PS does (but without its flushing of
-// subnormals), and the tile's sum to C at the end.
-func dpbf16Go(kp int, a, b []uint32, c []float32, ldc int, acc bool) {
+// dpbf16Go is dpbf16Kernel12x32's Go twin (row i's word of pair q of A
+// at byte a + q·gs + i·rs, rows of c ldc apart, added to if acc): each
+// lane adds the high pair's product, then the low pair's, to its float32
+// sum, as VDPBF16PS does (but without its flushing of subnormals), and the
+// tile's sum to C at the end.
+func dpbf16Go(kp int, a *uint16, rs, gs int, b []uint32, c []float32, ldc int, acc bool) {
 	var t [dpMR * dpNR]float32
 	for q := range kp {
 		for i := range dpMR {
-			w := a[q*dpMR+i]
-			alo, ahi := bf16(uint16(w)), bf16(uint16(w>>16))
+			p := unsafe.Add(unsafe.Pointer(a), q*gs+i*rs)
+			alo, ahi := bf16(*(*uint16)(p)), bf16(*(*uint16)(unsafe.Add(p, 2)))
 			for j := range dpNR {
 				v := b[q*dpNR+j]
 				s := t[i*dpNR+j] + ahi*bf16(uint16(v>>16))

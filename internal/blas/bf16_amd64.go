@@ -17,11 +17,11 @@ var (
 
 // dpbf16Kernel12x32 writes (acc = 0) or adds to (acc ≠ 0) the 12×32
 // float32 tile of C at c (rows ldc apart) the product A·B of kp pairs of
-// depths, A and B packed as packA16 and packB16 leave them (see
-// bf16_amd64.s).
+// depths, row i's word of pair q of A at byte a + q·gs + i·rs and B
+// packed as packB16 leaves it (see bf16_amd64.s).
 //
 //go:noescape
-func dpbf16Kernel12x32(kp int, a, b *uint32, c *float32, ldc, acc int)
+func dpbf16Kernel12x32(kp int, a *uint16, rs, gs int, b *uint32, c *float32, ldc, acc int)
 
 // dot4BF16AVX2 writes to out the dot products of x's first 16·k16
 // elements, given as its even (xe) and odd (xo) elements, with the four

@@ -4,27 +4,37 @@
 
 #include "textflag.h"
 
-// func dpbf16Kernel12x32(kp int, a, b *uint32, c *float32, ldc, acc int)
+// func dpbf16Kernel12x32(kp int, a *uint16, rs, gs int, b *uint32, c *float32, ldc, acc int)
 //
 // c[i·ldc + j] (+)= Σq Σh a_h(i, q)·b_h(q, j) for the 12×32 tile of C
-// (added to when acc is non-zero, else overwritten): a holds kp groups of 12 words, one
-// per row, each a pair of bfloat16 (depths 2q in the low half, 2q+1 in
-// the high half); b holds kp groups of 32 such words, one per column.
-// Per pair of depths: two 16-column loads of b (Z0, Z1) and, per row, one
-// VDPBF16PS with the row's word of a broadcast from memory into each
-// half of the row's accumulators (Z8..Z31). VDPBF16PS (AVX512_BF16)
-// adds both products of a pair to a float32 lane, rounding to nearest
-// even with denormals as zero; Go's assembler has no mnemonic for it, so
-// it is spelled in bytes (EVEX.512.F3.0F38.W0 52 /r, m32bcst; the
-// comment on each names the instruction).
-TEXT ·dpbf16Kernel12x32(SB), NOSPLIT, $0-48
+// (added to when acc is non-zero, else overwritten). Row i's word of pair
+// q of A is at byte a + q·gs + i·rs, a pair of bfloat16 (depths 2q in the
+// low half, 2q+1 in the high half): rs = 4, gs = 48 for a panel packed
+// pair by pair (packA16's layout for a transposed A), rs = the row's bytes
+// and gs = 4 for rows of pairs (a bfloat16 A read in place, or rounded
+// into rows); b holds kp groups of 32 such words, one per column.
+// Per pair of depths: two 16-column loads of b (Z0, Z1) and, per row, the
+// row's word of a broadcast (Z2..Z7 in turn) and one VDPBF16PS into each
+// half of the row's accumulators (Z8..Z31). The rows' words are read
+// through four bases (rows 0–2, 3–5, 6–8, 9–11: AX, R10, R11, R12) plus
+// 0, rs or 2·rs (R13). VDPBF16PS (AVX512_BF16) adds both products of a
+// pair to a float32 lane, rounding to nearest even with denormals as
+// zero; Go's assembler has no mnemonic for it, so it is spelled in bytes
+// (EVEX.512.F3.0F38.W0 52 /r; the comment on each names the instruction).
+TEXT ·dpbf16Kernel12x32(SB), NOSPLIT, $0-64
 	MOVQ kp+0(FP), CX
 	MOVQ a+8(FP), AX
-	MOVQ b+16(FP), BX
-	MOVQ c+24(FP), DX
-	MOVQ ldc+32(FP), R8
-	MOVQ acc+40(FP), R9
+	MOVQ rs+16(FP), R13
+	MOVQ gs+24(FP), DI
+	MOVQ b+32(FP), BX
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), R8
+	MOVQ acc+56(FP), R9
 	SHLQ $2, R8
+	LEAQ (R13)(R13*2), SI
+	LEAQ (AX)(SI*1), R10
+	LEAQ (R10)(SI*1), R11
+	LEAQ (R11)(SI*1), R12
 
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
@@ -56,34 +66,50 @@ TEXT ·dpbf16Kernel12x32(SB), NOSPLIT, $0-48
 dploop:
 	VMOVDQU32 (BX), Z0
 	VMOVDQU32 64(BX), Z1
-	BYTE $0x62; BYTE $0x72; BYTE $0x7e; BYTE $0x58; BYTE $0x52; BYTE $0x00  // VDPBF16PS.BCST 0(AX), Z0, Z8
-	BYTE $0x62; BYTE $0x72; BYTE $0x76; BYTE $0x58; BYTE $0x52; BYTE $0x08  // VDPBF16PS.BCST 0(AX), Z1, Z9
-	BYTE $0x62; BYTE $0x72; BYTE $0x7e; BYTE $0x58; BYTE $0x52; BYTE $0x50; BYTE $0x01  // VDPBF16PS.BCST 4(AX), Z0, Z10
-	BYTE $0x62; BYTE $0x72; BYTE $0x76; BYTE $0x58; BYTE $0x52; BYTE $0x58; BYTE $0x01  // VDPBF16PS.BCST 4(AX), Z1, Z11
-	BYTE $0x62; BYTE $0x72; BYTE $0x7e; BYTE $0x58; BYTE $0x52; BYTE $0x60; BYTE $0x02  // VDPBF16PS.BCST 8(AX), Z0, Z12
-	BYTE $0x62; BYTE $0x72; BYTE $0x76; BYTE $0x58; BYTE $0x52; BYTE $0x68; BYTE $0x02  // VDPBF16PS.BCST 8(AX), Z1, Z13
-	BYTE $0x62; BYTE $0x72; BYTE $0x7e; BYTE $0x58; BYTE $0x52; BYTE $0x70; BYTE $0x03  // VDPBF16PS.BCST 12(AX), Z0, Z14
-	BYTE $0x62; BYTE $0x72; BYTE $0x76; BYTE $0x58; BYTE $0x52; BYTE $0x78; BYTE $0x03  // VDPBF16PS.BCST 12(AX), Z1, Z15
-	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x58; BYTE $0x52; BYTE $0x40; BYTE $0x04  // VDPBF16PS.BCST 16(AX), Z0, Z16
-	BYTE $0x62; BYTE $0xe2; BYTE $0x76; BYTE $0x58; BYTE $0x52; BYTE $0x48; BYTE $0x04  // VDPBF16PS.BCST 16(AX), Z1, Z17
-	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x58; BYTE $0x52; BYTE $0x50; BYTE $0x05  // VDPBF16PS.BCST 20(AX), Z0, Z18
-	BYTE $0x62; BYTE $0xe2; BYTE $0x76; BYTE $0x58; BYTE $0x52; BYTE $0x58; BYTE $0x05  // VDPBF16PS.BCST 20(AX), Z1, Z19
-	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x58; BYTE $0x52; BYTE $0x60; BYTE $0x06  // VDPBF16PS.BCST 24(AX), Z0, Z20
-	BYTE $0x62; BYTE $0xe2; BYTE $0x76; BYTE $0x58; BYTE $0x52; BYTE $0x68; BYTE $0x06  // VDPBF16PS.BCST 24(AX), Z1, Z21
-	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x58; BYTE $0x52; BYTE $0x70; BYTE $0x07  // VDPBF16PS.BCST 28(AX), Z0, Z22
-	BYTE $0x62; BYTE $0xe2; BYTE $0x76; BYTE $0x58; BYTE $0x52; BYTE $0x78; BYTE $0x07  // VDPBF16PS.BCST 28(AX), Z1, Z23
-	BYTE $0x62; BYTE $0x62; BYTE $0x7e; BYTE $0x58; BYTE $0x52; BYTE $0x40; BYTE $0x08  // VDPBF16PS.BCST 32(AX), Z0, Z24
-	BYTE $0x62; BYTE $0x62; BYTE $0x76; BYTE $0x58; BYTE $0x52; BYTE $0x48; BYTE $0x08  // VDPBF16PS.BCST 32(AX), Z1, Z25
-	BYTE $0x62; BYTE $0x62; BYTE $0x7e; BYTE $0x58; BYTE $0x52; BYTE $0x50; BYTE $0x09  // VDPBF16PS.BCST 36(AX), Z0, Z26
-	BYTE $0x62; BYTE $0x62; BYTE $0x76; BYTE $0x58; BYTE $0x52; BYTE $0x58; BYTE $0x09  // VDPBF16PS.BCST 36(AX), Z1, Z27
-	BYTE $0x62; BYTE $0x62; BYTE $0x7e; BYTE $0x58; BYTE $0x52; BYTE $0x60; BYTE $0x0a  // VDPBF16PS.BCST 40(AX), Z0, Z28
-	BYTE $0x62; BYTE $0x62; BYTE $0x76; BYTE $0x58; BYTE $0x52; BYTE $0x68; BYTE $0x0a  // VDPBF16PS.BCST 40(AX), Z1, Z29
-	BYTE $0x62; BYTE $0x62; BYTE $0x7e; BYTE $0x58; BYTE $0x52; BYTE $0x70; BYTE $0x0b  // VDPBF16PS.BCST 44(AX), Z0, Z30
-	BYTE $0x62; BYTE $0x62; BYTE $0x76; BYTE $0x58; BYTE $0x52; BYTE $0x78; BYTE $0x0b  // VDPBF16PS.BCST 44(AX), Z1, Z31
-	ADDQ $48, AX
+	VPBROADCASTD (AX), Z2
+	BYTE $0x62; BYTE $0x72; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xc2  // VDPBF16PS Z2, Z0, Z8
+	BYTE $0x62; BYTE $0x72; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xca  // VDPBF16PS Z2, Z1, Z9
+	VPBROADCASTD (AX)(R13*1), Z3
+	BYTE $0x62; BYTE $0x72; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xd3  // VDPBF16PS Z3, Z0, Z10
+	BYTE $0x62; BYTE $0x72; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xdb  // VDPBF16PS Z3, Z1, Z11
+	VPBROADCASTD (AX)(R13*2), Z4
+	BYTE $0x62; BYTE $0x72; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xe4  // VDPBF16PS Z4, Z0, Z12
+	BYTE $0x62; BYTE $0x72; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xec  // VDPBF16PS Z4, Z1, Z13
+	VPBROADCASTD (R10), Z5
+	BYTE $0x62; BYTE $0x72; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xf5  // VDPBF16PS Z5, Z0, Z14
+	BYTE $0x62; BYTE $0x72; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xfd  // VDPBF16PS Z5, Z1, Z15
+	VPBROADCASTD (R10)(R13*1), Z6
+	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xc6  // VDPBF16PS Z6, Z0, Z16
+	BYTE $0x62; BYTE $0xe2; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xce  // VDPBF16PS Z6, Z1, Z17
+	VPBROADCASTD (R10)(R13*2), Z7
+	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xd7  // VDPBF16PS Z7, Z0, Z18
+	BYTE $0x62; BYTE $0xe2; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xdf  // VDPBF16PS Z7, Z1, Z19
+	VPBROADCASTD (R11), Z2
+	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xe2  // VDPBF16PS Z2, Z0, Z20
+	BYTE $0x62; BYTE $0xe2; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xea  // VDPBF16PS Z2, Z1, Z21
+	VPBROADCASTD (R11)(R13*1), Z3
+	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xf3  // VDPBF16PS Z3, Z0, Z22
+	BYTE $0x62; BYTE $0xe2; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xfb  // VDPBF16PS Z3, Z1, Z23
+	VPBROADCASTD (R11)(R13*2), Z4
+	BYTE $0x62; BYTE $0x62; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xc4  // VDPBF16PS Z4, Z0, Z24
+	BYTE $0x62; BYTE $0x62; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xcc  // VDPBF16PS Z4, Z1, Z25
+	VPBROADCASTD (R12), Z5
+	BYTE $0x62; BYTE $0x62; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xd5  // VDPBF16PS Z5, Z0, Z26
+	BYTE $0x62; BYTE $0x62; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xdd  // VDPBF16PS Z5, Z1, Z27
+	VPBROADCASTD (R12)(R13*1), Z6
+	BYTE $0x62; BYTE $0x62; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xe6  // VDPBF16PS Z6, Z0, Z28
+	BYTE $0x62; BYTE $0x62; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xee  // VDPBF16PS Z6, Z1, Z29
+	VPBROADCASTD (R12)(R13*2), Z7
+	BYTE $0x62; BYTE $0x62; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xf7  // VDPBF16PS Z7, Z0, Z30
+	BYTE $0x62; BYTE $0x62; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xff  // VDPBF16PS Z7, Z1, Z31
+	ADDQ DI, AX
+	ADDQ DI, R10
+	ADDQ DI, R11
+	ADDQ DI, R12
 	ADDQ $128, BX
 	DECQ CX
 	JNZ  dploop
+
 
 dpstore:
 	TESTQ R9, R9

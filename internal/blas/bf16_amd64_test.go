@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	"github.com/wickml/wick/internal/cpu"
 	"github.com/wickml/wick/internal/testseed"
@@ -20,36 +21,50 @@ func TestBF16KernelsMatchTwins(t *testing.T) {
 	h := func() uint16 { return toBF16(float32(r.NormFloat64())) }
 	if cpu.Detected >= cpu.AVX512BF16 {
 		for _, kp := range []int{0, 1, 3, 128} {
-			a, b := make([]uint32, dpMR*kp), make([]uint32, dpNR*kp)
-			for i := range a {
-				a[i] = pair16(h(), h())
-			}
-			for i := range b {
-				b[i] = pair16(h(), h())
-			}
-			// a tile of a C with rows 40 apart, written then added to
-			const ldc = 40
-			got, want := make([]float32, 11*ldc+dpNR), make([]float32, 11*ldc+dpNR)
-			for i := range got {
-				got[i] = float32(math.NaN()) // overwritten, not added to
-			}
-			var ap, bp *uint32
-			if kp > 0 {
-				ap, bp = &a[0], &b[0]
-			}
-			dpbf16Kernel12x32(kp, ap, bp, &got[0], ldc, 0)
-			dpbf16Kernel12x32(kp, ap, bp, &got[0], ldc, 1)
-			dpbf16Go(kp, a, b, want, ldc, false)
-			dpbf16Go(kp, a, b, want, ldc, true)
-			for i := range dpMR {
-				for j := range dpNR {
-					var mag float64
+			for _, rowsLayout := range []bool{false, true} {
+				// A in groups of 12 words (rs 4, gs 48) or in 12 rows of
+				// kp+1 words (rs 4·(kp+1), gs 4)
+				rs, gs := 4, 48
+				a := make([]uint32, dpMR*(kp+1))
+				word := func(i, q int) *uint32 { return &a[q*dpMR+i] }
+				if rowsLayout {
+					rs, gs = 4*(kp+1), 4
+					word = func(i, q int) *uint32 { return &a[i*(kp+1)+q] }
+				}
+				b := make([]uint32, dpNR*kp)
+				for i := range dpMR {
 					for q := range kp {
-						wa, wb := a[q*dpMR+i], b[q*dpNR+j]
-						mag += math.Abs(float64(bf16(uint16(wa))*bf16(uint16(wb)))) + math.Abs(float64(bf16(uint16(wa>>16))*bf16(uint16(wb>>16))))
+						*word(i, q) = pair16(h(), h())
 					}
-					if g, w := got[i*ldc+j], want[i*ldc+j]; !(math.Abs(float64(g-w)) <= 2*mag*0x1p-22) {
-						t.Fatalf("kp=%d: tile[%d][%d] = %v, Go twin %v", kp, i, j, g, w)
+				}
+				for i := range b {
+					b[i] = pair16(h(), h())
+				}
+				// a tile of a C with rows 40 apart, written then added to
+				const ldc = 40
+				got, want := make([]float32, 11*ldc+dpNR), make([]float32, 11*ldc+dpNR)
+				for i := range got {
+					got[i] = float32(math.NaN()) // overwritten, not added to
+				}
+				var bp *uint32
+				if kp > 0 {
+					bp = &b[0]
+				}
+				ap := (*uint16)(unsafe.Pointer(&a[0]))
+				dpbf16Kernel12x32(kp, ap, rs, gs, bp, &got[0], ldc, 0)
+				dpbf16Kernel12x32(kp, ap, rs, gs, bp, &got[0], ldc, 1)
+				dpbf16Go(kp, ap, rs, gs, b, want, ldc, false)
+				dpbf16Go(kp, ap, rs, gs, b, want, ldc, true)
+				for i := range dpMR {
+					for j := range dpNR {
+						var mag float64
+						for q := range kp {
+							wa, wb := *word(i, q), b[q*dpNR+j]
+							mag += math.Abs(float64(bf16(uint16(wa))*bf16(uint16(wb)))) + math.Abs(float64(bf16(uint16(wa>>16))*bf16(uint16(wb>>16))))
+						}
+						if g, w := got[i*ldc+j], want[i*ldc+j]; !(math.Abs(float64(g-w)) <= 2*mag*0x1p-22) {
+							t.Fatalf("kp=%d rows layout %v: tile[%d][%d] = %v, Go twin %v", kp, rowsLayout, i, j, g, w)
+						}
 					}
 				}
 			}
@@ -87,4 +102,27 @@ func TestBF16KernelsMatchTwins(t *testing.T) {
 			}
 		}
 	}
+}
+
+// BenchmarkDPBF16Kernel times the VDPBF16PS micro-kernel on one 12×32
+// tile with its panels in L1 (kp = 128 pairs, A in groups): the rate the
+// packing and blocking around it can at best reach, for the fraction of
+// the bf16 peak in docs/benchmarks.md. Timings only.
+func BenchmarkDPBF16Kernel(b *testing.B) {
+	if !dpbf16Asm {
+		b.Skip("no AVX512_BF16")
+	}
+	const kp = 128
+	a, bp := make([]uint32, dpMR*kp), make([]uint32, dpNR*kp)
+	for i := range a {
+		a[i] = pair16(0x3F80, 0x3F80)
+	}
+	for i := range bp {
+		bp[i] = pair16(0x3F80, 0x3F80)
+	}
+	c := make([]float32, dpMR*dpNR)
+	for b.Loop() {
+		dpbf16Kernel12x32(kp, (*uint16)(unsafe.Pointer(&a[0])), 4, 48, &bp[0], &c[0], dpNR, 1)
+	}
+	b.ReportMetric(2*dpMR*dpNR*2*kp*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }

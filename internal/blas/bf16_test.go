@@ -42,6 +42,87 @@ func randMat16(r *rand.Rand, rows, cols int, trans, h bool, pad int) Mat16 {
 	return o
 }
 
+// roundMat16 returns o's float32 copy made inexact (each value moved by
+// less than a bfloat16 step, some onto ties), to be rounded as it is read.
+func roundMat16(r *rand.Rand, o Mat16) Mat16 {
+	f := make([]float32, len(o.F))
+	for i, v := range o.F {
+		b := math.Float32bits(v)
+		switch r.IntN(4) {
+		case 0:
+			b += 0x8000 // a tie
+		default:
+			b += uint32(r.IntN(0x10000))
+		}
+		f[i] = math.Float32frombits(b)
+	}
+	return Mat16{F: f, LD: o.LD, Trans: o.Trans, Round: true}
+}
+
+// TestGemmBF16Round checks that a product of float32 operands rounded as
+// they are read (Round) is the product of their bfloat16 copies bit for
+// bit, on each path this machine runs, with values that round up, down,
+// to even on ties, subnormals (some rounding up to the smallest normal),
+// infinities and NaNs, in every layout and across pair, tile and block
+// edges.
+func TestGemmBF16Round(t *testing.T) {
+	r := rand.New(rand.NewPCG(testseed.Seed(t, 1), 10))
+	defer func(dp, d16 bool) { dpbf16Asm, dot16Asm = dp, d16 }(dpbf16Asm, dot16Asm)
+	special := []uint32{0x007FFFFF, 0x007F8000, 0x00008000, 0x80000001, 0x7F800000, 0xFF800000, 0x7FC00001, 0x7F800001, 0xFFFFFFFF, 0x3F808000, 0x3F818000, 0x7F7FFFFF}
+	value := func() float32 {
+		if r.IntN(50) == 0 {
+			return math.Float32frombits(special[r.IntN(len(special))])
+		}
+		return float32(r.NormFloat64())
+	}
+	mat := func(rows, cols int, trans bool) Mat16 {
+		sr, sw := rows, cols
+		if trans {
+			sr, sw = cols, rows
+		}
+		ld := sw + r.IntN(3)
+		f := make([]float32, max(0, (sr-1)*ld+sw))
+		for i := range f {
+			f[i] = value()
+		}
+		return Mat16{F: f, LD: ld, Trans: trans, Round: true}
+	}
+	hcopy := func(o Mat16) Mat16 {
+		h := make([]uint16, len(o.F))
+		for i, v := range o.F {
+			h[i] = rne16(v)
+		}
+		return Mat16{H: h, LD: o.LD, Trans: o.Trans}
+	}
+	shapes := [][3]int{{1, 37, 64}, {3, 40, 17}, {13, 65, 301}, {25, 70, 800}, {64, 64, 32}, {40, 7, 261}}
+	for _, p := range bf16Paths() {
+		dpbf16Asm, dot16Asm = p.dp, p.dot16
+		for _, s := range shapes {
+			m, n, k := s[0], s[1], s[2]
+			for combo := range 16 {
+				ta, tb, ar, br := combo&1 != 0, combo&2 != 0, combo&4 != 0, combo&8 != 0
+				a, b := mat(m, k, ta), mat(k, n, tb)
+				ha, hb := hcopy(a), hcopy(b)
+				if !ar {
+					a = ha // the other operand bfloat16
+				}
+				if !br {
+					b = hb
+				}
+				got, want := make([]float32, m*n), make([]float32, m*n)
+				GemmBF16(m, n, k, a, b, got, n, 0)
+				GemmBF16(m, n, k, ha, hb, want, n, 0)
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s: %dx%dx%d A trans=%v round=%v, B trans=%v round=%v: C[%d] = %v (%#x), the rounded copies' %v (%#x)",
+							p.name, m, n, k, ta, ar, tb, br, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+					}
+				}
+			}
+		}
+	}
+}
+
 // bf16Paths are the paths of GemmBF16 this build and machine run, as
 // settings of dpbf16Asm and dot16Asm: "widen" (both off: blocks widened to
 // float32 for Sgemm, few-row products as dot products in Go), "avx2" (the
@@ -85,13 +166,21 @@ func TestGemmBF16(t *testing.T) {
 		dpbf16Asm, dot16Asm = p.dp, p.dot16
 		for _, s := range shapes {
 			m, n, k := s[0], s[1], s[2]
-			for combo := range 16 {
-				ah, bh, ta, tb := combo&1 != 0, combo&2 != 0, combo&4 != 0, combo&8 != 0
-				if !ah && !bh {
+			for combo := range 36 {
+				// each operand float32, bfloat16 or float32 rounded
+				ak, bk, ta, tb := combo%3, combo/3%3, combo/9%2 != 0, combo/18 != 0
+				if ak == 0 && bk == 0 {
 					continue
 				}
-				a := randMat16(r, m, k, ta, ah, r.IntN(3))
-				b := randMat16(r, k, n, tb, bh, r.IntN(3))
+				ah, bh := ak != 0, bk != 0
+				a := randMat16(r, m, k, ta, ak == 1, r.IntN(3))
+				b := randMat16(r, k, n, tb, bk == 1, r.IntN(3))
+				if ak == 2 {
+					a = roundMat16(r, a)
+				}
+				if bk == 2 {
+					b = roundMat16(r, b)
+				}
 				ldc := n + 1
 				c := make([]float32, (m-1)*ldc+n)
 				for i := range c {
