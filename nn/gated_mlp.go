@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 
+	"github.com/wickml/wick/autograd"
 	"github.com/wickml/wick/tensor"
 )
 
@@ -35,11 +36,32 @@ func (SiLU) String() string { return "SiLU()" }
 // LlamaMLP, with its names gate_proj, up_proj and down_proj. The gating
 // silu(gate)·up is tensor.SwiGLU, one fused kernel each way on the CPU and
 // CUDA backends (Act names the activation; Forward does not call it).
+//
+// A frozen gate: when neither gate_proj's nor up_proj's own weight or bias
+// requires a gradient (a frozen base model, as with LoRA on the attention
+// projections, or adapters on these projections over a frozen base), the
+// layer keeps only its input for the backward pass and recomputes gate and
+// up there (with tensor.Checkpoint: the same bits, the adapters' dropout
+// masks included), instead of keeping both [..., Inter] products, which
+// SwiGLU's derivative reads. Frozen, nothing else reads the input's data,
+// so this keeps Hidden floats a token where the plain graph keeps
+// 2·Inter (a fifth of it at SmolLM2's shapes), for two more products of
+// the layer's input in the backward pass. A layer whose gate or up weights
+// are trained (a full fine-tune) keeps its input for their gradients
+// anyway and runs the plain graph; so does a layer inside a region that
+// is itself recomputed (Llama.ActivationCheckpointing, Checkpointed),
+// which holds one layer's intermediates at a time. KeepActivations turns
+// the recomputation off.
 type GatedMLP struct {
 	GateProj *Linear // [Inter, Hidden]
 	UpProj   *Linear // [Inter, Hidden]
 	DownProj *Linear // [Hidden, Inter]
 	Act      SiLU
+
+	// KeepActivations keeps gate_proj's and up_proj's outputs for the
+	// backward pass even when both are frozen: a faster backward pass for
+	// 2·Inter − Hidden more floats a token kept (see GatedMLP).
+	KeepActivations bool
 }
 
 var _ Module = (*GatedMLP)(nil)
@@ -62,8 +84,35 @@ func NewGatedMLP(hidden, inter int, bias bool, gen *tensor.Generator) *GatedMLP 
 // dimension is not Hidden.
 func (m *GatedMLP) Forward(x *tensor.Tensor) *tensor.Tensor {
 	return tensor.Scope(func() *tensor.Tensor {
-		return m.DownProj.Forward(tensor.SwiGLU(m.GateProj.Forward(x), m.UpProj.Forward(x)))
+		if m.recomputesGate() {
+			// the adapters of gate_proj and up_proj go along as inputs,
+			// so that they learn through the recomputation
+			in := append([]*tensor.Tensor{x}, trainables(m.GateProj)...)
+			return m.DownProj.Forward(tensor.Checkpoint(func(in []*tensor.Tensor) *tensor.Tensor { return m.gate(in[0]) },
+				append(in, trainables(m.UpProj)...)...))
+		}
+		return m.DownProj.Forward(m.gate(x))
 	})
+}
+
+// gate returns silu(gate_proj(x)) · up_proj(x).
+func (m *GatedMLP) gate(x *tensor.Tensor) *tensor.Tensor {
+	return tensor.SwiGLU(m.GateProj.Forward(x), m.UpProj.Forward(x))
+}
+
+// recomputesGate reports whether Forward recomputes gate and up in the
+// backward pass rather than keep them (see GatedMLP): a recorded pass, gate_proj's
+// and up_proj's own parameters frozen, outside a recomputed region.
+func (m *GatedMLP) recomputesGate() bool {
+	if m.KeepActivations || !autograd.Enabled() || inRecomputedRegion() {
+		return false
+	}
+	for _, l := range []*Linear{m.GateProj, m.UpProj} {
+		if l.Weight.IsRequiringGrad() || l.Bias != nil && l.Bias.IsRequiringGrad() {
+			return false
+		}
+	}
+	return true
 }
 
 // NamedParameters returns gate_proj's, up_proj's and down_proj's parameters.

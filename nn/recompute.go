@@ -1,6 +1,9 @@
 package nn
 
-import "github.com/wickml/wick/tensor"
+import (
+	"github.com/wickml/wick/autograd"
+	"github.com/wickml/wick/tensor"
+)
 
 // Checkpointed wraps a Layer so that its activations are not kept for the
 // backward pass but recomputed there (activation checkpointing, with
@@ -15,9 +18,29 @@ type Checkpointed struct {
 // Forward returns the layer's output for x, recomputing the layer's
 // intermediates in the backward pass.
 func (c Checkpointed) Forward(x *tensor.Tensor) *tensor.Tensor {
-	return tensor.Checkpoint(func(in []*tensor.Tensor) *tensor.Tensor { return c.Layer.Forward(in[0]) },
-		append([]*tensor.Tensor{x}, trainables(c.Layer)...)...)
+	return tensor.Checkpoint(func(in []*tensor.Tensor) *tensor.Tensor {
+		return recomputedRegion(func() *tensor.Tensor { return c.Layer.Forward(in[0]) })
+	}, append([]*tensor.Tensor{x}, trainables(c.Layer)...)...)
 }
+
+// recomputedKey marks, for the calling goroutine (autograd.WithLocal), a
+// region that tensor.Checkpoint recomputes whole: Checkpointed and the
+// checkpointed Llama layers. A frozen GatedMLP inside one keeps its gate
+// and up products (one layer's worth at a time, while the region is
+// recomputed) rather than compute them a third time.
+type recomputedKey struct{}
+
+// recomputedRegion returns f() with the calling goroutine marked as inside
+// a recomputed region.
+func recomputedRegion(f func() *tensor.Tensor) *tensor.Tensor {
+	var out *tensor.Tensor
+	autograd.WithLocal(recomputedKey{}, true, func() { out = f() })
+	return out
+}
+
+// inRecomputedRegion reports whether the calling goroutine runs inside
+// recomputedRegion.
+func inRecomputedRegion() bool { return autograd.Local(recomputedKey{}) != nil }
 
 // trainables returns the tensors of m that require a gradient: its
 // parameters and those of LoRA adapters on its Linear layers. They go to
@@ -46,6 +69,7 @@ func trainables(m Module) []*tensor.Tensor {
 // the backward pass (tensor.Checkpoint); the rotary tables go along as
 // inputs that need no gradient.
 func (l *LlamaDecoderLayer) checkpointed(x, cos, sin *tensor.Tensor) *tensor.Tensor {
-	return tensor.Checkpoint(func(in []*tensor.Tensor) *tensor.Tensor { return l.forward(in[0], in[1], in[2], nil, nil, 0) },
-		append([]*tensor.Tensor{x, cos, sin}, trainables(l)...)...)
+	return tensor.Checkpoint(func(in []*tensor.Tensor) *tensor.Tensor {
+		return recomputedRegion(func() *tensor.Tensor { return l.forward(in[0], in[1], in[2], nil, nil, 0) })
+	}, append([]*tensor.Tensor{x, cos, sin}, trainables(l)...)...)
 }

@@ -177,19 +177,30 @@ func (f *Function) ApplyN(inputs ...*Tensor) []*Tensor {
 	if len(diff) == 0 {
 		return outs
 	}
+	// the closure holds each output's pending gradient, not the output:
+	// an output's storage stays alive only if Forward saved it (as
+	// record does for the built-in operations; a Checkpoint's output is
+	// garbage once the forward pass drops it)
+	sinks := make([]gradSink, len(outs))
+	for i, o := range outs {
+		if o.DType() == Float32 {
+			o.cell = &gradCell{}
+			sinks[i] = gradSink{cell: o.cell, shape: o.layout.Shape, dt: o.DType(), backend: o.backend}
+		}
+	}
 	node := autograd.NewNode(op, strings.Join(labels, " "), nodes, func() {
-		grads := make([]*Tensor, len(outs))
+		grads := make([]*Tensor, len(sinks))
 		some := false
-		for i, o := range outs {
-			if o.DType() != Float32 {
+		for i, s := range sinks {
+			if s.cell == nil {
 				continue
 			}
-			g := o.cell.buf
-			o.cell.buf = nil
+			g := s.cell.buf
+			s.cell.buf = nil
 			if g != nil {
 				some = true
 			} else {
-				g = ZerosLike(o)
+				g = s.zeros()
 			}
 			grads[i] = g
 		}
@@ -223,7 +234,6 @@ func (f *Function) ApplyN(inputs ...*Tensor) []*Tensor {
 		}
 	})
 	for _, o := range diff {
-		o.cell = &gradCell{}
 		o.requiresGrad = true
 		o.name = op
 		o.node = node

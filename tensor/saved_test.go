@@ -132,3 +132,33 @@ func TestMatMulKeepsOnlyWhatGradientsRead(t *testing.T) {
 		}
 	}
 }
+
+// A Function's recorded closure holds its outputs' pending gradients, not
+// the outputs: a Checkpoint's output that only feeds a product with a
+// frozen weight is garbage once the forward pass drops it, and the
+// gradients are those of the same graph with the output kept.
+func TestFunctionKeepsNoOutputs(t *testing.T) {
+	gen := NewGenerator(7)
+	x := gen.Randn(6, 32).RequiresGrad()
+	w := gen.Randn(16, 32)
+	frozen := gen.Randn(8, 16)
+	run := func(keep bool) []float32 {
+		h := Checkpoint(func(in []*Tensor) *Tensor { return in[0].MatMul(w.T()).Sigmoid() }, x)
+		st := storageOf(h)
+		loss := h.MatMul(frozen.T()).Sum()
+		if !keep {
+			h = nil
+			if !collected(st) {
+				t.Error("the Checkpoint's output is still alive before the backward pass")
+			}
+		}
+		loss.Backward()
+		runtime.KeepAlive(h)
+		g := x.Grad().Clone().Float32s()
+		x.ZeroGrad()
+		return g
+	}
+	if want, got := run(true), run(false); !slices.Equal(got, want) {
+		t.Error("the gradient differs from the one with the Checkpoint's output kept")
+	}
+}

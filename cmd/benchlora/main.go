@@ -49,6 +49,8 @@ func main() {
 	ckpt := flag.Bool("ckpt", false, "activation checkpointing")
 	warmup := flag.Int("warmup", 1, "untimed steps first")
 	steps := flag.Int("steps", 2, "timed steps")
+	keepMLP := flag.Bool("keep_mlp", false, "keep a frozen MLP's gate and up products for backward instead of recomputing them (nn.GatedMLP.KeepActivations)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the timed steps to this file")
 	memprofile := flag.String("memprofile", "", "write a heap profile of the live activations after the first forward pass to this file (go tool pprof -sample_index=inuse_space)")
 	flag.Parse()
 
@@ -58,6 +60,9 @@ func main() {
 	gen := tensor.NewGenerator(1)
 	model := nn.NewLlamaWith(cfg, gen)
 	model.ActivationCheckpointing = *ckpt
+	for _, l := range model.Layers {
+		l.MLP.KeepActivations = *keepMLP
+	}
 	var trained nn.Module = model
 	if *rank > 0 {
 		l, err := nn.ApplyLoRA(model, nn.LoRAConfig{R: *rank, Alpha: float64(2 * *rank), TargetModules: strings.Split(*targets, ","), Gen: gen})
@@ -116,6 +121,17 @@ func main() {
 	opt.ZeroGrad()
 	for range *warmup {
 		step()
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "benchlora:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	var ms []float64
 	for range *steps {

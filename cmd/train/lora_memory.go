@@ -26,6 +26,7 @@ type trainShape struct {
 	adapters     float64 // the LoRA adapters' parameters, 0 without
 	layers       int
 	layerFloats  float64 // floats one block keeps per token for backward, with its adapters'
+	blockFloats  float64 // the same inside a checkpointed block (0: layerFloats), before its adapters'
 	carry        float64 // floats per token a checkpointed block keeps: its input
 	outer        float64 // floats per token outside the blocks: embeddings, final norm
 	vocab        int
@@ -38,6 +39,7 @@ func gptShape(c nn.GPTConfig, o *options) trainShape {
 	e := float64(c.NEmbd)
 	s := trainShape{params: float64(c.NumParams()), weightBytes: weightBytes(o), weightsDType: weightsDType(o), layers: c.NLayer, layerFloats: perToken(c, c.BlockSize),
 		carry: e, outer: 4 * e, vocab: c.VocabSize, checkpointed: o.ActivationCheckpointing}
+	s.blockFloats = s.layerFloats
 	if o.LoRARank > 0 {
 		// c_attn C→3C, attn.c_proj and mlp.c_proj C→C and 4C→C, c_fc C→4C
 		dims := map[string][][2]float64{"c_attn": {{e, 3 * e}}, "c_proj": {{e, e}, {4 * e, e}}, "c_fc": {{e, 4 * e}}}
@@ -61,11 +63,41 @@ func llamaShape(c nn.LlamaConfig, o *options) trainShape {
 	// CPU; the CUDA backend keeps heads·T more, which this host-memory
 	// estimate leaves out); the attention output as o_proj reads it (Q);
 	// the MLP's gate, up and their product, read by SwiGLU and down_proj
-	// (3 I). Measured with
+	// (3 I): a full fine-tune's; a LoRA run's below. Measured with
 	// cmd/benchlora on SmolLM2-135M's shape (docs/benchmarks.md): see the
 	// table there against this formula's 2.0 GiB at batch 4 × 512.
 	f := 4*h + 2 + 2*q + 2*kv + 3*m
-	s := trainShape{params: float64(c.NumParams()), weightBytes: weightBytes(o), weightsDType: weightsDType(o), layers: c.NumHiddenLayers, layerFloats: f, carry: h, outer: 3 * h,
+	block, outer := f, 3*h
+	if o.LoRARank > 0 {
+		// a frozen base: a product keeps its input only for a trained
+		// weight's gradient (an adapter's x·Aᵀ), so the first norm's
+		// output stays only for adapters on q/k/v_proj, the attention
+		// output only for one on o_proj, SwiGLU's product only for one on
+		// down_proj; the frozen MLP keeps its input (the second norm's
+		// output) and recomputes gate and up in the backward pass
+		// (nn.GatedMLP), one layer's 2 I at a time
+		targeted := func(names ...string) bool {
+			for _, t := range o.targets(true) {
+				if slices.Contains(names, t[strings.LastIndexByte(t, '.')+1:]) {
+					return true
+				}
+			}
+			return false
+		}
+		f = 2*h + 2 + q + 2*kv + h
+		if targeted("q_proj", "k_proj", "v_proj") {
+			f += h
+		}
+		if targeted("o_proj") {
+			f += q
+		}
+		if targeted("down_proj") {
+			f += m
+		}
+		// inside a checkpointed block the MLP keeps gate and up
+		block, outer = f+2*m, outer+2*m
+	}
+	s := trainShape{params: float64(c.NumParams()), weightBytes: weightBytes(o), weightsDType: weightsDType(o), layers: c.NumHiddenLayers, layerFloats: f, blockFloats: block, carry: h, outer: outer,
 		vocab: c.VocabSize, checkpointed: o.ActivationCheckpointing}
 	if !o.loraOn16BitBase() {
 		s.chunkedHead = c.HiddenSize // nn.Llama.Loss's LinearCrossEntropy takes a float32 head only
@@ -110,8 +142,10 @@ func (s *trainShape) addAdapters(o *options, dims map[string][][2]float64, llama
 		for _, io := range dims[name] {
 			s.adapters += float64(s.layers) * r * (io[0] + io[1])
 			s.layerFloats += r
+			s.blockFloats += r
 			if o.LoRADropout > 0 {
 				s.layerFloats += io[0]
+				s.blockFloats += io[0]
 			}
 		}
 	}
@@ -129,7 +163,11 @@ func (s trainShape) need(batch, block int) memoryNeed {
 	if s.checkpointed {
 		// each block's input, and one block recomputed with the
 		// gradients flowing through it
-		act = float64(s.layers)*s.carry + 2*s.layerFloats
+		block := s.blockFloats
+		if block == 0 {
+			block = s.layerFloats
+		}
+		act = float64(s.layers)*s.carry + 2*block
 	}
 	// the logits, their gradient and the log-softmax of a GPT's loss; a
 	// chunk's logits and their gradient with tensor.LinearCrossEntropy,

@@ -34,8 +34,14 @@ func TestFineTuneEstimate(t *testing.T) {
 	if lora.weights != 4*p || lora.adapters != 4*adapters || lora.optimizer != 12*adapters || !lora.frozen {
 		t.Errorf("lora: weights %v, adapters %v, optimizer %v; want %v, %v, %v", lora.weights, lora.adapters, lora.optimizer, 4*p, 4*adapters, 12*adapters)
 	}
-	if !(ckpt.activations < 0.2*lora.activations) || ckpt.logits != lora.logits {
-		t.Errorf("checkpointed activations %v, plain %v: want less than a fifth", ckpt.activations, lora.activations)
+	// the frozen projections keep no inputs and the frozen MLP keeps its
+	// input instead of gate and up (measured at this shape: 0.97 GiB
+	// against the full fine-tune's 2.02 GiB)
+	if !(lora.activations < 0.5*full.activations) {
+		t.Errorf("lora activations %v, full fine-tune's %v: want less than half", lora.activations, full.activations)
+	}
+	if !(ckpt.activations < 0.4*lora.activations) || ckpt.logits != lora.logits {
+		t.Errorf("checkpointed activations %v, plain %v: want less than 0.4×", ckpt.activations, lora.activations)
 	}
 	if !(lora.total() < full.total()-gcHeadroom*10*p) {
 		t.Errorf("lora total %v, full %v", lora.total(), full.total())
