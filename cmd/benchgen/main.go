@@ -12,7 +12,10 @@
 // of Generate with one new token for the -prompt-token prompt (the
 // prompt's forward pass, the head and the draw); ttft_ms the same for a
 // -ttft-token prompt (time to first token); cpu_ms/token the CPU time of
-// all threads per generated token. Each is the median of -runs.
+// all threads per generated token; allocs/token and alloc_kB/token the
+// heap allocations (objects, bytes) of the whole call per generated token.
+// Each is the median of -runs. -memprofile writes a profile of every
+// allocation of the timed runs (go tool pprof -sample_index=alloc_objects).
 //
 // With -bandwidth it measures instead the memory bandwidth of a Go copy
 // over 1 GiB (copy(dst, src) split over GOMAXPROCS goroutines, counting
@@ -20,7 +23,9 @@
 // of 5) and prints the bound it puts on generation: the bytes of weights
 // each token reads (every parameter but the position embedding, whose one
 // row is negligible; the token embedding counted once, as the tied head)
-// divided by that bandwidth:
+// divided by that bandwidth; read_GB/s beside it is the rate of a
+// read-only vector loop over 1 GiB (information only, the bound stays the
+// copy's):
 //
 //	bandwidth threads=2 dtype=float32 copy_GB/s=17.07 weights_MB/token=494.6 bound_ms/token=28.97 bound_tokens/s=34.52
 //
