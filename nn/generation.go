@@ -128,32 +128,50 @@ func generateLoop(m CausalLM, idx *tensor.Tensor, opts GenerateOptions, recomput
 				return
 			}
 			t := idx.Size(1)
-			var logits *tensor.Tensor // [B, V]
+			cropped := recompute || t > ctxSize
 			switch {
-			case recompute || t > ctxSize:
-				cond := idx
-				if t > ctxSize {
-					cond = idx.Slice(1, t-ctxSize, t)
-				}
-				if l, ok := m.(lastLogitser); ok {
-					logits = l.lastLogits(cond)
-				} else {
-					all := m.Forward(cond)
-					logits = all.Select(1, all.Size(1)-1)
-				}
+			case cropped:
 				cache = nil // positions have shifted
-			case cache != nil && cache.Len == t-1:
-				logits = m.ForwardCached(idx.Slice(1, t-1, t), cache)
-			default:
+			case cache == nil || cache.Len != t-1:
 				// the prefill: room for every position this call can
 				// reach before the context is cropped
 				cache = m.NewKVCache(b, min(ctxSize, t+maxNew-step-1))
-				logits = m.ForwardCached(idx, cache)
 			}
-			if observe != nil {
-				observe(logits)
+			// one step: the next token of each row [B] from the last
+			// position's logits [B, V]
+			pick := func() *tensor.Tensor {
+				var logits *tensor.Tensor
+				switch {
+				case cropped:
+					cond := idx
+					if t > ctxSize {
+						cond = idx.Slice(1, t-ctxSize, t)
+					}
+					if l, ok := m.(lastLogitser); ok {
+						logits = l.lastLogits(cond)
+					} else {
+						all := m.Forward(cond)
+						logits = all.Select(1, all.Size(1)-1)
+					}
+				case cache.Len == t-1:
+					logits = m.ForwardCached(idx.Slice(1, t-1, t), cache)
+				default:
+					logits = m.ForwardCached(idx, cache)
+				}
+				if observe != nil {
+					observe(logits)
+				}
+				return pickTokens(logits, opts)
 			}
-			next := pickTokens(logits, opts).Ints()
+			var next []int
+			if observe == nil {
+				// every tensor of the step but the tokens is a temporary
+				// (the cache was made outside): its memory serves the next
+				// step's tensors instead of waiting for the collector
+				next = tensor.Scope(pick).Ints()
+			} else {
+				next = pick().Ints()
+			}
 			finished := len(stopIDs) > 0 || generated != nil
 			for r := range next {
 				switch {

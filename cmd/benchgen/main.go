@@ -12,7 +12,10 @@
 // of Generate with one new token for the -prompt-token prompt (the
 // prompt's forward pass, the head and the draw); ttft_ms the same for a
 // -ttft-token prompt (time to first token); cpu_ms/token the CPU time of
-// all threads per generated token. Each is the median of -runs.
+// all threads per generated token; allocs/token and alloc_kB/token the
+// heap allocations (objects, bytes) of the whole call per generated token.
+// Each is the median of -runs. -memprofile writes a profile of every
+// allocation of the timed runs (go tool pprof -sample_index=alloc_objects).
 //
 // With -bandwidth it measures instead the memory bandwidth of a Go copy
 // over 1 GiB (copy(dst, src) split over GOMAXPROCS goroutines, counting
@@ -20,7 +23,9 @@
 // of 5) and prints the bound it puts on generation: the bytes of weights
 // each token reads (every parameter but the position embedding, whose one
 // row is negligible; the token embedding counted once, as the tied head)
-// divided by that bandwidth:
+// divided by that bandwidth; read_GB/s beside it is the rate of a
+// read-only vector loop over 1 GiB (information only, the bound stays the
+// copy's):
 //
 //	bandwidth threads=2 dtype=float32 copy_GB/s=17.07 weights_MB/token=494.6 bound_ms/token=28.97 bound_tokens/s=34.52
 //
@@ -67,6 +72,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wickml/wick/internal/kernels"
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/tensor"
 )
@@ -88,6 +94,7 @@ func main() {
 	vocab := flag.Int("vocab_size", 50257, "vocabulary size")
 	bandwidth := flag.Bool("bandwidth", false, "measure copy bandwidth over 1 GiB and print the bound it sets, instead of generating")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the timed runs to this file")
+	memprofile := flag.String("memprofile", "", "write a profile of every allocation of the timed runs to this file (slows them)")
 	modelName := flag.String("model", "gpt2", "model shape: gpt2 (the -n_* flags) or smollm2-135m")
 	temperature := flag.Float64("temperature", 1, "sampling temperature of -model=smollm2-135m (0: greedy)")
 	load := flag.String("load", "", "only load this model directory with nn.LoadCausalLM and print its peak RSS")
@@ -114,6 +121,25 @@ func main() {
 				os.Exit(1)
 			}
 		}
+	}
+	if *memprofile != "" {
+		start := profile
+		profile = func() {
+			start()
+			runtime.MemProfileRate = 1
+		}
+		defer func() {
+			runtime.GC() // the profile shows the allocations up to the last GC
+			f, err := os.Create(*memprofile)
+			if err == nil {
+				err = pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "benchgen:", err)
+				os.Exit(1)
+			}
+		}()
 	}
 	var err error
 	switch {
@@ -170,23 +196,28 @@ func run(cfg nn.GPTConfig, prompt, newTok, ttft, runs int, seed uint64, bandwidt
 	if bandwidth {
 		bytes := float64(itemSize) * float64(nn.NumParams(model)-cfg.BlockSize*cfg.NEmbd)
 		bw := copyBandwidth(1 << 30)
-		fmt.Printf("bandwidth threads=%d dtype=%s copy_GB/s=%.2f weights_MB/token=%.1f bound_ms/token=%.2f bound_tokens/s=%.2f\n",
-			runtime.GOMAXPROCS(0), *dtypeFlag, bw/1e9, bytes/1e6, bytes/bw*1e3, bw/bytes)
+		fmt.Printf("bandwidth threads=%d dtype=%s copy_GB/s=%.2f weights_MB/token=%.1f bound_ms/token=%.2f bound_tokens/s=%.2f read_GB/s=%.2f\n",
+			runtime.GOMAXPROCS(0), *dtypeFlag, bw/1e9, bytes/1e6, bytes/bw*1e3, bw/bytes, readBandwidth(1<<30)/1e9)
 		return nil
 	}
 	p := tokens(prompt)
+	var allocs allocCount // of the last timeGen
 	timeGen := func(idx *tensor.Tensor, n int) (wall, cpu float64) {
 		g := tensor.NewGenerator(seed)
+		a0 := mallocs()
 		c0, t0 := cpuTime(), time.Now()
 		model.GenerateWith(idx, n, 1, 0, g)
-		return time.Since(t0).Seconds(), cpuTime() - c0
+		wall, cpu = time.Since(t0).Seconds(), cpuTime()-c0
+		allocs = mallocs().minus(a0)
+		return wall, cpu
 	}
 	timeGen(p, 2) // warm-up: first-touch of the weights, the worker pool
 	profile()
-	var wall, cpu, prefill, first []float64
+	var wall, cpu, prefill, first, objs, kb []float64
 	for range runs {
 		w, c := timeGen(p, newTok)
 		wall, cpu = append(wall, w), append(cpu, c)
+		objs, kb = append(objs, float64(allocs.objects)), append(kb, float64(allocs.bytes)/1024)
 		w, _ = timeGen(p, 1)
 		prefill = append(prefill, w)
 		if ttft > 0 {
@@ -195,8 +226,9 @@ func run(cfg nn.GPTConfig, prompt, newTok, ttft, runs int, seed uint64, bandwidt
 		}
 	}
 	w := median(wall)
-	fmt.Printf("wick threads=%d dtype=%s tokens/s=%.2f ms/token=%.2f prefill_ms=%.1f ttft_ms=%.1f cpu_ms/token=%.2f\n",
-		runtime.GOMAXPROCS(0), *dtypeFlag, float64(newTok)/w, w*1e3/float64(newTok), median(prefill)*1e3, median(first)*1e3, median(cpu)*1e3/float64(newTok))
+	fmt.Printf("wick threads=%d dtype=%s tokens/s=%.2f ms/token=%.2f prefill_ms=%.1f ttft_ms=%.1f cpu_ms/token=%.2f allocs/token=%.0f alloc_kB/token=%.1f\n",
+		runtime.GOMAXPROCS(0), *dtypeFlag, float64(newTok)/w, w*1e3/float64(newTok), median(prefill)*1e3, median(first)*1e3, median(cpu)*1e3/float64(newTok),
+		median(objs)/float64(newTok), median(kb)/float64(newTok))
 	return nil
 }
 
@@ -222,8 +254,8 @@ func runLlama(cfg nn.LlamaConfig, name string, prompt, newTok, ttft, runs int, s
 		// tied embedding once
 		bytes := float64(itemSize) * float64(nn.NumParams(model))
 		bw := copyBandwidth(1 << 30)
-		fmt.Printf("bandwidth model=%s threads=%d dtype=%s copy_GB/s=%.2f weights_MB/token=%.1f bound_ms/token=%.2f bound_tokens/s=%.2f\n",
-			name, runtime.GOMAXPROCS(0), *dtypeFlag, bw/1e9, bytes/1e6, bytes/bw*1e3, bw/bytes)
+		fmt.Printf("bandwidth model=%s threads=%d dtype=%s copy_GB/s=%.2f weights_MB/token=%.1f bound_ms/token=%.2f bound_tokens/s=%.2f read_GB/s=%.2f\n",
+			name, runtime.GOMAXPROCS(0), *dtypeFlag, bw/1e9, bytes/1e6, bytes/bw*1e3, bw/bytes, readBandwidth(1<<30)/1e9)
 		return nil
 	}
 	return timeCausal(model, name, cfg.VocabSize, prompt, newTok, ttft, runs, gen, seed, temperature)
@@ -269,11 +301,14 @@ func timeCausal(model nn.CausalLM, name string, vocab, prompt, newTok, ttft, run
 		return tensor.FromInts(ids, 1, n)
 	}
 	p := tokens(prompt)
+	var allocs allocCount // of the last timeGen
 	timeGen := func(idx *tensor.Tensor, n int) (wall, cpu float64, err error) {
 		opts := nn.GenerateOptions{MaxNewTokens: n, Temperature: temperature, IgnoreEOS: true, Generator: tensor.NewGenerator(seed)}
+		a0 := mallocs()
 		c0, t0 := cpuTime(), time.Now()
 		out, err := nn.Generate(model, idx, opts)
 		wall, cpu = time.Since(t0).Seconds(), cpuTime()-c0
+		allocs = mallocs().minus(a0)
 		if err == nil && out.Size(1) != idx.Size(1)+n {
 			err = fmt.Errorf("generated %d tokens, want %d", out.Size(1)-idx.Size(1), n)
 		}
@@ -283,13 +318,14 @@ func timeCausal(model nn.CausalLM, name string, vocab, prompt, newTok, ttft, run
 		return err
 	}
 	profile()
-	var wall, cpu, prefill, first []float64
+	var wall, cpu, prefill, first, objs, kb []float64
 	for range runs {
 		w, c, err := timeGen(p, newTok)
 		if err != nil {
 			return err
 		}
 		wall, cpu = append(wall, w), append(cpu, c)
+		objs, kb = append(objs, float64(allocs.objects)), append(kb, float64(allocs.bytes)/1024)
 		w, _, _ = timeGen(p, 1)
 		prefill = append(prefill, w)
 		if ttft > 0 {
@@ -298,8 +334,9 @@ func timeCausal(model nn.CausalLM, name string, vocab, prompt, newTok, ttft, run
 		}
 	}
 	w := median(wall)
-	fmt.Printf("wick model=%s threads=%d dtype=%s tokens/s=%.2f ms/token=%.2f prefill_ms=%.1f ttft_ms=%.1f cpu_ms/token=%.2f\n",
-		name, runtime.GOMAXPROCS(0), *dtypeFlag, float64(newTok)/w, w*1e3/float64(newTok), median(prefill)*1e3, median(first)*1e3, median(cpu)*1e3/float64(newTok))
+	fmt.Printf("wick model=%s threads=%d dtype=%s tokens/s=%.2f ms/token=%.2f prefill_ms=%.1f ttft_ms=%.1f cpu_ms/token=%.2f allocs/token=%.0f alloc_kB/token=%.1f\n",
+		name, runtime.GOMAXPROCS(0), *dtypeFlag, float64(newTok)/w, w*1e3/float64(newTok), median(prefill)*1e3, median(first)*1e3, median(cpu)*1e3/float64(newTok),
+		median(objs)/float64(newTok), median(kb)/float64(newTok))
 	return nil
 }
 
@@ -362,6 +399,31 @@ func copyBandwidth(n int) float64 {
 	return best
 }
 
+// readBandwidth returns the best of 5 runs of reading n bytes of float32s
+// on GOMAXPROCS goroutines (kernels.Max, one vector max per 64 bytes on
+// AVX-512, so the loop waits on memory alone), in bytes read per second:
+// the rate a product that only reads its weights could stream at, beside
+// the bound's copy rate.
+func readBandwidth(n int) float64 {
+	x := make([]float32, n/4)
+	for i := range x {
+		x[i] = float32(i % 1000)
+	}
+	k := runtime.GOMAXPROCS(0)
+	best, sink := 0.0, make([]float32, k)
+	for range 5 {
+		var wg sync.WaitGroup
+		t0 := time.Now()
+		for i := range k {
+			lo, hi := i*len(x)/k, (i+1)*len(x)/k
+			wg.Go(func() { sink[i] = kernels.Max(x[lo:hi]) })
+		}
+		wg.Wait()
+		best = max(best, float64(n)/time.Since(t0).Seconds())
+	}
+	return best
+}
+
 func median(v []float64) float64 {
 	if len(v) == 0 {
 		return 0
@@ -372,6 +434,20 @@ func median(v []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// allocCount is a count of heap allocations: objects and their bytes.
+type allocCount struct{ objects, bytes uint64 }
+
+// mallocs returns the heap allocations of the process so far.
+func mallocs() allocCount {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return allocCount{ms.Mallocs, ms.TotalAlloc}
+}
+
+func (a allocCount) minus(b allocCount) allocCount {
+	return allocCount{a.objects - b.objects, a.bytes - b.bytes}
 }
 
 // cpuTime returns the CPU seconds (user and system, all threads) the

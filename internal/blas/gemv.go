@@ -62,66 +62,87 @@ var gemvBufs sync.Pool
 // ldb apart), splitting B's rows over at most threads goroutines.
 func gemvT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool, threads int) {
 	quads := ceilDiv(n, 4)
-	g := quads // one task: the calling goroutine
-	if threads > 1 {
-		g = max(gemvQuads, grain(quads, threads))
+	if threads <= 1 {
+		// on the caller, without a closure to allocate
+		gemvTask(m, n, k, 0, quads, a, lda, b, ldb, c, ldc, accumulate)
+		return
 	}
-	wide := active != nil && active.level >= cpu.AVX512 && k >= 16
-	parallel.For(quads, g, func(lo, hi int) {
-		if wide {
-			gemvWide(m, n, k, 4*lo, min(4*hi, n), a, lda, b, ldb, c, ldc, accumulate)
-			return
-		}
-		var out [4]float32
-		for j := 4 * lo; j < min(4*hi, n); j += 4 {
-			rows := min(4, n-j)
-			for i := range m {
-				x := a[i*lda : i*lda+k]
-				if rows == 4 {
-					dot4(x, b[j*ldb:], ldb, &out)
-				} else {
-					for r := range rows {
-						out[r] = dotGo(x, b[(j+r)*ldb:])
-					}
-				}
-				store(c[i*ldc+j:i*ldc+j+rows], out[:rows], accumulate)
-			}
-		}
+	parallel.For(quads, max(gemvQuads, grain(quads, threads)), func(lo, hi int) {
+		gemvTask(m, n, k, lo, hi, a, lda, b, ldb, c, ldc, accumulate)
 	})
 }
 
-// gemvWide is gemvT's task for C's columns [j0, j1) on AVX-512 (k ≥ 16):
-// every row of C with SgemmRowsT's bits (the dot4z kernels' sixteen-lane
-// sums, the last rows of B, fewer than four, in Go), one row of A with
-// gemv1AVX512, which runs over many quadruples of B's rows per call and
-// prefetches the next ones, more rows with dot4z, which reads a
-// quadruple of B's rows once for all of them.
-func gemvWide(m, n, k, j0, j1 int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool) {
-	var out [256]float32
-	full := j0 + (j1-j0)/4*4
-	if m == 1 {
-		x := a[:k]
-		k16 := k / 16
-		for j := j0; j < full; j += len(out) {
-			rows := min(len(out), full-j)
-			_ = b[(j+rows-1)*ldb+k-1]
-			gemv1AVX512(rows/4, k16, &x[0], &b[j*ldb], ldb, 16*ldb*gemvPrefetch, &out[0])
-			if k16*16 < k {
-				for q := 0; q < rows; q += 4 {
-					dotTail((*[4]float32)(out[q:q+4]), x, b[(j+q)*ldb:], ldb, k16*16)
+// gemvTask is gemvT's task for the quadruples [lo, hi) of B's rows.
+func gemvTask(m, n, k, lo, hi int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool) {
+	if active != nil && active.level >= cpu.AVX512 && k >= 16 {
+		j0, j1 := 4*lo, min(4*hi, n)
+		if m == 1 {
+			gemvWide1(n, k, j0, j1, a, b, ldb, c, accumulate)
+		} else {
+			gemvWide(m, k, j0, j1, a, lda, b, ldb, c, ldc, accumulate)
+		}
+		gemvLast(m, k, j0, j1, a, lda, b, ldb, c, ldc, accumulate)
+		return
+	}
+	var out [4]float32
+	for j := 4 * lo; j < min(4*hi, n); j += 4 {
+		rows := min(4, n-j)
+		for i := range m {
+			x := a[i*lda : i*lda+k]
+			if rows == 4 {
+				dot4(x, b[j*ldb:], ldb, &out)
+			} else {
+				for r := range rows {
+					out[r] = dotGo(x, b[(j+r)*ldb:])
 				}
 			}
-			store(c[j:j+rows], out[:rows], accumulate)
-		}
-	} else {
-		for j := j0; j < full; j += 4 {
-			dot4z(a, lda, k, m, b[j*ldb:], ldb, out[:4*m])
-			for i := range m {
-				store(c[i*ldc+j:i*ldc+j+4], out[4*i:4*i+4], accumulate)
-			}
+			store(c[i*ldc+j:i*ldc+j+rows], out[:rows], accumulate)
 		}
 	}
-	for i := range m { // the last rows of B, fewer than four
+}
+
+// gemvWide1 is gemvT's task for C's columns [j0, j1) of one row on AVX-512
+// (k ≥ 16), but for the last rows of B, fewer than four (gemvLast): every
+// column with SgemmRowsT's bits (dot4x1AVX512's sixteen-lane sums), from
+// gemv1AVX512, which runs over many quadruples of B's rows per call and
+// prefetches the next ones. (Its own function, so that out stays on the
+// stack: dot4z's slice of gemvWide's escapes.)
+func gemvWide1(n, k, j0, j1 int, a, b []float32, ldb int, c []float32, accumulate bool) {
+	var out [256]float32
+	full := j0 + (j1-j0)/4*4
+	x := a[:k]
+	k16 := k / 16
+	for j := j0; j < full; j += len(out) {
+		rows := min(len(out), full-j)
+		_ = b[(j+rows-1)*ldb+k-1]
+		gemv1AVX512(rows/4, k16, &x[0], &b[j*ldb], ldb, 16*ldb*gemvPrefetch, &out[0])
+		if k16*16 < k {
+			for q := 0; q < rows; q += 4 {
+				dotTail((*[4]float32)(out[q:q+4]), x, b[(j+q)*ldb:], ldb, k16*16)
+			}
+		}
+		store(c[j:j+rows], out[:rows], accumulate)
+	}
+}
+
+// gemvWide is gemvWide1 for 2 ≤ m ≤ gemvMaxRows rows of A, with dot4z,
+// which reads a quadruple of B's rows once for all of them.
+func gemvWide(m, k, j0, j1 int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool) {
+	var out [24]float32 // dot4z writes up to 24
+	full := j0 + (j1-j0)/4*4
+	for j := j0; j < full; j += 4 {
+		dot4z(a, lda, k, m, b[j*ldb:], ldb, out[:4*m])
+		for i := range m {
+			store(c[i*ldc+j:i*ldc+j+4], out[4*i:4*i+4], accumulate)
+		}
+	}
+}
+
+// gemvLast is the rest of gemvWide's and gemvWide1's columns: those of the
+// last rows of B in [j0, j1), fewer than four, in Go.
+func gemvLast(m, k, j0, j1 int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool) {
+	full := j0 + (j1-j0)/4*4
+	for i := range m {
 		x := a[i*lda : i*lda+k]
 		for j := full; j < j1; j++ {
 			v := dotGo(x, b[j*ldb:])
