@@ -38,12 +38,10 @@ func rne16(v float32) uint16 {
 	return uint16((b + 0x7FFF + (b>>16)&1) >> 16)
 }
 
-// RoundBF16 writes the bfloat16 rounding of each element of src into dst
-// (of src's length): to nearest, ties to even, a NaN to 0xFFFF, as
-// tensor's cast rounds (16 at a time where AVX-512 runs).
-func RoundBF16(dst []uint16, src []float32) { round16(dst, src) }
-
-// round16 writes rne16 of each element of src into dst (of src's length).
+// round16 writes rne16 of each element of src into dst (of src's length),
+// 16 at a time where AVX-512 runs: the packing's rounding of float32
+// operands (tensor's own passes use internal/kernels' RoundBF16Bits, the
+// same rounding).
 func round16(dst []uint16, src []float32) {
 	if len(src) == 0 {
 		return
