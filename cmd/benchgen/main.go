@@ -15,7 +15,9 @@
 // all threads per generated token; allocs/token and alloc_kB/token the
 // heap allocations (objects, bytes) of the whole call per generated token.
 // Each is the median of -runs. -memprofile writes a profile of every
-// allocation of the timed runs (go tool pprof -sample_index=alloc_objects).
+// allocation of the timed runs (go tool pprof -sample_index=alloc_objects);
+// -trace an execution trace of them (go tool trace), which shows where
+// the goroutines of a parallel product wait.
 //
 // With -bandwidth it measures instead the memory bandwidth of a Go copy
 // over 1 GiB (copy(dst, src) split over GOMAXPROCS goroutines, counting
@@ -66,6 +68,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strings"
 	"sync"
@@ -97,6 +100,7 @@ func main() {
 	memprofile := flag.String("memprofile", "", "write a profile of every allocation of the timed runs to this file (slows them)")
 	modelName := flag.String("model", "gpt2", "model shape: gpt2 (the -n_* flags) or smollm2-135m")
 	temperature := flag.Float64("temperature", 1, "sampling temperature of -model=smollm2-135m (0: greedy)")
+	traceFile := flag.String("trace", "", "write an execution trace of the timed runs to this file (go tool trace)")
 	load := flag.String("load", "", "only load this model directory with nn.LoadCausalLM and print its peak RSS")
 	from := flag.String("from", "", "time the generation of this hub-layout model directory, loaded in -dtype, instead of a random model")
 	flag.Parse()
@@ -117,6 +121,23 @@ func main() {
 		defer pprof.StopCPUProfile() // a no-op unless profiling began
 		profile = func() {
 			if err := pprof.StartCPUProfile(f); err != nil {
+				fmt.Fprintln(os.Stderr, "benchgen:", err)
+				os.Exit(1)
+			}
+		}
+	}
+	if *traceFile != "" {
+		f, err := os.Create(*traceFile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "benchgen:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		defer trace.Stop() // a no-op unless tracing began
+		start := profile
+		profile = func() {
+			start()
+			if err := trace.Start(f); err != nil {
 				fmt.Fprintln(os.Stderr, "benchgen:", err)
 				os.Exit(1)
 			}
