@@ -75,13 +75,21 @@ func LoadPretrained(name string) (*GPT, error) { return LoadPretrainedWith(name,
 // nanoGPT do), n_inner other than 4·n_embd, attention scaled otherwise
 // than by 1/√head_size.
 func ReadPretrainedConfig(dir string) (GPTConfig, error) {
+	return readDirConfig("ReadPretrainedConfig", dir, readHFConfig)
+}
+
+// readDirConfig reads the config.json of the model in dir (a directory or
+// a hub name, as PretrainedDir resolves it) with read, wrapping read's
+// error with op's name.
+func readDirConfig[T any](op, dir string, read func(path string) (T, error)) (T, error) {
+	var zero T
 	d, err := PretrainedDir(dir)
 	if err != nil {
-		return GPTConfig{}, err
+		return zero, err
 	}
-	cfg, err := readHFConfig(filepath.Join(d, hfConfigFile))
+	cfg, err := read(filepath.Join(d, hfConfigFile))
 	if err != nil {
-		return GPTConfig{}, fmt.Errorf("nn: ReadPretrainedConfig: %w", err)
+		return zero, fmt.Errorf("nn: %s: %w", op, err)
 	}
 	return cfg, nil
 }

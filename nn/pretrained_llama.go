@@ -46,13 +46,9 @@ func LoadCausalLM(name string) (CausalLM, error) { return LoadCausalLMWith(name,
 // when absent, else one of gpt2, llama, mistral, qwen2, qwen3; any other is an error
 // wrapping ErrBadConfig.
 func ReadModelType(dir string) (string, error) {
-	d, err := PretrainedDir(dir)
+	t, err := readDirConfig("ReadModelType", dir, readModelType)
 	if err != nil {
 		return "", err
-	}
-	t, err := readModelType(filepath.Join(d, hfConfigFile))
-	if err != nil {
-		return "", fmt.Errorf("nn: ReadModelType: %w", err)
 	}
 	if t == "" {
 		t = "gpt2"
@@ -104,15 +100,7 @@ func readModelType(path string) (string, error) {
 // experts (num_experts, num_local_experts, n_routed_experts),
 // partial_rotary_factor other than 1, attention_dropout other than 0.
 func ReadLlamaConfig(dir string) (LlamaConfig, error) {
-	d, err := PretrainedDir(dir)
-	if err != nil {
-		return LlamaConfig{}, err
-	}
-	cfg, err := readLlamaConfig(filepath.Join(d, hfConfigFile))
-	if err != nil {
-		return LlamaConfig{}, fmt.Errorf("nn: ReadLlamaConfig: %w", err)
-	}
-	return cfg, nil
+	return readDirConfig("ReadLlamaConfig", dir, readLlamaConfig)
 }
 
 // hfRope is rope_scaling or rope_parameters.
