@@ -1,7 +1,7 @@
 package nn
 
 import (
-	"math"
+	"fmt"
 	"runtime"
 	"slices"
 	"testing"
@@ -53,17 +53,8 @@ func mlpRecomputeRun(t *testing.T, c mlpRecomputeCase, keep bool) (float32, [][]
 		randomizeB(l, 33)
 		params = l.Parameters()
 	}
-	idx := tensor.FromInts([]int{1, 5, 3, 16, 0, 2, 7, 7, 9, 11, 4, 4, 8, 1, 2, 3}, 2, 8)
-	loss := m.Loss(idx, tensor.FromInts([]int{5, 3, 16, 0, 2, 7, 7, 9, 11, 4, 4, 8, 1, 2, 3, 6}, 2, 8))
-	loss.Backward()
-	var grads [][]float32
-	for _, p := range params {
-		if p.Grad() == nil {
-			t.Fatalf("%s (keep %v): a parameter has no gradient", c.name, keep)
-		}
-		grads = append(grads, slices.Clone(p.Grad().Float32s()))
-	}
-	return loss.Item(), grads, m.Layers[0].MLP.recomputesGate()
+	loss, grads := stepGrads(t, m, params, fmt.Sprintf("%s (keep %v)", c.name, keep))
+	return loss, grads, m.Layers[0].MLP.recomputesGate()
 }
 
 // A frozen GatedMLP recomputes gate and up in the backward pass, and the
@@ -77,19 +68,7 @@ func TestGatedMLPRecomputeBitIdentical(t *testing.T) {
 		if kept || recomputed != c.recompute {
 			t.Errorf("%s: recomputes %v with KeepActivations, %v without; want false, %v", c.name, kept, recomputed, c.recompute)
 		}
-		if math.Float32bits(l0) != math.Float32bits(l1) {
-			t.Errorf("%s: loss %v recomputed, %v kept", c.name, l1, l0)
-		}
-		if len(g0) != len(g1) {
-			t.Fatalf("%s: %d gradients recomputed, %d kept", c.name, len(g1), len(g0))
-		}
-		for i := range g0 {
-			for j := range g0[i] {
-				if math.Float32bits(g0[i][j]) != math.Float32bits(g1[i][j]) {
-					t.Fatalf("%s: gradient %d element %d is %v recomputed, %v kept", c.name, i, j, g1[i][j], g0[i][j])
-				}
-			}
-		}
+		sameStep(t, c.name+", recomputed against kept", l1, l0, g1, g0)
 	}
 	// the dropout must change the gradients, or the cases with dropout
 	// prove nothing about replaying its masks

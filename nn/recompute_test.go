@@ -1,7 +1,7 @@
 package nn
 
 import (
-	"math"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -25,36 +25,14 @@ func checkpointRun(t *testing.T, ckpt, lora bool) (float32, [][]float32) {
 		randomizeB(l, 13)
 		params = l.Parameters()
 	}
-	idx := tensor.FromInts([]int{1, 5, 3, 16, 0, 2, 7, 7, 9, 11, 4, 4, 8, 1, 2, 3}, 2, 8)
-	loss := g.Loss(idx, tensor.FromInts([]int{5, 3, 16, 0, 2, 7, 7, 9, 11, 4, 4, 8, 1, 2, 3, 6}, 2, 8))
-	loss.Backward()
-	var grads [][]float32
-	for _, p := range params {
-		if p.Grad() == nil {
-			t.Fatalf("a parameter has no gradient (checkpointing %v)", ckpt)
-		}
-		grads = append(grads, slices.Clone(p.Grad().Float32s()))
-	}
-	return loss.Item(), grads
+	return stepGrads(t, g, params, fmt.Sprintf("checkpointing %v, lora %v", ckpt, lora))
 }
 
 func TestCheckpointBitIdenticalGradients(t *testing.T) {
 	for _, lora := range []bool{false, true} {
 		l0, g0 := checkpointRun(t, false, lora)
 		l1, g1 := checkpointRun(t, true, lora)
-		if math.Float32bits(l0) != math.Float32bits(l1) {
-			t.Errorf("lora %v: loss %v with checkpointing, %v without", lora, l1, l0)
-		}
-		if len(g0) != len(g1) {
-			t.Fatalf("lora %v: %d gradients with, %d without", lora, len(g1), len(g0))
-		}
-		for i := range g0 {
-			for j := range g0[i] {
-				if math.Float32bits(g0[i][j]) != math.Float32bits(g1[i][j]) {
-					t.Fatalf("lora %v: gradient %d element %d is %v with checkpointing, %v without", lora, i, j, g1[i][j], g0[i][j])
-				}
-			}
-		}
+		sameStep(t, fmt.Sprintf("lora %v, with checkpointing against without", lora), l1, l0, g1, g0)
 	}
 }
 
