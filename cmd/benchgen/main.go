@@ -65,6 +65,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -112,36 +113,10 @@ func main() {
 		return
 	}
 	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "benchgen:", err)
-			os.Exit(1)
-		}
-		defer f.Close()
-		defer pprof.StopCPUProfile() // a no-op unless profiling began
-		profile = func() {
-			if err := pprof.StartCPUProfile(f); err != nil {
-				fmt.Fprintln(os.Stderr, "benchgen:", err)
-				os.Exit(1)
-			}
-		}
+		defer recordTimedRuns(*cpuprofile, pprof.StartCPUProfile, pprof.StopCPUProfile)()
 	}
 	if *traceFile != "" {
-		f, err := os.Create(*traceFile)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "benchgen:", err)
-			os.Exit(1)
-		}
-		defer f.Close()
-		defer trace.Stop() // a no-op unless tracing began
-		start := profile
-		profile = func() {
-			start()
-			if err := trace.Start(f); err != nil {
-				fmt.Fprintln(os.Stderr, "benchgen:", err)
-				os.Exit(1)
-			}
-		}
+		defer recordTimedRuns(*traceFile, trace.Start, trace.Stop)()
 	}
 	if *memprofile != "" {
 		start := profile
@@ -359,6 +334,30 @@ func timeCausal(model nn.CausalLM, name string, vocab, prompt, newTok, ttft, run
 		name, runtime.GOMAXPROCS(0), *dtypeFlag, float64(newTok)/w, w*1e3/float64(newTok), median(prefill)*1e3, median(first)*1e3, median(cpu)*1e3/float64(newTok),
 		median(objs)/float64(newTok), median(kb)/float64(newTok))
 	return nil
+}
+
+// recordTimedRuns creates the file at path and makes profile also call
+// start on it (a CPU profile, an execution trace) when the timed runs
+// begin; it returns what main defers: stop (a no-op unless start ran),
+// then the file's close. Any error ends the program with one line.
+func recordTimedRuns(path string, start func(io.Writer) error, stop func()) (done func()) {
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchgen:", err)
+		os.Exit(1)
+	}
+	prev := profile
+	profile = func() {
+		prev()
+		if err := start(f); err != nil {
+			fmt.Fprintln(os.Stderr, "benchgen:", err)
+			os.Exit(1)
+		}
+	}
+	return func() {
+		stop()
+		f.Close()
+	}
 }
 
 // runLoad loads dir and prints the parameters' bytes against the peak RSS.
