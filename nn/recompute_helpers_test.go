@@ -8,17 +8,11 @@ import (
 	"github.com/wickml/wick/tensor"
 )
 
-// lossModel is a model with nanoGPT's Loss(idx, targets), as GPT and
-// Llama have.
-type lossModel interface {
-	Loss(idx, targets *tensor.Tensor) *tensor.Tensor
-}
-
 // stepGrads runs one forward and backward pass of m over the recompute
 // tests' fixed batch (2 × 8 tokens of a 17-token vocabulary) and returns
 // the loss and copies of the gradients of params; what names the run in
 // a failure.
-func stepGrads(t *testing.T, m lossModel, params []*tensor.Tensor, what string) (float32, [][]float32) {
+func stepGrads(t *testing.T, m CausalLM, params []*tensor.Tensor, what string) (float32, [][]float32) {
 	t.Helper()
 	idx := tensor.FromInts([]int{1, 5, 3, 16, 0, 2, 7, 7, 9, 11, 4, 4, 8, 1, 2, 3}, 2, 8)
 	loss := m.Loss(idx, tensor.FromInts([]int{5, 3, 16, 0, 2, 7, 7, 9, 11, 4, 4, 8, 1, 2, 3, 6}, 2, 8))
