@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/wickml/wick/internal/cpu"
 	"github.com/wickml/wick/internal/cputime"
 	"github.com/wickml/wick/internal/testseed"
 )
@@ -67,7 +68,6 @@ func roundMat16(r *rand.Rand, o Mat16) Mat16 {
 // edges.
 func TestGemmBF16Round(t *testing.T) {
 	r := rand.New(rand.NewPCG(testseed.Seed(t, 1), 10))
-	defer func(dp, d16 bool) { dpbf16Asm, dot16Asm = dp, d16 }(dpbf16Asm, dot16Asm)
 	special := []uint32{0x007FFFFF, 0x007F8000, 0x00008000, 0x80000001, 0x7F800000, 0xFF800000, 0x7FC00001, 0x7F800001, 0xFFFFFFFF, 0x3F808000, 0x3F818000, 0x7F7FFFFF}
 	value := func() float32 {
 		if r.IntN(50) == 0 {
@@ -94,9 +94,9 @@ func TestGemmBF16Round(t *testing.T) {
 		}
 		return Mat16{H: h, LD: o.LD, Trans: o.Trans}
 	}
-	shapes := [][3]int{{1, 37, 64}, {3, 40, 17}, {13, 65, 301}, {25, 70, 800}, {64, 64, 32}, {40, 7, 261}}
+	shapes := [][3]int{{1, 37, 64}, {3, 40, 17}, {13, 65, 301}, {25, 70, 800}, {64, 64, 32}, {40, 7, 261}, {66, 96, 800}}
 	for _, p := range bf16Paths() {
-		dpbf16Asm, dot16Asm = p.dp, p.dot16
+		restore := p.use()
 		for _, s := range shapes {
 			m, n, k := s[0], s[1], s[2]
 			for combo := range 16 {
@@ -120,33 +120,47 @@ func TestGemmBF16Round(t *testing.T) {
 				}
 			}
 		}
+		restore()
 	}
 }
 
-// bf16Paths are the paths of GemmBF16 this build and machine run, as
-// settings of dpbf16Asm and dot16Asm: "widen" (both off: blocks widened to
-// float32 for Sgemm, few-row products as dot products in Go), "avx2" (the
-// bfloat16 dot kernel of few-row products), "avx512bf16" (and the
-// VDPBF16PS micro-kernel).
-func bf16Paths() []struct {
-	name      string
-	dp, dot16 bool
-} {
-	ps := []struct {
-		name      string
-		dp, dot16 bool
-	}{{"widen", false, false}}
+// bf16Path is one path of GemmBF16, as settings of dpbf16Asm, dot16Asm
+// and amxAsm (with amxTile, its kernel).
+type bf16Path struct {
+	name           string
+	dp, dot16, amx bool
+	tile           func(kq int, a *uint16, rs int, b *uint32, c *float32, ldc, acc int, cfg *[64]byte)
+}
+
+// use sets the path's switches and returns a function that restores the
+// ones before.
+func (p bf16Path) use() (restore func()) {
+	dp, d16, amx, tile := dpbf16Asm, dot16Asm, amxAsm, amxTile
+	dpbf16Asm, dot16Asm, amxAsm = p.dp, p.dot16, p.amx
+	if p.tile != nil {
+		amxTile = p.tile
+	}
+	return func() { dpbf16Asm, dot16Asm, amxAsm, amxTile = dp, d16, amx, tile }
+}
+
+// bf16Paths are the paths of GemmBF16 this build and machine run: "widen"
+// (blocks widened to float32 for Sgemm, few-row products as dot products
+// in Go), "avx2" (the bfloat16 dot kernel of few-row products),
+// "avx512bf16" (and the VDPBF16PS micro-kernel), and the AMX path's
+// packing and blocking on its kernel's Go twin ("amx-twin", everywhere:
+// its tile kernel needs AMX to run) or on the tiles themselves ("amx",
+// where WICK_CPU=amx runs them).
+func bf16Paths() []bf16Path {
+	ps := []bf16Path{{name: "widen"}}
 	if dot16Asm {
-		ps = append(ps, struct {
-			name      string
-			dp, dot16 bool
-		}{"avx2", false, true})
+		ps = append(ps, bf16Path{name: "avx2", dot16: true})
 	}
 	if dpbf16Asm {
-		ps = append(ps, struct {
-			name      string
-			dp, dot16 bool
-		}{"avx512bf16", true, true})
+		ps = append(ps, bf16Path{name: "avx512bf16", dp: true, dot16: true})
+	}
+	ps = append(ps, bf16Path{name: "amx-twin", dp: dpbf16Asm, dot16: dot16Asm, amx: true, tile: amxTileGo})
+	if cpu.HasAMXBF16 {
+		ps = append(ps, bf16Path{name: "amx", dp: true, dot16: true, amx: true}) // amxTile: the tiles' kernel
 	}
 	return ps
 }
@@ -160,10 +174,9 @@ func bf16Paths() []struct {
 // element (float32 sums of up to a few hundred terms in any order).
 func TestGemmBF16(t *testing.T) {
 	r := rand.New(rand.NewPCG(testseed.Seed(t, 1), 7))
-	defer func(dp, d16 bool) { dpbf16Asm, dot16Asm = dp, d16 }(dpbf16Asm, dot16Asm)
-	shapes := [][3]int{{1, 1, 1}, {1, 37, 576}, {3, 40, 17}, {4, 33, 64}, {5, 31, 9}, {12, 32, 2}, {13, 65, 301}, {25, 70, 513}, {40, 7, 260}, {13, 40, 1000}, {6, 530, 20}}
+	shapes := [][3]int{{1, 1, 1}, {1, 37, 576}, {3, 40, 17}, {4, 33, 64}, {5, 31, 9}, {12, 32, 2}, {13, 65, 301}, {25, 70, 513}, {40, 7, 260}, {13, 40, 1000}, {6, 530, 20}, {70, 64, 770}}
 	for _, p := range bf16Paths() {
-		dpbf16Asm, dot16Asm = p.dp, p.dot16
+		restore := p.use()
 		for _, s := range shapes {
 			m, n, k := s[0], s[1], s[2]
 			for combo := range 36 {
@@ -203,6 +216,7 @@ func TestGemmBF16(t *testing.T) {
 				}
 			}
 		}
+		restore()
 	}
 }
 
@@ -230,7 +244,6 @@ func TestGemmBF16Float32(t *testing.T) {
 // this machine runs, with the CPU time per op beside the wall time (less
 // disturbed on a shared machine). Timings only (no pass/fail).
 func BenchmarkGemmBF16(b *testing.B) {
-	defer func(dp, d16 bool) { dpbf16Asm, dot16Asm = dp, d16 }(dpbf16Asm, dot16Asm)
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, s := range []struct {
 		name    string
@@ -256,8 +269,12 @@ func BenchmarkGemmBF16(b *testing.B) {
 			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
 		for _, p := range bf16Paths() {
+			if p.name == "amx-twin" {
+				continue // a test's kernel, not one to time
+			}
 			b.Run(s.name+"/bf16-"+p.name, func(b *testing.B) {
-				dpbf16Asm, dot16Asm = p.dp, p.dot16
+				restore := p.use()
+				defer restore()
 				cpu0 := cputime.Process()
 				for b.Loop() {
 					GemmBF16(s.m, s.n, s.k, a, w, c, s.n, 1)

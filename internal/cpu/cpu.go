@@ -4,11 +4,15 @@
 // The path is chosen once, when the program starts: the best level the
 // processor and the operating system support (Detected), lowered by the
 // environment variable WICK_CPU when it is set to purego, avx2, avx512 or
-// avx512bf16, so
-// that tests and benchmarks can compare the paths on one machine. A request
-// for a level the machine lacks falls back to the best level it has, with a
-// one-line message on standard error; an unknown value is ignored with a
-// message.
+// avx512bf16, so that tests and benchmarks can compare the paths on one
+// machine. A request for a level the machine lacks falls back to the best
+// level it has, with a one-line message on standard error; an unknown value
+// is ignored with a message.
+//
+// AMXBF16 is opt-in: it runs only where WICK_CPU=amx asks for it (and the
+// processor and Linux grant the tile state), until its kernel has been
+// measured on a machine with AMX; without the variable an AMX machine runs
+// at AVX512BF16.
 package cpu
 
 import (
@@ -34,6 +38,12 @@ const (
 	// product with float32 accumulation; Intel since Cooper Lake, AMD
 	// since Zen 4).
 	AVX512BF16
+	// AMXBF16 is AVX512BF16 with the AMX-TILE and AMX-BF16 tiles
+	// (TDPBF16PS: a 16×16 float32 tile += a 16×32 by 32×16 bfloat16
+	// product per instruction; Intel since Sapphire Rapids), the OS saving
+	// the tile state and granting it to the process (Linux's
+	// arch_prctl(ARCH_REQ_XCOMP_PERM)). Opt-in: see the package comment.
+	AMXBF16
 )
 
 // String returns the level's name as WICK_CPU spells it.
@@ -47,6 +57,8 @@ func (l Level) String() string {
 		return "avx512"
 	case AVX512BF16:
 		return "avx512bf16"
+	case AMXBF16:
+		return "amx"
 	}
 	return fmt.Sprintf("Level(%d)", int(l))
 }
@@ -56,11 +68,12 @@ func (l Level) String() string {
 // purego tag.
 var Detected = detect()
 
-// Use is the level the kernels run at: Detected, or the lower level that
-// WICK_CPU asks for. The variable is read once, when the program starts,
-// before go test records what a test reads: its cache does not see
-// WICK_CPU, so run go test with -count=1 when switching paths.
-var Use = choose(os.Getenv("WICK_CPU"), Detected, os.Stderr)
+// Use is the level the kernels run at: Detected (at most AVX512BF16, as
+// AMXBF16 is opt-in), or the level that WICK_CPU asks for. The variable is
+// read once, when the program starts, before go test records what a test
+// reads: its cache does not see WICK_CPU, so run go test with -count=1 when
+// switching paths.
+var Use = grant(choose(os.Getenv("WICK_CPU"), Detected, os.Stderr), requestAMX, os.Stderr)
 
 // HasAVX2FMA reports whether the AVX2+FMA kernels run: the processor has
 // AVX2 and FMA, the operating system saves the YMM registers, and WICK_CPU
@@ -78,6 +91,11 @@ var HasAVX512 = Use >= AVX512
 // these off).
 var HasAVX512BF16 = Use >= AVX512BF16
 
+// HasAMXBF16 reports whether the AMX bfloat16 tile kernels run: the
+// processor has AMX-TILE and AMX-BF16 beside AVX512BF16, WICK_CPU=amx asks
+// for them, and the operating system granted the tile state.
+var HasAMXBF16 = Use >= AMXBF16
+
 // L1D and L2 are the sizes in bytes of the level-1 data cache and the
 // level-2 cache of one core, from CPUID (leaf 4 on Intel, 0x8000001D on
 // AMD); 0 where the processor does not report them.
@@ -89,7 +107,7 @@ var L1D, L2 = cacheSizes()
 func choose(env string, detected Level, w io.Writer) Level {
 	env = strings.TrimSpace(strings.ToLower(env))
 	if env == "" {
-		return detected
+		return min(detected, AVX512BF16)
 	}
 	var want Level
 	switch env {
@@ -101,13 +119,31 @@ func choose(env string, detected Level, w io.Writer) Level {
 		want = AVX512
 	case "avx512bf16":
 		want = AVX512BF16
+	case "amx":
+		want = AMXBF16
 	default:
-		fmt.Fprintf(w, "wick: WICK_CPU=%q is not one of purego, avx2, avx512, avx512bf16; ignored, using %s\n", env, detected)
+		detected = min(detected, AVX512BF16)
+		fmt.Fprintf(w, "wick: WICK_CPU=%q is not one of purego, avx2, avx512, avx512bf16, amx; ignored, using %s\n", env, detected)
 		return detected
 	}
 	if want > detected {
+		detected = min(detected, AVX512BF16)
 		fmt.Fprintf(w, "wick: WICK_CPU=%s asks for a path this processor or operating system lacks; using %s\n", env, detected)
 		return detected
 	}
 	return want
+}
+
+// grant returns level, or AVX512BF16 when level is AMXBF16 and request
+// (asking the operating system for the tile state) fails, writing a
+// one-line message to w then.
+func grant(level Level, request func() error, w io.Writer) Level {
+	if level != AMXBF16 {
+		return level
+	}
+	if err := request(); err != nil {
+		fmt.Fprintf(w, "wick: WICK_CPU=amx: the operating system does not grant the AMX tile state (%v); using %s\n", err, AVX512BF16)
+		return AVX512BF16
+	}
+	return level
 }

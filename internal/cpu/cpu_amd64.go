@@ -53,12 +53,23 @@ func detect() Level {
 	}
 	// CPUID leaf 7 sub-leaf 1, EAX bit 5: AVX512_BF16 (the sub-leaf
 	// exists where leaf 7 sub-leaf 0 reports a maximum sub-leaf ≥ 1 in EAX)
-	if eax7, _, _, _ := cpuid(7, 0); eax7 >= 1 {
-		if eax71, _, _, _ := cpuid(7, 1); eax71&(1<<5) != 0 {
-			return AVX512BF16
-		}
+	eax7, _, _, edx7 := cpuid(7, 0)
+	if eax7 < 1 {
+		return AVX512
 	}
-	return AVX512
+	if eax71, _, _, _ := cpuid(7, 1); eax71&(1<<5) == 0 {
+		return AVX512
+	}
+	const (
+		// CPUID leaf 7 sub-leaf 0, EDX bit 22: AMX-BF16, bit 24: AMX-TILE
+		amx = 1<<22 | 1<<24
+		// XCR0 bit 17: the tile configuration, 18: the tile data
+		tileState = 1<<17 | 1<<18
+	)
+	if edx7&amx != amx || xcr0&tileState != tileState {
+		return AVX512BF16
+	}
+	return AMXBF16
 }
 
 // cacheSizes reads the deterministic cache parameters: leaf 4 on Intel,

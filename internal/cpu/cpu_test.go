@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"runtime"
 	"strconv"
@@ -40,6 +41,9 @@ func TestDetected(t *testing.T) {
 			want = AVX512
 			if has["avx512_bf16"] {
 				want = AVX512BF16
+				if has["amx_bf16"] && has["amx_tile"] {
+					want = AMXBF16
+				}
 			}
 		}
 	}
@@ -48,8 +52,11 @@ func TestDetected(t *testing.T) {
 			Detected, want, has["avx2"], has["fma"], has["avx512f"], has["avx512bw"], has["avx512dq"], has["avx512vl"], detects)
 	}
 	t.Logf("detected %v, using %v (WICK_CPU=%q)", Detected, Use, os.Getenv("WICK_CPU"))
-	if HasAVX2FMA != (Use >= AVX2) || HasAVX512 != (Use >= AVX512) || HasAVX512BF16 != (Use >= AVX512BF16) || Use > Detected {
-		t.Errorf("Use=%v Detected=%v but HasAVX2FMA=%v HasAVX512=%v HasAVX512BF16=%v", Use, Detected, HasAVX2FMA, HasAVX512, HasAVX512BF16)
+	if HasAVX2FMA != (Use >= AVX2) || HasAVX512 != (Use >= AVX512) || HasAVX512BF16 != (Use >= AVX512BF16) || HasAMXBF16 != (Use >= AMXBF16) || Use > Detected {
+		t.Errorf("Use=%v Detected=%v but HasAVX2FMA=%v HasAVX512=%v HasAVX512BF16=%v HasAMXBF16=%v", Use, Detected, HasAVX2FMA, HasAVX512, HasAVX512BF16, HasAMXBF16)
+	}
+	if HasAMXBF16 && os.Getenv("WICK_CPU") != "amx" {
+		t.Errorf("the AMX kernels run without WICK_CPU=amx asking for them")
 	}
 }
 
@@ -73,6 +80,14 @@ func TestChoose(t *testing.T) {
 		{"avx512bf16", AVX512, AVX512, true},
 		{"avx2", Generic, Generic, true},
 		{"sse", AVX2, AVX2, true},
+		// AMX is opt-in
+		{"", AMXBF16, AVX512BF16, false},
+		{"amx", AMXBF16, AMXBF16, false},
+		{"AMX", AMXBF16, AMXBF16, false},
+		{"avx512bf16", AMXBF16, AVX512BF16, false},
+		{"amx", AVX512BF16, AVX512BF16, true},
+		{"amx", AVX2, AVX2, true},
+		{"sse", AMXBF16, AVX512BF16, true},
 	}
 	for _, c := range cases {
 		var w bytes.Buffer
@@ -82,6 +97,32 @@ func TestChoose(t *testing.T) {
 		}
 		if c.message && strings.Count(w.String(), "\n") != 1 {
 			t.Errorf("choose(%q, %v): message %q is not one line", c.env, c.detected, w.String())
+		}
+	}
+}
+
+// TestGrant checks that a refused tile state lowers AMXBF16 to
+// AVX512BF16 with a one-line message, and that other levels ask nothing.
+func TestGrant(t *testing.T) {
+	refuse := func() error { return errors.New("refused") }
+	var w bytes.Buffer
+	if got := grant(AMXBF16, refuse, &w); got != AVX512BF16 || strings.Count(w.String(), "\n") != 1 || !strings.Contains(w.String(), "refused") {
+		t.Errorf("grant(AMXBF16, refused) = %v with message %q; want %v and one line naming the error", got, w.String(), AVX512BF16)
+	}
+	w.Reset()
+	if got := grant(AMXBF16, func() error { return nil }, &w); got != AMXBF16 || w.Len() != 0 {
+		t.Errorf("grant(AMXBF16, granted) = %v with message %q; want %v, no message", got, w.String(), AMXBF16)
+	}
+	for _, l := range []Level{Generic, AVX2, AVX512, AVX512BF16} {
+		asked := false
+		if got := grant(l, func() error { asked = true; return nil }, &w); got != l || asked {
+			t.Errorf("grant(%v) = %v, asked the OS: %v; want %v without asking", l, got, asked, l)
+		}
+	}
+	if Detected == AMXBF16 {
+		// this machine has the tiles: Linux must grant them
+		if err := requestAMX(); err != nil {
+			t.Errorf("requestAMX on a processor with AMX: %v", err)
 		}
 	}
 }
