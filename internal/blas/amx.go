@@ -7,19 +7,19 @@ import (
 	"github.com/wickml/wick/internal/parallel"
 )
 
-// The AMX path of GemmBF16 (opt-in, WICK_CPU=amx: see package cpu): op(A)
-// stored m×k, both operands bfloat16 (H, or F rounded as it is packed),
-// multiplied by TDPBF16PS on 32×32 blocks of C held in four 16×16 float32
-// tiles. A transposed A (a weight gradient's dYᵀ·X) stays on the VDPBF16PS
-// kernel: a tile's rows must be a row's pairs of depths, which that layout
-// is not.
+// The AMX path of GemmBF16 (opt-in, WICK_CPU=amx: see package cpu): both
+// operands bfloat16 (H, or F rounded as it is packed), multiplied by
+// TDPBF16PS on 32×32 blocks of C held in four 16×16 float32 tiles.
 //
 // Layouts, per depth block of up to 2·amxPairs depths padded to whole
 // tiles' depths (16 pairs, zeros past the end; zero pairs add nothing):
 //
 //   - A: blocks of 32 rows (zeros past m), each row kp words (pairs of
 //     depths, the even depth in the low half), rows 4·kp bytes apart: a
-//     16-row A tile is 16 pairs of 16 rows;
+//     16-row A tile is 16 pairs of 16 rows. An A stored m×k is copied or
+//     rounded row by row; a transposed one (a weight gradient's dYᵀ·X) is
+//     interleaved into groups of 32 words, one per row (as the VDPBF16PS
+//     path packs it), then transposed into rows;
 //   - B: packB16's panels of 32 columns (kp groups of 32 words, 128 bytes
 //     apart): a 16-column B tile is 16 groups' halves, rows 128 bytes
 //     apart, as TDPBF16PS takes B (a row per pair, a word per column).
@@ -70,8 +70,8 @@ func amxTileGo(kq int, a *uint16, rs int, b *uint32, c *float32, ldc, acc int, _
 // roundUp16 rounds n up to a multiple of 16.
 func roundUp16(n int) int { return (n + 15) &^ 15 }
 
-// gemmAMX computes C = op(A)·op(B) for a bfloat16 A stored m×k and a
-// bfloat16 B (H, or F rounded) with amxTile. Per depth block: A packed in
+// gemmAMX computes C = op(A)·op(B) for bfloat16 A and B (H, or F rounded)
+// with amxTile. Per depth block: A packed in
 // blocks of 32 rows, then per column block of B (half of L2, as
 // gemmDPBF16's) its panels packed and each row block multiplied by them,
 // the row blocks split over at most threads goroutines; whole blocks of C
@@ -89,10 +89,14 @@ func gemmAMX(m, n, k int, a, b Mat16, c []float32, ldc int, threads int) {
 	if b.Trans && b.F != nil {
 		nsc = nbw
 	}
-	buf := getWords(na + nbw + nsc)
+	nt := 0
+	if a.Trans {
+		nt = na // the interleaved groups of each row block, before their transposition
+	}
+	buf := getWords(na + nbw + nsc + nt)
 	defer dpBufs.Put(buf)
 	j := amxJob{m: m, n: n, a: a, b: b, c: c, ldc: ldc,
-		ap: (*buf)[:na], bp: (*buf)[na : na+nbw], sc: (*buf)[na+nbw:]}
+		ap: (*buf)[:na], bp: (*buf)[na : na+nbw], sc: (*buf)[na+nbw : na+nbw+nsc], at: (*buf)[na+nbw+nsc:]}
 	g := blocks
 	if threads > 1 {
 		g = max(1, grain(blocks, threads))
@@ -130,7 +134,8 @@ type amxJob struct {
 	c          []float32
 	ldc        int
 	ap, bp, sc []uint32
-	p0, kb, kp int // the depth block: depths [p0, p0+kb), kp pairs padded to whole tiles
+	at         []uint32 // a transposed A's groups
+	p0, kb, kp int      // the depth block: depths [p0, p0+kb), kp pairs padded to whole tiles
 	acc        int
 	jb, np     int // the column block: panels [jb, jb+np)
 }
@@ -142,6 +147,10 @@ func (j *amxJob) packA(lo, hi int) {
 	for r := lo; r < hi; r++ {
 		i0 := r * amxMR
 		rows := min(amxMR, j.m-i0)
+		if j.a.Trans {
+			j.packAT(i0, rows)
+			continue
+		}
 		h := unsafe.Slice((*uint16)(unsafe.Pointer(&j.ap[i0*j.kp])), amxMR*w)
 		if j.a.H != nil {
 			for i := range rows {
@@ -154,6 +163,32 @@ func (j *amxJob) packA(lo, hi int) {
 			clear(h[i*w+j.kb : (i+1)*w])
 		}
 		clear(h[rows*w:])
+	}
+}
+
+// packAT packs the row block of a transposed A from row i0 on (rows of
+// them in A): its pairs interleaved into groups of 32 words (a group per
+// pair, a word per row, rows past m zero; the odd depth's partner zero),
+// then each row's words gathered from the groups, zeros up to kp.
+func (j *amxJob) packAT(i0, rows int) {
+	kr, full := (j.kb+1)/2, j.kb/2
+	g := j.at[i0*j.kp:][:kr*amxMR]
+	interleave16(j.a, j.p0*j.a.LD+i0, full, rows, g, 4*amxMR, laneMask(amxMR))
+	if kr > full {
+		last := g[full*amxMR : kr*amxMR]
+		for i := range last {
+			last[i] = 0
+			if i < rows {
+				last[i] = uint32(j.a.h16(i0+i, j.p0+j.kb-1))
+			}
+		}
+	}
+	for i := range amxMR {
+		row := j.ap[(i0+i)*j.kp:][:j.kp]
+		for q := range kr {
+			row[q] = g[q*amxMR+i]
+		}
+		clear(row[kr:])
 	}
 }
 

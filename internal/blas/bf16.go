@@ -23,8 +23,8 @@ import (
 //   - both operands bfloat16 where AVX512_BF16 runs: A and B packed in
 //     pairs of depths and multiplied by VDPBF16PS (dpbf16Kernel12x32),
 //     twice the multiply-adds of a float32 FMA per instruction; or, where
-//     WICK_CPU=amx runs the AMX tiles and A is stored m×k, by TDPBF16PS
-//     on 32×32 blocks of C (gemmAMX, amx.go);
+//     WICK_CPU=amx runs the AMX tiles, by TDPBF16PS on 32×32 blocks of C
+//     (gemmAMX, amx.go);
 //   - otherwise (a float32 operand, or no AVX512_BF16): blocks of depth
 //     widened to float32 and multiplied by Sgemm, so a bfloat16 product
 //     costs the float32 one plus the widening, never more (PyTorch 1.13 on
@@ -146,7 +146,7 @@ func GemmBF16(m, n, k int, a, b Mat16, c []float32, ldc int, threads int) {
 			b = Mat16{H: h, LD: k, Trans: true}
 		}
 		gemvBF16(m, n, k, a, b, c, ldc, threads)
-	case a.is16() && b.is16() && amxAsm && !a.Trans && m > gemvMaxRows:
+	case a.is16() && b.is16() && amxAsm && m > gemvMaxRows:
 		gemmAMX(m, n, k, a, b, c, ldc, threads)
 	case a.is16() && b.is16() && dpbf16Asm && m > gemvMaxRows:
 		gemmDPBF16(m, n, k, a, b, c, ldc, threads)
