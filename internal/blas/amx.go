@@ -4,7 +4,6 @@ import (
 	"unsafe"
 
 	"github.com/wickml/wick/internal/cpu"
-	"github.com/wickml/wick/internal/parallel"
 )
 
 // The AMX path of GemmBF16 (opt-in, WICK_CPU=amx: see package cpu): both
@@ -108,21 +107,7 @@ func gemmAMX(m, n, k int, a, b Mat16, c []float32, ldc int, threads int) {
 		if p0 > 0 {
 			j.acc = 1
 		}
-		if threads <= 1 {
-			j.packA(0, blocks)
-		} else {
-			parallel.For(blocks, g, j.packA)
-		}
-		for jb := 0; jb < panels; jb += nc {
-			j.jb, j.np = jb, min(nc, panels-jb)
-			if threads <= 1 {
-				j.packB(0, j.np)
-				j.mul(0, blocks)
-				continue
-			}
-			parallel.For(j.np, max(1, grain(j.np, threads)), j.packB)
-			parallel.For(blocks, g, j.mul)
-		}
+		depthBlock(&j, blocks, panels, nc, g, threads)
 	}
 }
 
@@ -139,6 +124,9 @@ type amxJob struct {
 	acc        int
 	jb, np     int // the column block: panels [jb, jb+np)
 }
+
+// cols sets the column block: panels [jb, jb+np) of B.
+func (j *amxJob) cols(jb, np int) { j.jb, j.np = jb, np }
 
 // packA packs A's row blocks [lo, hi) of the depth block: rows of kp
 // words, the depths past kb and the rows past m zero.

@@ -417,21 +417,39 @@ func gemmDPBF16(m, n, k int, a, b Mat16, c []float32, ldc int, threads int) {
 		if !a.Trans {
 			j.rs, j.gs = 4*j.kp, 4
 		}
+		depthBlock(&j, rowPanels, panels, nc, g, threads)
+	}
+}
+
+// packedProduct is one depth block of a product of packed operands
+// (gemmDPBF16's, gemmAMX's): A's row panels packed, then per column block
+// of B's panels (cols) those packed and every row panel multiplied by them.
+type packedProduct interface {
+	packA(lo, hi int)
+	cols(jb, np int)
+	packB(lo, hi int)
+	mul(lo, hi int)
+}
+
+// depthBlock runs p over rowPanels row panels and panels of B in column
+// blocks of nc, the row panels split into grains of g (and the column
+// block's panels into their own) over at most threads goroutines.
+func depthBlock(p packedProduct, rowPanels, panels, nc, g, threads int) {
+	if threads <= 1 {
+		p.packA(0, rowPanels)
+	} else {
+		parallel.For(rowPanels, g, p.packA)
+	}
+	for jb := 0; jb < panels; jb += nc {
+		np := min(nc, panels-jb)
+		p.cols(jb, np)
 		if threads <= 1 {
-			j.packA(0, rowPanels)
-		} else {
-			parallel.For(rowPanels, g, j.packA)
+			p.packB(0, np)
+			p.mul(0, rowPanels)
+			continue
 		}
-		for jb := 0; jb < panels; jb += nc {
-			j.jb, j.np = jb, min(nc, panels-jb)
-			if threads <= 1 {
-				j.packB(0, j.np)
-				j.mul(0, rowPanels)
-				continue
-			}
-			parallel.For(j.np, max(1, grain(j.np, threads)), j.packB)
-			parallel.For(rowPanels, g, j.mul)
-		}
+		parallel.For(np, max(1, grain(np, threads)), p.packB)
+		parallel.For(rowPanels, g, p.mul)
 	}
 }
 
@@ -449,6 +467,9 @@ type dpJob struct {
 	rs, gs     int // the kernel's strides of a packed A panel
 	jb, np     int // the column block: panels [jb, jb+np)
 }
+
+// cols sets the column block: panels [jb, jb+np) of B.
+func (j *dpJob) cols(jb, np int) { j.jb, j.np = jb, np }
 
 // packA packs A's row panels [lo, hi) of the depth block (those that are
 // not read in place).
