@@ -188,3 +188,31 @@ func TestGradScalerOverflowCUDA(t *testing.T) {
 		}
 	})
 }
+
+// TestGradScalerUnscaleCUDA: Unscale finds an inf or NaN in gradients on
+// the GPU (through its reduction there) as on the CPU, reports finite
+// gradients as finite, and divides them by the scale on the device.
+func TestGradScalerUnscaleCUDA(t *testing.T) {
+	gpu(t)
+	dev := tensor.CUDA(0)
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	for _, c := range []struct {
+		name string
+		bad  float32
+		want bool
+	}{{"finite", 3, false}, {"+inf", inf, true}, {"-inf", -inf, true}, {"NaN", nan, true}} {
+		for _, d := range []tensor.Device{tensor.CPU, dev} {
+			a := tensor.Zeros(2, 3).To(d).RequiresGrad()
+			b := tensor.Zeros(5).To(d).RequiresGrad()
+			a.SetGrad(tensor.New([]float32{1, 2, 3, 4, 5, 6}, 2, 3).To(d))
+			b.SetGrad(tensor.New([]float32{8, 16, c.bad, 32, 64}, 5).To(d))
+			s := optim.NewGradScaler(optim.GradScalerConfig{InitScale: 8})
+			if got := s.Unscale([]*tensor.Tensor{a, b}); got != c.want {
+				t.Errorf("%s on %s: Unscale found inf %v, want %v", c.name, d, got, c.want)
+			}
+			if g := a.Grad(); g.Device() != d || !slices.Equal(g.Float32s(), []float32{0.125, 0.25, 0.375, 0.5, 0.625, 0.75}) {
+				t.Errorf("%s on %s: unscaled gradient %v on %s, want the gradient / 8 on %s", c.name, d, g.Float32s(), g.Device(), d)
+			}
+		}
+	}
+}

@@ -23,7 +23,8 @@
 #      and TestOps16 against the CPU; tensor's TestGolden16CUDA: PyTorch's
 #      16-bit goldens; autocast on the GPU: tensor's TestAutocastCUDA and
 #      TestAutocastCastsParameterOnceCUDA, the cuda package's
-#      TestAutocastTrainingMatchesCPU and TestGradScalerOverflowCUDA,
+#      TestAutocastTrainingMatchesCPU, TestGradScalerOverflowCUDA and
+#      TestGradScalerUnscaleCUDA,
 #      cmd/train's TestTrain16CUDA: train --dtype=bfloat16 and float16),
 #   3. the tests that hardware may make flaky, 20 times each
 #      (the suite's Embedding: float atomics in any order; MatMul and
@@ -141,7 +142,7 @@ if [ -z "${ONLY:-}" -o "${ONLY:-}" = cuda ] && [ -f "$OUT/cuda.log" ]; then
 	echo
 	echo "== bfloat16 and float16 on the GPU (casts, cublasGemmEx products, elementwise kernels, 16-bit tensors)"
 	for t in TestBackend/Cast16 TestBackend/MatMul16 TestBackend/Unary16 TestBackend/UnaryGrad16 TestBackend/Binary16 TestBackend/Where16 \
-		TestTensor16 TestOps16 TestAutocastTrainingMatchesCPU TestGradScalerOverflowCUDA; do
+		TestTensor16 TestOps16 TestAutocastTrainingMatchesCPU TestGradScalerOverflowCUDA TestGradScalerUnscaleCUDA; do
 		res=missing
 		grep -q -- "--- PASS: $t " "$OUT/cuda.log" && res=PASS
 		grep -q -- "--- FAIL: $t " "$OUT/cuda.log" && res=FAIL
