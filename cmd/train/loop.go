@@ -153,7 +153,7 @@ func (t *trainer) step() (loss float64, norm float32, skipped bool, err error) {
 		return 0, 0, false, err
 	}
 	params := t.params()
-	// (the ranks' gradients are summed: an inf on one is an inf on all,
+	// (the ranks' gradients are averaged: an inf on one is an inf on all,
 	// so every rank skips the same steps)
 	if t.scaler != nil && t.scaler.Unscale(params) {
 		skipped = true
