@@ -28,8 +28,9 @@
 // GradScaler is dynamic loss scaling for float16 training with
 // torch.cuda.amp.GradScaler's rules (scale 2¹⁶ at first, halved after a
 // step with inf/NaN gradients, which is skipped, doubled after 2000 clean
-// steps; unscale before clipping). cmd/train does not use it yet: float16
-// training needs the CUDA products it is meant for.
+// steps; unscale before clipping), as cmd/train's --dtype=float16
+// --device=cuda uses it (tensor.Autocast(tensor.Float16, …) around the
+// forward pass).
 //
 // Learning-rate schedules are Schedules, values whose At(step) gives the
 // rate of a step as torch.optim.lr_scheduler does: ConstantLR, LinearLR

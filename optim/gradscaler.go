@@ -87,9 +87,11 @@ func (s *GradScaler) ScaleLoss(loss *tensor.Tensor) *tensor.Tensor { return loss
 // Unscale multiplies the gradients of params by the reciprocal of the
 // scale (rounded to float32 from float64, as PyTorch does; not at all
 // when it is 1) and reports whether any element was an infinity or NaN
-// before. Call it after the backward passes of a step and before
-// clipping; Step calls it when it has not run. It panics with a
-// *tensor.Error when called twice, or after Step, before Update.
+// before (on a GPU without copying the gradients to the host: one
+// reduction there per gradient and one scalar read). Call it after the
+// backward passes of a step and before clipping; Step calls it when it
+// has not run. It panics with a *tensor.Error when called twice, or
+// after Step, before Update.
 func (s *GradScaler) Unscale(params []*tensor.Tensor) (foundInf bool) {
 	switch {
 	case s.unscaled:
@@ -98,15 +100,30 @@ func (s *GradScaler) Unscale(params []*tensor.Tensor) (foundInf bool) {
 		panic(&tensor.Error{Pkg: "optim", Op: "GradScaler.Unscale", Msg: "Unscale is being called after Step; call Update first"})
 	}
 	inv := float32(1 / float64(s.scale))
+	// off the CPU the gradients stay where they are: probe sums g·0 over
+	// them there, 0 unless an element is an inf or NaN (whose product
+	// with 0 is NaN), and only that scalar comes to the host
+	var probe *tensor.Tensor
 	for _, p := range params {
 		g := p.Grad()
 		if g == nil {
 			continue
 		}
-		for _, v := range g.Float32s() {
-			if math.IsInf(float64(v), 0) || v != v {
-				s.foundInf = true
-				break
+		if g.Device() != tensor.CPU {
+			z := g.Detach().MulScalar(0)
+			sum := z.Sum()
+			z.Release()
+			if probe == nil {
+				probe = sum
+			} else {
+				probe = probe.Add(sum)
+			}
+		} else if !s.foundInf {
+			for _, v := range g.Float32s() {
+				if math.IsInf(float64(v), 0) || v != v {
+					s.foundInf = true
+					break
+				}
 			}
 		}
 		if inv != 1 {
@@ -115,6 +132,9 @@ func (s *GradScaler) Unscale(params []*tensor.Tensor) (foundInf bool) {
 			d.CopyFrom(scaled)
 			scaled.Release()
 		}
+	}
+	if probe != nil && probe.Item() != 0 {
+		s.foundInf = true
 	}
 	s.unscaled = true
 	return s.foundInf

@@ -25,8 +25,11 @@
 # losses agree, and fine-tunes random Llama and Qwen3 hub models with
 # `train --init_from=DIR --device cuda` against `--device cpu` (cmd/train's
 # TestFineTuneLlamaCUDA: the fused RMSNorm, rotary, SwiGLU and
-# grouped-query attention kernels end to end), and LoRA adapters trained
-# on cuda against cpu (cmd/train's TestLoRACUDA).
+# grouped-query attention kernels end to end), LoRA adapters trained
+# on cuda against cpu (cmd/train's TestLoRACUDA), and 16-bit autocast:
+# tensor's TestAutocastCUDA and TestAutocastCastsParameterOnceCUDA, and
+# `train --dtype=bfloat16` and `--dtype=float16` (loss scaling, resumed)
+# on cuda (cmd/train's TestTrain16CUDA).
 #
 # What the emulation checks: the Go side's driver and cuBLAS calls (context
 # current on the calling thread, launch shapes, argument counts and sizes
@@ -113,7 +116,7 @@ fi
 echo "  TestUploadConcurrent passed under -race"
 
 echo "== cuda_emu: PyTorch's golden values on the emulated GPU (tensor: TestGoldenCUDA)"
-if ! (cd tensor && "$tmp/tensor.test" -test.count=1 -test.v -test.run '^(TestGoldenCUDA|TestGolden16CUDA|TestFunctionCUDA)$') >"$tmp/golden.log" 2>&1; then
+if ! (cd tensor && "$tmp/tensor.test" -test.count=1 -test.v -test.run '^(TestGoldenCUDA|TestGolden16CUDA|TestFunctionCUDA|TestAutocastCUDA|TestAutocastCastsParameterOnceCUDA)$') >"$tmp/golden.log" 2>&1; then
 	grep -E -A4 -- '--- FAIL|panic' "$tmp/golden.log" | head -60
 	die "golden cases failed on the emulated device"
 fi
@@ -123,6 +126,10 @@ grep -q -- '^--- PASS: TestGolden16CUDA' "$tmp/golden.log" || { tail -5 "$tmp/go
 printf '  %d bfloat16 and float16 golden cases (forward and backward) match PyTorch'"'"'s 16-bit results on the emulated GPU\n' "$(grep -c -- '^        --- PASS: TestGolden16CUDA/' "$tmp/golden.log")"
 grep -q -- '^--- PASS: TestFunctionCUDA' "$tmp/golden.log" || { tail -5 "$tmp/golden.log"; die "TestFunctionCUDA did not run"; }
 echo "  custom tensor.Functions differentiate on the emulated GPU (TestFunctionCUDA)"
+for t in TestAutocastCUDA TestAutocastCastsParameterOnceCUDA; do
+	grep -q -- "^--- PASS: $t" "$tmp/golden.log" || { tail -5 "$tmp/golden.log"; die "$t did not run"; }
+done
+echo "  autocast's products on the emulated GPU match the CPU's, each parameter cast once per region (TestAutocastCUDA, TestAutocastCastsParameterOnceCUDA)"
 
 echo "== cuda_emu: train --device cuda against --device cpu"
 go build -tags cuda -o "$tmp/train" ./cmd/train
@@ -154,14 +161,16 @@ else
 	echo "  note: the samples differ (sampling follows the logits, which differ in the last bits)"
 fi
 
-echo "== cuda_emu: train --init_from=DIR --device cuda on Llama-family models against --device cpu, and LoRA (cmd/train: TestFineTuneLlamaCUDA, TestLoRACUDA)"
-if ! (cd cmd/train && "$tmp/train.test" -test.count=1 -test.v -test.run '^(TestFineTuneLlamaCUDA|TestLoRACUDA)$') >"$tmp/llama.log" 2>&1 ||
+echo "== cuda_emu: train --init_from=DIR --device cuda on Llama-family models against --device cpu, LoRA, and 16-bit autocast (cmd/train: TestFineTuneLlamaCUDA, TestLoRACUDA, TestTrain16CUDA)"
+if ! (cd cmd/train && "$tmp/train.test" -test.count=1 -test.v -test.run '^(TestFineTuneLlamaCUDA|TestLoRACUDA|TestTrain16CUDA)$') >"$tmp/llama.log" 2>&1 ||
 	! grep -q -- '^--- PASS: TestFineTuneLlamaCUDA' "$tmp/llama.log" || ! grep -q -- '^--- PASS: TestLoRACUDA' "$tmp/llama.log" ||
+	! grep -q -- '^--- PASS: TestTrain16CUDA' "$tmp/llama.log" ||
 	grep -q -- '--- SKIP' "$tmp/llama.log"; then
 	grep -E -A6 -- '--- FAIL|--- SKIP|panic|loss [0-9]+:' "$tmp/llama.log" | head -40
 	die "fine-tuning a Llama-family model on the emulated GPU failed, skipped or disagrees with the CPU"
 fi
 grep -E -- '^    --- PASS' "$tmp/llama.log" | awk '{ printf "  %-5s %s\n", $2, $3 }'
 echo "  every logged loss (train and eval) of cuda and cpu agrees to 1e-4 relative; LoRA's losses and adapter gradients too (TestLoRACUDA)"
+echo "  train --dtype=bfloat16 on cuda logs cpu's losses to 1e-3; --dtype=float16 trains with loss scaling, its scaler state resumed (TestTrain16CUDA)"
 echo
 echo "cuda_emu: OK"

@@ -17,7 +17,8 @@
 # listed by name: cmd/train's TestFineTuneLlamaCUDA, and LoRA training on
 # cuda against cpu: cmd/train's TestLoRACUDA; and the bfloat16 and float16
 # kernels: casts, cublasGemmEx products, elementwise kernels, 16-bit
-# tensors against the CPU and PyTorch's 16-bit goldens), then times cmd/gpubench next to its
+# tensors against the CPU and PyTorch's 16-bit goldens; autocast and
+# train --dtype=bfloat16/float16 on cuda against cpu), then times cmd/gpubench next to its
 # PyTorch twin scripts/gpubench_peer.py (baby GPT and GPT-2-124M shapes,
 # tokens/s and the ratio).
 #

@@ -21,7 +21,11 @@
 #      every bit pattern against the CPU's casts; MatMul16: cublasGemmEx
 #      with float32 compute; the 16-bit elementwise kernels; TestTensor16
 #      and TestOps16 against the CPU; tensor's TestGolden16CUDA: PyTorch's
-#      16-bit goldens),
+#      16-bit goldens; autocast on the GPU: tensor's TestAutocastCUDA and
+#      TestAutocastCastsParameterOnceCUDA, the cuda package's
+#      TestAutocastTrainingMatchesCPU, TestGradScalerOverflowCUDA and
+#      TestGradScalerUnscaleCUDA,
+#      cmd/train's TestTrain16CUDA: train --dtype=bfloat16 and float16),
 #   3. the tests that hardware may make flaky, 20 times each
 #      (the suite's Embedding: float atomics in any order; MatMul and
 #      TestMatMulTF32: TF32; Softmax: long rows),
@@ -138,7 +142,7 @@ if [ -z "${ONLY:-}" -o "${ONLY:-}" = cuda ] && [ -f "$OUT/cuda.log" ]; then
 	echo
 	echo "== bfloat16 and float16 on the GPU (casts, cublasGemmEx products, elementwise kernels, 16-bit tensors)"
 	for t in TestBackend/Cast16 TestBackend/MatMul16 TestBackend/Unary16 TestBackend/UnaryGrad16 TestBackend/Binary16 TestBackend/Where16 \
-		TestTensor16 TestOps16; do
+		TestTensor16 TestOps16 TestAutocastTrainingMatchesCPU TestGradScalerOverflowCUDA TestGradScalerUnscaleCUDA; do
 		res=missing
 		grep -q -- "--- PASS: $t " "$OUT/cuda.log" && res=PASS
 		grep -q -- "--- FAIL: $t " "$OUT/cuda.log" && res=FAIL
@@ -151,6 +155,20 @@ if [ -z "${ONLY:-}" -o "${ONLY:-}" = cuda ] && [ -f "$OUT/cuda.log" ]; then
 		grep -q -- '^--- FAIL: TestGolden16CUDA ' "$OUT/tensor.log" && res=FAIL
 		printf '  %-32s %s (PyTorch'"'"'s bfloat16 and float16 goldens, forward and backward)\n' TestGolden16CUDA "$res"
 		[ "$res" = PASS ] || failed+=(TestGolden16CUDA)
+		for t in TestAutocastCUDA TestAutocastCastsParameterOnceCUDA; do
+			res=missing
+			grep -q -- "^--- PASS: $t " "$OUT/tensor.log" && res=PASS
+			grep -q -- "^--- FAIL: $t " "$OUT/tensor.log" && res=FAIL
+			printf '  %-32s %s (autocast on the GPU against the CPU)\n' "$t" "$res"
+			[ "$res" = PASS ] || failed+=("$t")
+		done
+	fi
+	if [ -f "$OUT/cmd_train.log" ]; then
+		res=missing
+		grep -q -- '^--- PASS: TestTrain16CUDA ' "$OUT/cmd_train.log" && res=PASS
+		grep -q -- '^--- FAIL: TestTrain16CUDA ' "$OUT/cmd_train.log" && res=FAIL
+		printf '  %-32s %s (train --dtype=bfloat16 and float16 --device cuda, resumed)\n' TestTrain16CUDA "$res"
+		[ "$res" = PASS ] || failed+=(TestTrain16CUDA)
 	fi
 fi
 

@@ -44,9 +44,10 @@ type autocastRegion struct {
 }
 
 // Autocast runs f with automatic mixed precision in dt on the calling
-// goroutine, like torch.autocast("cpu", dtype=torch.bfloat16): the
-// products of f's CPU tensors take operands rounded to dt (BFloat16 or
-// Float16) and sum them in float32, and the rest of f computes in float32
+// goroutine, like torch.autocast("cpu", dtype=torch.bfloat16) (or
+// torch.autocast("cuda", …)): the products of f's tensors on the CPU or
+// a CUDA device take operands rounded to dt (BFloat16 or Float16) and sum
+// them in float32, and the rest of f computes in float32
 // (see the package documentation's section on mixed precision).
 // Autocast(Float32, f) switches it off inside f, like
 // torch.autocast(enabled=False).
@@ -88,16 +89,18 @@ func currentAutocast() *autocastRegion {
 }
 
 // autocastFor returns the calling goroutine's region when it is on and
-// applies to the operands: floating-point tensors on the CPU (the only
-// backend with 16-bit products so far; on others the product is left as
-// it is).
+// applies to the operands: floating-point tensors on a backend with
+// 16-bit storages (Backend16: the CPU's, and CUDA's, whose MatMul
+// multiplies two bfloat16 or float16 operands with float32 sums into a
+// float32 result through cublasGemmEx); on other backends the product is
+// left as it is.
 func autocastFor(ts ...*Tensor) *autocastRegion {
 	r := currentAutocast()
 	if r == nil || !is16(r.dt) {
 		return nil
 	}
 	for _, t := range ts {
-		if t.Device() != CPU || !t.DType().IsFloatingPoint() {
+		if !has16(t.backend) || !t.DType().IsFloatingPoint() {
 			return nil
 		}
 	}
@@ -153,19 +156,18 @@ func (r *autocastRegion) operand(x *Tensor) *Tensor {
 // round returns x rounded to the region's dtype, not recorded: in one pass
 // over its block of storage, keeping x's strides, when x is a CPU float32
 // tensor whose elements fill a block without gaps (a contiguous tensor or
-// a permutation of one, such as a transposed matrix); else as ToDType
-// rounds, into a contiguous tensor.
+// a permutation of one, such as a transposed matrix); else (another
+// layout, another backend) as ToDType rounds, into a contiguous tensor.
 func (r *autocastRegion) round(x *Tensor) *Tensor {
 	n := x.Numel()
-	if r.dt == BFloat16 && x.DType() == Float32 && n > 0 && denseBlock(x.layout) {
+	_, onCPU := x.backend.(cpuBackend)
+	if onCPU && r.dt == BFloat16 && x.DType() == Float32 && n > 0 {
+		if !denseBlock(x.layout) {
+			x = x.Detach().Contiguous()
+		}
 		c := emptyOut("Autocast", x.backend, r.dt, []int{n}).storage // written in full below
 		if roundInto(c, x.storage, x.layout.Offset, n) {
 			return newTensor(x.backend, c, Layout{Shape: cloneInts(x.layout.Shape), Strides: cloneInts(x.layout.Strides)})
-		}
-	}
-	if r.dt == BFloat16 && x.DType() == Float32 && n > 0 {
-		if c := x.Detach().Contiguous(); denseBlock(c.layout) {
-			return r.round(c)
 		}
 	}
 	return x.Detach().ToDType(r.dt)

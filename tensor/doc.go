@@ -146,8 +146,11 @@
 //
 // # Mixed precision
 //
-// Autocast(BFloat16, f) is torch.autocast("cpu", dtype=torch.bfloat16):
-// inside f, MatMul (and through it nn's Linear and the products of the
+// Autocast(BFloat16, f) is torch.autocast("cpu", dtype=torch.bfloat16),
+// and on CUDA tensors torch.autocast("cuda", dtype=torch.bfloat16) (the
+// products then cublasGemmEx calls on 16-bit operands with float32
+// compute; Autocast(Float16, f) likewise, for training with
+// optim.GradScaler): inside f, MatMul (and through it nn's Linear and the products of the
 // attention operations) rounds its operands to bfloat16, sums in float32
 // and returns Float32; everything else (softmax, layer norm, losses,
 // elementwise operations) computes in float32 as before. PyTorch's

@@ -44,10 +44,19 @@ type ckptMeta struct {
 	// LoRAConfig is the adapters' PEFT config that nn.SaveCheckpoint
 	// writes for a run with --lora_rank (read back for sampling).
 	LoRAConfig json.RawMessage `json:"lora_config,omitempty"`
+	// Scaler is float16's loss scaler state (optim.GradScaler), restored
+	// on --resume; absent for the other dtypes.
+	Scaler *scalerState `json:"scaler,omitempty"`
 
 	// tok is Tokenizer: the tokenizer saveCheckpoint writes, the one
 	// readCheckpoint read.
 	tok tokenizer.Tokenizer
+}
+
+// scalerState is a GradScaler's state as PyTorch's state_dict names it.
+type scalerState struct {
+	Scale         float32 `json:"scale"`
+	GrowthTracker int     `json:"growth_tracker"`
 }
 
 // corpusInfo identifies the corpus a run trained on.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/wickml/wick/optim"
 	"github.com/wickml/wick/tensor"
 )
 
@@ -35,11 +36,12 @@ func checkSampleDType(o *options, dev tensor.Device) (tensor.DType, error) {
 }
 
 // trainDType returns the dtype that --dtype names for training on dev:
-// Float32, or BFloat16 for autocast (tensor.Autocast: the products on
-// bfloat16 operands with float32 sums, the rest, the weights, gradients
-// and AdamW state in float32), which runs on the cpu so far. float16,
-// which needs loss scaling (optim.GradScaler), is for cuda and refused
-// on the cpu; the cuda path has no 16-bit products yet.
+// Float32, or BFloat16 or Float16 for autocast (tensor.Autocast: the
+// products on 16-bit operands with float32 sums, the rest, the weights,
+// gradients and AdamW state in float32). bfloat16 trains on the cpu and
+// on cuda; float16, which needs loss scaling (optim.GradScaler,
+// newScaler), on cuda only: it is refused on the cpu, as PyTorch's cpu
+// autocast has no float16.
 func trainDType(o *options, dev tensor.Device) (tensor.DType, error) {
 	dt, err := weightDType(o.Dtype)
 	switch {
@@ -47,14 +49,25 @@ func trainDType(o *options, dev tensor.Device) (tensor.DType, error) {
 		return dt, err
 	case dt == tensor.Float16 && dev == tensor.CPU:
 		return 0, errors.New("--dtype=float16 does not train on the cpu (float16 needs loss scaling, for cuda); use --dtype=bfloat16 or float32")
-	case dev != tensor.CPU:
-		return 0, fmt.Errorf("--dtype=%s trains on the cpu only so far (autocast has no 16-bit products on %s yet); use --dtype=float32 or --device=cpu", o.Dtype, dev)
+	case dev != tensor.CPU && dev.Kind != tensor.KindCUDA:
+		return 0, fmt.Errorf("--dtype=%s trains on the cpu and cuda only (autocast has no 16-bit products on %s); use --dtype=float32", o.Dtype, dev)
 	}
 	return dt, nil
 }
 
+// newScaler returns the dynamic loss scaler of a run in dt: PyTorch's
+// torch.cuda.amp.GradScaler defaults for float16 (scale 2¹⁶, halved after
+// a step with inf/NaN gradients, which is skipped, doubled after 2000
+// steps without), nil for the other dtypes, which need none.
+func newScaler(dt tensor.DType) *optim.GradScaler {
+	if dt != tensor.Float16 {
+		return nil
+	}
+	return optim.NewGradScaler(optim.GradScalerConfig{})
+}
+
 // autocast runs f, a forward pass and its loss, in the run's dtype:
-// inside tensor.Autocast for bfloat16, as nanoGPT's ctx.
+// inside tensor.Autocast for bfloat16 and float16, as nanoGPT's ctx.
 func (t *trainer) autocast(f func()) {
 	if t.dt == tensor.Float32 || t.dt == 0 {
 		f()

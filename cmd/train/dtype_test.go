@@ -132,3 +132,37 @@ func TestBF16TrainResume(t *testing.T) {
 		t.Errorf("loss %v → %v in bfloat16, %v → %v in float32: want a falling loss within 5%% of float32's", a[0], a[29], c[0], c[29])
 	}
 }
+
+// TestTrainDType checks which dtype --dtype trains in on each device:
+// float32 everywhere, bfloat16 on the cpu and cuda, float16 on cuda only
+// (with a loss scaler at PyTorch's initial scale; none for the others).
+func TestTrainDType(t *testing.T) {
+	for _, c := range []struct {
+		flag   string
+		dev    tensor.Device
+		want   tensor.DType
+		errSub string
+	}{
+		{"float32", tensor.CPU, tensor.Float32, ""},
+		{"float32", tensor.CUDA(0), tensor.Float32, ""},
+		{"bfloat16", tensor.CPU, tensor.BFloat16, ""},
+		{"bfloat16", tensor.CUDA(0), tensor.BFloat16, ""},
+		{"float16", tensor.CUDA(1), tensor.Float16, ""},
+		{"float16", tensor.CPU, 0, "--dtype=float16 does not train on the cpu"},
+	} {
+		dt, err := trainDType(&options{Dtype: c.flag}, c.dev)
+		if c.errSub != "" {
+			if err == nil || !strings.Contains(err.Error(), c.errSub) {
+				t.Errorf("--dtype=%s on %s: error %v, want one with %q", c.flag, c.dev, err, c.errSub)
+			}
+			continue
+		}
+		if err != nil || dt != c.want {
+			t.Errorf("--dtype=%s on %s: %s, %v; want %s", c.flag, c.dev, dt, err, c.want)
+		}
+		s := newScaler(dt)
+		if (s != nil) != (dt == tensor.Float16) || s != nil && (s.Scale() != 65536 || s.GrowthTracker() != 0) {
+			t.Errorf("--dtype=%s: loss scaler %v; want one at scale 65536 for float16 alone", c.flag, s)
+		}
+	}
+}

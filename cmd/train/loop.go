@@ -43,7 +43,8 @@ type trainer struct {
 	dp            *dist.DataParallel // nil when training alone
 	samplerStates [][]byte           // every slot's sampler state at the last evaluation
 
-	dt tensor.DType // --dtype: Float32, or BFloat16 for autocast (dtype.go)
+	dt     tensor.DType      // --dtype: Float32, or BFloat16 or Float16 for autocast (dtype.go)
+	scaler *optim.GradScaler // float16's dynamic loss scaling, nil for the other dtypes
 }
 
 // loop runs nanoGPT's training loop from t.iter to max_iters: at every
@@ -97,7 +98,8 @@ func (t *trainer) loop(ctx context.Context) error {
 			break
 		}
 		start := time.Now()
-		loss, norm, err := t.step()
+		scale := t.lossScale()
+		loss, norm, skipped, err := t.step()
 		if err != nil {
 			return err
 		}
@@ -106,7 +108,8 @@ func (t *trainer) loop(ctx context.Context) error {
 		t.rep.step(it, loss, dt)
 		if it%o.LogInterval == 0 && t.log != nil {
 			rec := logRecord{Kind: "train", Iter: it, Loss: &loss, LR: lr, GradNorm: float64(norm),
-				MS: dt * 1000, TokensPerSec: float64(o.BatchSize*o.BlockSize*o.GradAccum) / dt, Time: t.rep.elapsed()}
+				MS: dt * 1000, TokensPerSec: float64(o.BatchSize*o.BlockSize*o.GradAccum) / dt, Time: t.rep.elapsed(),
+				LossScale: scale, Skipped: skipped}
 			if err := t.log.add(rec); err != nil {
 				return err
 			}
@@ -120,8 +123,12 @@ func (t *trainer) loop(ctx context.Context) error {
 // step takes one optimizer step over gradient_accumulation_steps
 // micro-batches (this rank's share of them, the gradients averaged over
 // the ranks) and returns the mean loss and the gradient norm before
-// clipping. A non-finite loss stops before the weights change.
-func (t *trainer) step() (loss float64, norm float32, err error) {
+// clipping. A non-finite loss stops before the weights change. In
+// float16 (t.scaler) the loss is scaled before Backward and the
+// gradients unscaled before clipping, as with torch.cuda.amp.GradScaler;
+// a step whose gradients hold an inf or NaN is skipped (skipped, the
+// norm then 0) and the scale halved.
+func (t *trainer) step() (loss float64, norm float32, skipped bool, err error) {
 	o := t.o
 	for _, s := range t.samplers {
 		x, y := s.Next()
@@ -131,24 +138,46 @@ func (t *trainer) step() (loss float64, norm float32, err error) {
 		})
 		v := float64(l.Item())
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return 0, 0, t.diverged(fmt.Sprintf("training loss is %v at iteration %d", v, t.iter))
+			return 0, 0, false, t.diverged(fmt.Sprintf("training loss is %v at iteration %d", v, t.iter))
 		}
 		loss += v / float64(len(t.samplers))
 		if len(t.samplers) > 1 {
 			l = l.DivScalar(float32(len(t.samplers)))
 		}
+		if t.scaler != nil {
+			l = t.scaler.ScaleLoss(l)
+		}
 		l.Backward()
 	}
 	if err := t.syncStep(&loss); err != nil {
-		return 0, 0, err
+		return 0, 0, false, err
 	}
 	params := t.params()
-	if o.GradClip > 0 {
+	// (the ranks' gradients are averaged: an inf on one is an inf on all,
+	// so every rank skips the same steps)
+	if t.scaler != nil && t.scaler.Unscale(params) {
+		skipped = true
+	}
+	if o.GradClip > 0 && !skipped {
 		norm = optim.ClipGradNorm(params, float32(o.GradClip))
 	}
-	t.opt.Step()
+	if t.scaler != nil {
+		t.scaler.Step(t.opt, params)
+		t.scaler.Update()
+	} else {
+		t.opt.Step()
+	}
 	t.opt.ZeroGrad()
-	return loss, norm, nil
+	return loss, norm, skipped, nil
+}
+
+// lossScale returns the scale of float16's loss scaling for the next
+// step, 0 for the other dtypes.
+func (t *trainer) lossScale() float64 {
+	if t.scaler == nil {
+		return 0
+	}
+	return float64(t.scaler.Scale())
 }
 
 // evaluate returns the mean loss over eval_iters batches of each split,
@@ -245,6 +274,9 @@ func pplText(loss float64) string {
 func (t *trainer) save() error {
 	meta := &ckptMeta{Iter: t.iter, BestVal: t.bestVal, Options: t.o, tok: t.tok,
 		RNGGlobal: tensor.GlobalGenerator().State(), RNGSampler: t.samplerStates[0], Data: t.info}
+	if t.scaler != nil {
+		meta.Scaler = &scalerState{Scale: t.scaler.Scale(), GrowthTracker: t.scaler.GrowthTracker()}
+	}
 	if len(t.samplerStates) > 1 {
 		meta.RNGSamplers = t.samplerStates
 	}
@@ -352,8 +384,11 @@ func (t *trainer) describe(corpus string, dev tensor.Device, nParams int, resume
 			o.NLayer, o.NHead, o.NEmbd, o.BlockSize, o.Dropout, o.Bias, float64(nParams)/1e6, dev)
 	}
 	fmt.Fprintf(t.out, "training: %d iterations of %d×%d tokens", o.MaxIters, o.BatchSize*o.GradAccum, o.BlockSize)
-	if t.dt == tensor.BFloat16 {
+	switch t.dt {
+	case tensor.BFloat16:
 		fmt.Fprint(t.out, " in bfloat16 autocast")
+	case tensor.Float16:
+		fmt.Fprintf(t.out, " in float16 autocast with loss scaling (scale %g)", t.scaler.Scale())
 	}
 	if resumed {
 		fmt.Fprintf(t.out, ", resuming at iteration %d", t.iter)

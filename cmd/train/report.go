@@ -32,7 +32,9 @@ type logRecord struct {
 	TrainPPL     float64  `json:"train_ppl,omitempty"`
 	ValPPL       float64  `json:"val_ppl,omitempty"`
 	Saved        bool     `json:"saved,omitempty"`
-	Time         float64  `json:"time_s"` // seconds since this process started training
+	LossScale    float64  `json:"loss_scale,omitempty"` // float16: the scale the step's loss was multiplied by
+	Skipped      bool     `json:"skipped,omitempty"`    // float16: the step was skipped (inf/NaN gradients)
+	Time         float64  `json:"time_s"`               // seconds since this process started training
 }
 
 // runLog appends records to log.jsonl and keeps them for the loss curve.
@@ -354,7 +356,11 @@ func (r *reporter) logStep(rec logRecord) {
 	if r.bar {
 		return
 	}
-	fmt.Fprintf(r.w, "iter %d: loss %.4f, lr %.2e, time %.2fms, %s tok/s\n", rec.Iter, *rec.Loss, rec.LR, rec.MS, humanRate(rec.TokensPerSec))
+	skipped := ""
+	if rec.Skipped {
+		skipped = fmt.Sprintf(", skipped (inf/NaN gradients at loss scale %g)", rec.LossScale)
+	}
+	fmt.Fprintf(r.w, "iter %d: loss %.4f, lr %.2e, time %.2fms, %s tok/s%s\n", rec.Iter, *rec.Loss, rec.LR, rec.MS, humanRate(rec.TokensPerSec), skipped)
 }
 
 // finish ends the bar line and prints the throughput of this process.

@@ -231,7 +231,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	t := &trainer{o: o, model: model, lora: lora, opt: opt, tok: tok, train: trainIDs, val: valIDs,
-		samplers: samplers, info: info, dt: dt,
+		samplers: samplers, info: info, dt: dt, scaler: newScaler(dt),
 		out: stdout, lastSaved: -1, evalDone: -1,
 		sched: optim.CosineLR{MaxLR: o.LearningRate, MinLR: o.MinLR, WarmupIters: o.WarmupIters, DecayIters: o.decayIters()}}
 	if meta != nil {
@@ -252,6 +252,12 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("checkpoint %s is corrupt: global generator state: %v", path, err)
 		}
 		t.iter, t.bestVal, t.lastSaved = meta.Iter, meta.BestVal, meta.Iter
+		if t.scaler != nil && meta.Scaler != nil {
+			if sc := meta.Scaler; !(sc.Scale > 0 && !math.IsInf(float64(sc.Scale), 0)) || sc.GrowthTracker < 0 {
+				return fmt.Errorf("checkpoint %s is corrupt: loss scaler state %+v", path, *sc)
+			}
+			t.scaler.SetState(meta.Scaler.Scale, meta.Scaler.GrowthTracker)
+		}
 	}
 	if err := t.startJob(comm); err != nil {
 		return err
