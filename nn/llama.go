@@ -331,6 +331,15 @@ func (m *Llama) NewKVCache(batch, capacity int) *KVCache {
 func (m *Llama) ForwardCached(idx *tensor.Tensor, cache *KVCache) *tensor.Tensor {
 	checkTokens("Llama.ForwardCached", idx)
 	t := idx.Size(1)
+	if t == 1 && idx.Size(0) == 1 && idx.Device() == tensor.CPU && cache.Len < cache.Capacity {
+		if tok := idx.Ints()[0]; tok >= 0 && tok < m.Config.VocabSize {
+			if f, ok := m.fusedDecode(cache); ok {
+				logits := m.decodeFused(f, tok, cache.Len)
+				cache.Len++
+				return logits
+			}
+		}
+	}
 	h := m.hidden(idx, cache)
 	cache.Len += t
 	return m.LMHead.Forward(h.Slice(1, t-1, t)).Reshape(idx.Size(0), -1)
