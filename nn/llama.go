@@ -326,11 +326,23 @@ func (m *Llama) NewKVCache(batch, capacity int) *KVCache {
 	return c
 }
 
-// ForwardCached implements CausalLM. It panics if idx is not Int64
-// [B, T] or the cache cannot take T more positions.
+// ForwardCached implements CausalLM. One token of one sequence (idx
+// [1, 1]) of a float32 model on the CPU, outside a recorded pass and an
+// autocast region, takes a fused step (llama_fused.go) with the eager
+// ops' bits. It panics if idx is not Int64 [B, T] or the cache cannot
+// take T more positions.
 func (m *Llama) ForwardCached(idx *tensor.Tensor, cache *KVCache) *tensor.Tensor {
 	checkTokens("Llama.ForwardCached", idx)
 	t := idx.Size(1)
+	if t == 1 && idx.Size(0) == 1 && idx.Device() == tensor.CPU && cache.Len < cache.Capacity {
+		if tok := idx.Ints()[0]; tok >= 0 && tok < m.Config.VocabSize {
+			if f, ok := m.fusedDecode(cache); ok {
+				logits := m.decodeFused(f, tok, cache.Len)
+				cache.Len++
+				return logits
+			}
+		}
+	}
 	h := m.hidden(idx, cache)
 	cache.Len += t
 	return m.LMHead.Forward(h.Slice(1, t-1, t)).Reshape(idx.Size(0), -1)

@@ -111,19 +111,25 @@ func (r *Rotary) CosSin(offset, t int, dev tensor.Device) (cos, sin *tensor.Tens
 // cosSinAt is CosSin of the t positions pos(0) … pos(t−1), in any order
 // (the tokens of a serving batch, each at its own sequence's position).
 func (r *Rotary) cosSinAt(t int, position func(int) int, dev tensor.Device) (cos, sin *tensor.Tensor) {
-	d, half := r.HeadDim, r.HeadDim/2
+	d := r.HeadDim
 	c := make([]float32, t*d)
 	s := make([]float32, t*d)
 	for p := range t {
-		pos := float32(position(p))
-		for i, f := range r.InvFreq {
-			a := float64(pos * f)
-			cv, sv := float32(math.Cos(a)), float32(math.Sin(a))
-			c[p*d+i], c[p*d+half+i] = cv, cv
-			s[p*d+i], s[p*d+half+i] = sv, sv
-		}
+		r.cosSinRow(c[p*d:(p+1)*d], s[p*d:(p+1)*d], position(p))
 	}
 	return tensor.New(c, t, d).To(dev), tensor.New(s, t, d).To(dev)
+}
+
+// cosSinRow writes cos and sin [HeadDim] of position pos.
+func (r *Rotary) cosSinRow(c, s []float32, pos int) {
+	half := r.HeadDim / 2
+	p := float32(pos)
+	for i, f := range r.InvFreq {
+		a := float64(p * f)
+		cv, sv := float32(math.Cos(a)), float32(math.Sin(a))
+		c[i], c[half+i] = cv, cv
+		s[i], s[half+i] = sv, sv
+	}
 }
 
 // ApplyRotary rotates x [..., T, HeadDim] by the angles of cos and sin

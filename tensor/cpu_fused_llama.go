@@ -1,9 +1,8 @@
 package tensor
 
 import (
-	"math"
-
 	"github.com/wickml/wick/internal/blas"
+	"github.com/wickml/wick/internal/kernels"
 	"github.com/wickml/wick/internal/parallel"
 )
 
@@ -20,25 +19,7 @@ func (cpuBackend) RMSNorm(dst, rstd, x, w Storage, rows, cols int, eps float32) 
 	d, rs, xs, ws := fs(dst), fs(rstd), fs(x), optF(w)
 	parallelFor(rows, max(1, grain/max(cols, 1)), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			xr, dr := xs[r*cols:(r+1)*cols], d[r*cols:(r+1)*cols]
-			var sum float64
-			for _, v := range xr {
-				sum += float64(v * v)
-			}
-			// as Square, Mean (a float64 sum rounded, then divided in
-			// float32), AddScalar and Rsqrt round
-			ms := float32(sum) / float32(cols)
-			inv := float32(1 / math.Sqrt(float64(ms+eps)))
-			rs[r] = inv
-			if ws == nil {
-				for j, v := range xr {
-					dr[j] = v * inv
-				}
-				continue
-			}
-			for j, v := range xr {
-				dr[j] = ws[j] * (v * inv)
-			}
+			rs[r] = kernels.RMSNormRow(d[r*cols:(r+1)*cols], xs[r*cols:(r+1)*cols], ws, eps)
 		}
 	})
 }
@@ -100,17 +81,15 @@ func (cpuBackend) Rotary(dst, x Storage, xl Layout, cos, sin Storage, transpose 
 			xr := xs[xl.Offset+ai*xl.Strides[0]+hi2*xl.Strides[1]+ti*xl.Strides[2]:]
 			dr := ds[r*d : (r+1)*d]
 			c, s := cs[ti*d:(ti+1)*d], ss[ti*d:(ti+1)*d]
-			for i := range half {
+			if !transpose {
+				// as x·cos + cat(−x₂, x₁)·sin rounds
+				kernels.RotaryRow(dr, xr[:d], c, s)
+				continue
+			}
+			for i := range half { // the transposed rotation (the backward pass)
 				x1, x2 := xr[i], xr[i+half]
-				if transpose {
-					dr[i] = float32(x1*c[i]) + float32(x2*s[i+half])
-					dr[i+half] = float32(x2*c[i+half]) - float32(x1*s[i])
-				} else {
-					// as x·cos + cat(−x₂, x₁)·sin rounds (the
-					// conversions keep the products from fusing)
-					dr[i] = float32(x1*c[i]) + float32(-x2*s[i])
-					dr[i+half] = float32(x2*c[i+half]) + float32(x1*s[i+half])
-				}
+				dr[i] = float32(x1*c[i]) + float32(x2*s[i+half])
+				dr[i+half] = float32(x2*c[i+half]) - float32(x1*s[i])
 			}
 		}
 	})

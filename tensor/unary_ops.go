@@ -163,7 +163,7 @@ var unaryOps = [...]unaryDef{
 	},
 	OpSigmoid: {
 		name: "Sigmoid",
-		fwd:  func(x float32, p UnaryParams) float32 { return float32(1 / (1 + math.Exp(-float64(x)))) },
+		fwd:  func(x float32, p UnaryParams) float32 { return kernels.Sigmoid32(x) },
 		grad: func(g, x, y float32, p UnaryParams) float32 { return g * (1 - y) * y },
 		vec:  kernels.SigmoidVec,
 		cu:   "(float)(1.0 / (1.0 + exp(-v)))", cuGrad: "g * (1.0f - y) * y",
