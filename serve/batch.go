@@ -164,7 +164,11 @@ func (e *Engine) forward(b *nn.Batch) (logits []float32, err error) {
 			err = fmt.Errorf("serve: the engine's step failed: %v", r)
 		}
 	}()
-	return e.model.ForwardBatch(b).Float32s(), nil
+	t := e.model.ForwardBatch(b)
+	if t.Device() == tensor.CPU && t.DType() == tensor.Float32 && t.IsContiguous() {
+		return t.HostFloat32s(), nil // the step's own logits: read in place
+	}
+	return t.Float32s(), nil
 }
 
 // attend is nn.Batch.Attend over the paged cache: it writes the keys and
