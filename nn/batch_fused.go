@@ -138,19 +138,15 @@ func linear(y, x []float32, n int, l fusedLinear) {
 	if l.b != nil {
 		for r := range n {
 			yr := y[r*l.out : (r+1)*l.out]
-			for j, b := range l.b[:len(yr)] {
-				yr[j] += b
-			}
+			kernels.Arith(kernels.Add, yr, yr, l.b, false)
 		}
 	}
 }
 
-// addTo adds y to x, element by element.
+// addTo adds y to x, element by element (kernels.Arith: the IEEE sums a
+// plain loop gives, in vector registers).
 func addTo(x, y []float32) {
-	y = y[:len(x)]
-	for i := range x {
-		x[i] += y[i]
-	}
+	kernels.Arith(kernels.Add, x, x, y, false)
 }
 
 // geluRows applies GELU to each row of x [n, w] in place, as the GELU

@@ -13,11 +13,12 @@ import (
 // The CPU path of a step's attention (nn.Batch.AttendRows): one call per
 // layer for the whole batch instead of one per sequence. The keys and
 // values of every new token go straight into the cache's host memory, the
-// prefill chunks attend as attend does (nn.CausalAttention over views of
-// the cache), and each decoding row (a sequence with one new token)
-// attends over its own positions with plain loops, four positions at a
-// time (dot4, axpy4), or for heads of a multiple of 16 features on
-// AVX-512 with sixteen-lane loops (dots, axpys: attend_amd64.s):
+// long prefill chunks attend as attend does (nn.CausalAttention over
+// views of the cache), and each decoding row (a sequence with one new
+// token), as each token of a short prefill chunk (hostChunkWork), attends
+// over its own positions with plain loops, four positions at a time
+// (dot4, axpy4), or for heads of a multiple of 16 features on AVX-512
+// with sixteen-lane loops (dots, axpys: attend_amd64.s):
 //
 //	scores = q·Kᵀ/√D, softmax (kernels.SoftmaxRow), out = weights·V
 //
@@ -26,7 +27,8 @@ import (
 // way. Every sum runs over the sequence's own positions in an order that
 // depends on its length alone, so a row's result has the same bits
 // whatever else the step holds and wherever the cache put it; the decode
-// rows are split among a few goroutines instead of one per sequence.
+// rows are split among the pool's workers instead of a goroutine per
+// sequence.
 
 // decodeGroup is the fewest decoding rows one goroutine attends to.
 const decodeGroup = 4
@@ -40,10 +42,35 @@ func (e *Engine) attendRows(layer int, b *nn.Batch, tables [][]int, q, k, v *ten
 	return tensor.FromHostFloat32s(out, n, h, d)
 }
 
-// decodeSmall is the decoding rows' work (multiply-adds over their
+// decodeSmall is the host rows' work (multiply-adds over their
 // positions, all heads) below which one goroutine attends to them all:
 // waking the pool would cost more than the split saves.
 const decodeSmall = 1 << 18
+
+// hostChunkWork is the most work (multiply-adds of a prefill chunk's
+// attention over its positions, all heads: 2·H·D·Σ positions seen) for
+// which the chunk attends on the host, one decodeRow per token, rather
+// than through nn.CausalAttention's tensors: below it the tensor path's
+// fixed cost (its ops' dispatch, allocation and pool handoffs) outweighs
+// the products' better use of the caches. BenchmarkAttendChunk on an AMD
+// EPYC (Zen 5, 2 threads) put the two paths level at about 1.5M (the
+// recipe's 4 heads of 32) to 3M (GPT-2's and Qwen3's heads), with the
+// host 1.4 to 20 times faster below 1M in every shape. The path
+// depends on the chunk alone (its length and position, the model's
+// heads), which the chunk plan fixes whatever else runs, so a request's
+// bits do not depend on its batch mates.
+const hostChunkWork = 1 << 20
+
+// chunkWork is the work of the attention of a chunk of t tokens from
+// position pos, with h heads of d features: 2·h·d per position each token
+// sees.
+func chunkWork(pos, t, h, d int) int {
+	return 2 * h * d * (t*pos + t*(t+1)/2)
+}
+
+// hostRow is one token of a step that attends on the host: token t of the
+// batch's sequence i.
+type hostRow struct{ i, t int }
 
 // attendHost is nn.Batch.AttendHost over the cache's host memory (and
 // attendRows' body): q, out [N, H·D], k and v [N, Hkv·D] are every row of
@@ -53,9 +80,9 @@ func (e *Engine) attendHost(layer int, b *nn.Batch, tables [][]int, qs, ks, vs, 
 	h := len(qs) / (len(b.Tokens) * d)
 	bs, row := e.cfg.BlockSize, hkv*d
 	kc, vc := e.kh[layer], e.vh[layer]
-	var decode []int // the sequences with one new token
-	var prefill []int
-	work := 0 // of the decoding rows
+	rows := e.st.rows[:0] // the decoding rows and the tokens of short chunks
+	prefill := e.st.prefill[:0]
+	work := 0 // of rows
 	for i, s := range b.Seqs {
 		table := tables[i]
 		for t := range s.Len {
@@ -64,31 +91,40 @@ func (e *Engine) attendHost(layer int, b *nn.Batch, tables [][]int, qs, ks, vs, 
 			copy(kc[off:off+row], ks[(s.Start+t)*row:(s.Start+t+1)*row])
 			copy(vc[off:off+row], vs[(s.Start+t)*row:(s.Start+t+1)*row])
 		}
-		if s.Len == 1 {
-			decode = append(decode, i)
-			work += 2 * (s.Pos + 1) * h * d
+		if w := chunkWork(s.Pos, s.Len, h, d); s.Len == 1 || w <= e.hostChunk {
+			for t := range s.Len {
+				rows = append(rows, hostRow{i, t})
+			}
+			work += w
 		} else {
 			prefill = append(prefill, i)
 		}
 	}
-	decodeRows := func(rows []int) {
+	e.st.rows, e.st.prefill = rows, prefill
+	attend := func(rows []hostRow) {
 		buf := e.scratch.Get().(*[]float32)
 		defer e.scratch.Put(buf)
-		for _, i := range rows {
-			s := b.Seqs[i]
-			r := s.Start * h * d
-			e.decodeRow(kc, vc, tables[i], s.Pos, h, hkv, d, qs[r:r+h*d], out[r:r+h*d], buf)
+		for _, r := range rows {
+			s := b.Seqs[r.i]
+			o := (s.Start + r.t) * h * d
+			e.decodeRow(kc, vc, tables[r.i], s.Pos+r.t, h, hkv, d, qs[o:o+h*d], out[o:o+h*d], buf)
 		}
 	}
-	if len(prefill) == 0 && work < decodeSmall {
-		decodeRows(decode)
+	if len(prefill) == 0 {
+		if work < decodeSmall {
+			attend(rows)
+			return
+		}
+		// the rows alone: the pool's workers take groups of them
+		parallel.For(len(rows), decodeGroup, func(lo, hi int) { attend(rows[lo:hi]) })
 		return
 	}
 	groups := 0
-	if len(decode) > 0 {
-		groups = min((len(decode)+decodeGroup-1)/decodeGroup, parallel.Workers())
+	if len(rows) > 0 {
+		groups = min((len(rows)+decodeGroup-1)/decodeGroup, parallel.Workers())
 	}
-	// prefill chunks first: the longest tasks
+	// long prefill chunks first (the longest tasks), each on a goroutine
+	// of its own, as their tensor ops run parallel loops of their own
 	parallel.Each(len(prefill)+groups, func(j int) {
 		if j < len(prefill) {
 			i := prefill[j]
@@ -105,7 +141,7 @@ func (e *Engine) attendHost(layer int, b *nn.Batch, tables [][]int, qs, ks, vs, 
 			return
 		}
 		g := j - len(prefill)
-		decodeRows(decode[g*len(decode)/groups : (g+1)*len(decode)/groups])
+		attend(rows[g*len(rows)/groups : (g+1)*len(rows)/groups])
 	})
 }
 

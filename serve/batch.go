@@ -10,6 +10,24 @@ import (
 	"github.com/wickml/wick/tensor"
 )
 
+// stepState is a step's slices, kept from step to step so that a step
+// allocates none of them anew.
+type stepState struct {
+	b       nn.Batch
+	members []*sequence // the sequences in the batch, by b.Seqs index
+	tables  [][]int     // their block tables
+	samples []int       // members that sample, by b.Logits index
+	next    []int       // their tokens; −1: non-finite logits; −2: errs[r]
+	errs    []error
+	rows    []hostRow // attendHost's rows on the host
+	prefill []int     // and its chunks through the tensor path
+}
+
+// sampleSmall is the sampling work (rows × vocabulary) below which a
+// step samples its rows on its own goroutine: starting goroutines would
+// cost more than the split saves.
+const sampleSmall = 1 << 16
+
 // step runs one batched forward pass over the running sequences: one
 // token of each decoding sequence, and whole prefill chunks of the others
 // while the step's budget of one chunk's cost lasts (older sequences
@@ -17,12 +35,15 @@ import (
 // samples the sequences whose pending tokens are all in, sends their
 // events, ends the finished ones and returns those still running.
 func (e *Engine) step(running []*sequence) []*sequence {
-	var (
-		b       nn.Batch
-		members []*sequence // the sequences in the batch, by b.Seqs index
-		tables  [][]int     // their block tables
-		samples []int       // members that sample, by b.Logits index
-	)
+	st := &e.st
+	b := &st.b
+	b.Tokens, b.Seqs, b.Logits = b.Tokens[:0], b.Seqs[:0], b.Logits[:0]
+	members, tables, samples := st.members[:0], st.tables[:0], st.samples[:0]
+	defer func() {
+		// the sequences and tables go with the step
+		clear(st.members[:cap(st.members)])
+		clear(st.tables[:cap(st.tables)])
+	}()
 	budget := e.costs.budget // of the step's prefill chunks, in all
 	prompt := 0              // prompt tokens in the batch
 	for _, s := range running {
@@ -48,28 +69,33 @@ func (e *Engine) step(running []*sequence) []*sequence {
 		members = append(members, s)
 		tables = append(tables, s.table)
 	}
+	st.members, st.tables, st.samples = members, tables, samples
 	if e.kh != nil {
-		b.AttendRows = func(layer int, q, k, v *tensor.Tensor) *tensor.Tensor {
-			return e.attendRows(layer, &b, tables, q, k, v)
+		if b.AttendHost == nil {
+			b.AttendRows = func(layer int, q, k, v *tensor.Tensor) *tensor.Tensor {
+				return e.attendRows(layer, &st.b, st.tables, q, k, v)
+			}
+			b.AttendHost = func(layer int, q, k, v, out []float32) {
+				e.attendHost(layer, &st.b, st.tables, q, k, v, out)
+			}
 		}
-		b.AttendHost = func(layer int, q, k, v, out []float32) {
-			e.attendHost(layer, &b, tables, q, k, v, out)
-		}
-	} else {
+	} else if b.Attend == nil {
 		b.Attend = func(layer, i int, q, k, v *tensor.Tensor) *tensor.Tensor {
-			return e.attend(layer, tables[i], b.Seqs[i].Pos, q, k, v)
+			return e.attend(layer, st.tables[i], st.b.Seqs[i].Pos, q, k, v)
 		}
 	}
 
-	logits, err := e.forward(&b)
+	logits, err := e.forward(b)
 	// sampling runs outside the lock (top-p sorts the vocabulary); the
 	// counters move before the events go out, so that a client who has its
 	// answer finds them counted
-	next := make([]int, len(samples)) // −1: non-finite logits; −2: sampleErrs[r]
-	sampleErrs := make([]error, len(samples))
+	next := slices.Grow(st.next[:0], len(samples))[:len(samples)]
+	sampleErrs := slices.Grow(st.errs[:0], len(samples))[:len(samples)]
+	clear(sampleErrs)
+	st.next, st.errs = next, sampleErrs
 	if err == nil {
 		v := e.vocab
-		parallel.Each(len(samples), func(r int) {
+		sample := func(r int) {
 			s, row := members[samples[r]], logits[r*v:(r+1)*v]
 			next[r] = -1
 			if finite(row) {
@@ -78,7 +104,14 @@ func (e *Engine) step(running []*sequence) []*sequence {
 				}
 				next[r], sampleErrs[r] = sampleRow(row, s.opts)
 			}
-		})
+		}
+		if len(samples)*v < sampleSmall {
+			for r := range samples {
+				sample(r)
+			}
+		} else {
+			parallel.Each(len(samples), sample)
+		}
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -131,7 +164,11 @@ func (e *Engine) forward(b *nn.Batch) (logits []float32, err error) {
 			err = fmt.Errorf("serve: the engine's step failed: %v", r)
 		}
 	}()
-	return e.model.ForwardBatch(b).Float32s(), nil
+	t := e.model.ForwardBatch(b)
+	if t.Device() == tensor.CPU && t.DType() == tensor.Float32 && t.IsContiguous() {
+		return t.HostFloat32s(), nil // the step's own logits: read in place
+	}
+	return t.Float32s(), nil
 }
 
 // attend is nn.Batch.Attend over the paged cache: it writes the keys and

@@ -61,9 +61,13 @@ type Engine struct {
 	k, v    []*tensor.Tensor // per layer [blocks, BlockSize, kvHeads, headDim]
 	kh, vh  [][]float32      // k and v's memory where they are on the CPU (attendRows), else nil
 	scratch sync.Pool        // *[]float32 for decodeRow
-	ctxSize int
-	vocab   int
-	costs   costModel // the prefill chunks' plan
+	st      stepState        // the step's slices, reused (the scheduler's goroutine alone uses them)
+	// hostChunk is the most work of a prefill chunk that attends on the
+	// host (hostChunkWork; tests set it before the first request)
+	hostChunk int
+	ctxSize   int
+	vocab     int
+	costs     costModel // the prefill chunks' plan
 
 	mu      sync.Mutex
 	waiting []*sequence // admitted by Submit, not yet running, in order
@@ -143,7 +147,8 @@ func NewEngine(cfg Config) (*Engine, error) {
 	e := &Engine{
 		model: m, cfg: cfg, alloc: kvcache.New(nblocks, cfg.BlockSize),
 		ctxSize: m.ContextSize(), vocab: m.VocabSize(), costs: newCostModel(m, cfg.PrefillChunk),
-		wake: make(chan struct{}, 1), done: make(chan struct{}),
+		hostChunk: hostChunkWork,
+		wake:      make(chan struct{}, 1), done: make(chan struct{}),
 	}
 	e.counts.BatchSizes = make([]uint64, cfg.MaxBatch+1)
 	dev := tensor.CPU

@@ -248,50 +248,89 @@ func submitAll(t *testing.T, e *Engine, reqs []Request) []<-chan Event {
 // TestEngineBatchInvariant checks the batch-invariance guarantee: 32
 // concurrent sampled requests, joining a batch of 8 as others leave, each
 // give the tokens they give alone on an engine of batch 1, sampled from
-// logits of the same bits.
+// logits of the same bits; with every prefill chunk attending through the
+// tensor path, every one on the host, and some each way (the prompts'
+// first chunks on the host, the later ones through the tensors).
 func TestEngineBatchInvariant(t *testing.T) {
+	paths := []struct {
+		name      string
+		hostChunk int
+	}{{"tensor", 0}, {"mixed", 4096}, {"host", hostChunkWork}}
 	for name, m := range map[string]nn.BatchLM{"gpt": tinyGPT(), "qwen3": tinyQwen(), "llama": tinyLlama()} {
-		t.Run(name, func(t *testing.T) {
-			reqs := sampledRequests(rand.New(rand.NewPCG(5, 6)), 32, m.VocabSize())
-			busy := newEngine(t, Config{Model: m, MaxBatch: 8, BlockSize: 4, PrefillChunk: 8})
-			busyLog := watch(busy)
-			chs := submitAll(t, busy, reqs)
-			got := make([]result, len(chs))
-			for i, ch := range chs {
-				got[i] = collect(t, ch)
-			}
-			alone := newEngine(t, Config{Model: m, MaxBatch: 1, BlockSize: 4, PrefillChunk: 8})
-			aloneLog := watch(alone)
-			for i, r := range reqs {
-				ch, err := alone.Submit(context.Background(), r)
-				if err != nil {
-					t.Fatal(err)
-				}
-				want := collect(t, ch)
-				if !slices.Equal(got[i].tokens, want.tokens) || got[i].final.Finish != want.final.Finish {
-					t.Errorf("request %d: %v (%s) beside others, %v (%s) alone", i, got[i].tokens, got[i].final.Finish, want.tokens, want.final.Finish)
-				}
-				b, a := busyLog.rows[chs[i]], aloneLog.rows[ch]
-				if len(b) != len(a) {
-					t.Fatalf("request %d: sampled %d times beside others, %d alone", i, len(b), len(a))
-				}
-				for s := range a {
-					if !slices.Equal(b[s], a[s]) {
-						t.Fatalf("request %d: the logits of token %d differ in their bits beside others and alone", i, s)
-					}
-				}
-			}
-			s := busy.Stats()
-			batched := uint64(0)
-			for n, c := range s.BatchSizes[2:] {
-				batched += uint64(n+2) * c
-			}
-			if batched == 0 {
-				t.Errorf("no step ran more than one sequence: %+v", s)
-			}
-			checkIdle(t, busy)
-		})
+		for _, path := range paths {
+			t.Run(name+"/"+path.name, func(t *testing.T) {
+				testBatchInvariant(t, m, path.hostChunk)
+			})
+		}
 	}
+}
+
+func testBatchInvariant(t *testing.T, m nn.BatchLM, hostChunk int) {
+	reqs := sampledRequests(rand.New(rand.NewPCG(5, 6)), 32, m.VocabSize())
+	busy := newEngine(t, Config{Model: m, MaxBatch: 8, BlockSize: 4, PrefillChunk: 8})
+	busy.hostChunk = hostChunk
+	busyLog := watch(busy)
+	// the paths the prompts' chunks of two tokens or more take
+	layers, _, _ := m.KVShape()
+	_ = layers
+	h, d := busy.k[0].Size(2), busy.k[0].Size(3)
+	if g, ok := m.(*nn.Llama); ok {
+		h, d = g.Config.NumAttentionHeads, g.Config.HeadDim
+	}
+	var host, tensors int
+	for _, r := range reqs {
+		for p := 0; p < len(r.Prompt); {
+			n := busy.costs.chunk(p, len(r.Prompt))
+			switch {
+			case n == 1:
+			case chunkWork(p, n, h, d) <= hostChunk:
+				host++
+			default:
+				tensors++
+			}
+			p += n
+		}
+	}
+	t.Logf("prompt chunks: %d on the host, %d through the tensors", host, tensors)
+	if hostChunk == 4096 && (host == 0 || tensors == 0) {
+		t.Fatalf("prompt chunks: %d on the host, %d through the tensors: want both", host, tensors)
+	}
+	chs := submitAll(t, busy, reqs)
+	got := make([]result, len(chs))
+	for i, ch := range chs {
+		got[i] = collect(t, ch)
+	}
+	alone := newEngine(t, Config{Model: m, MaxBatch: 1, BlockSize: 4, PrefillChunk: 8})
+	alone.hostChunk = hostChunk
+	aloneLog := watch(alone)
+	for i, r := range reqs {
+		ch, err := alone.Submit(context.Background(), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := collect(t, ch)
+		if !slices.Equal(got[i].tokens, want.tokens) || got[i].final.Finish != want.final.Finish {
+			t.Errorf("request %d: %v (%s) beside others, %v (%s) alone", i, got[i].tokens, got[i].final.Finish, want.tokens, want.final.Finish)
+		}
+		b, a := busyLog.rows[chs[i]], aloneLog.rows[ch]
+		if len(b) != len(a) {
+			t.Fatalf("request %d: sampled %d times beside others, %d alone", i, len(b), len(a))
+		}
+		for s := range a {
+			if !slices.Equal(b[s], a[s]) {
+				t.Fatalf("request %d: the logits of token %d differ in their bits beside others and alone", i, s)
+			}
+		}
+	}
+	s := busy.Stats()
+	batched := uint64(0)
+	for n, c := range s.BatchSizes[2:] {
+		batched += uint64(n+2) * c
+	}
+	if batched == 0 {
+		t.Errorf("no step ran more than one sequence: %+v", s)
+	}
+	checkIdle(t, busy)
 }
 
 // TestEngineJoinLeaveCancel runs requests that arrive at random moments
