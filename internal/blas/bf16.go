@@ -237,8 +237,25 @@ func (o Mat16) widenTo(dst []float32, off int) {
 	roundWiden(dst, o.F[off:])
 }
 
-// widen16 writes the float32 values of the bfloat16 patterns src into dst.
+// widen16 writes the float32 values of the bfloat16 patterns src into dst:
+// widen16AVX512 or widen16AVX2 on the first multiple of their step, then
+// Go.
 func widen16(dst []float32, src []uint16) {
+	src = src[:len(dst)]
+	n := 0
+	switch {
+	case widenAsm512 && len(dst) >= 64:
+		n = len(dst) &^ 63
+		widen16AVX512(&dst[0], &src[0], n)
+	case widenAsm2 && len(dst) >= 32:
+		n = len(dst) &^ 31
+		widen16AVX2(&dst[0], &src[0], n)
+	}
+	widen16Go(dst[n:], src[n:])
+}
+
+// widen16Go is widen16 in Go.
+func widen16Go(dst []float32, src []uint16) {
 	src = src[:len(dst)]
 	for i, h := range src {
 		dst[i] = math.Float32frombits(uint32(h) << 16)
