@@ -237,6 +237,11 @@ func (o Mat16) widenTo(dst []float32, off int) {
 	roundWiden(dst, o.F[off:])
 }
 
+// WidenBF16 writes the float32 value of each bfloat16 bit pattern of src
+// into dst (exact: NaN payloads, ±0, subnormals and ±Inf kept), with the
+// vector kernels where they run. It panics if src is shorter than dst.
+func WidenBF16(dst []float32, src []uint16) { widen16(dst, src) }
+
 // widen16 writes the float32 values of the bfloat16 patterns src into dst:
 // widen16AVX512 or widen16AVX2 on the first multiple of their step, then
 // Go.
