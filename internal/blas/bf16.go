@@ -16,7 +16,7 @@ import (
 //
 //   - a few rows of A times a bfloat16 Bᵀ (a Linear layer's weight [out,
 //     in] at generation): dot products of W's rows read in place, widened
-//     to float32 as they are loaded (gemv1BF16AVX512 where AVX-512 runs,
+//     to float32 as they are loaded (gemvBF16AVX512 where AVX-512 runs,
 //     dot4BF16AVX2 where AVX2 does, else Go in four chains; exact widening
 //     and float32 sums, never a bfloat16 rounding of x), so a token reads
 //     the weight's 2 bytes per element once;
@@ -270,9 +270,9 @@ func widen16Go(dst []float32, src []uint16) {
 // gemvBF16 computes C = op(A)·Bᵀ for a few rows of A (m ≤ gemvMaxRows) and
 // B stored n×k in bfloat16: op(A)'s rows as float32 (widened once if
 // bfloat16), split into their even and odd elements for dot4BF16AVX2 (or
-// gemv1BF16AVX512 on AVX-512, see gemvWideBF16), then dot products with
-// B's rows four at a time, B's rows split over at most threads
-// goroutines.
+// gemvBF16AVX512 on AVX-512, see gemvWideBF16, which takes B's rows one
+// at a time), then dot products with B's rows four at a time, B's rows
+// split over at most threads goroutines in multiples of four.
 func gemvBF16(m, n, k int, a, b Mat16, c []float32, ldc int, threads int) {
 	h := k / 16 * 8 // even (and odd) elements the kernel takes
 	buf := getBuf(&gemvBufs, m*k+2*m*h)
