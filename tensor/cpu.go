@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/wickml/wick/internal/blas"
 	"github.com/wickml/wick/internal/parallel"
 )
 
@@ -236,6 +237,18 @@ func (b cpuBackend) Copy(dst Storage, dl Layout, src Storage, sl Layout) {
 		p.run(func(o []int, n int) {
 			for k := range n {
 				d.i[o[0]+k*p.inner[0]] = ToInt64(float64(s.f[o[1]+k*p.inner[1]]))
+			}
+		})
+	case d.dt == Float32 && s.dt == BFloat16: // exact; rows in the blas kernel
+		p.run(func(o []int, n int) {
+			dd, ds, ss := d.f[o[0]:], p.inner[0], p.inner[1]
+			sv := s.h[o[1]:]
+			if ds == 1 && ss == 1 {
+				blas.WidenBF16(dd[:n], sv[:n])
+				return
+			}
+			for k := range n {
+				dd[k*ds] = BF16ToFloat32(sv[k*ss])
 			}
 		})
 	default: // to or from a 16-bit dtype, through float32

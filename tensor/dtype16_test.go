@@ -50,7 +50,8 @@ func readCastGolden(t *testing.T) castGolden {
 
 // TestCastGoldenWiden checks bfloat16 → float32 and float16 → float32 over
 // all 2^16 bit patterns against PyTorch's (NaN payloads included), through
-// tensors of each dtype as well as the scalar functions.
+// tensors of each dtype (their host copies and ToDType) as well as the
+// scalar functions.
 func TestCastGoldenWiden(t *testing.T) {
 	g := readCastGolden(t)
 	for _, c := range []struct {
@@ -62,10 +63,16 @@ func TestCastGoldenWiden(t *testing.T) {
 			src.h[i] = uint16(i)
 		}
 		x := newTensor(cpu, src, contiguousLayout([]int{1 << 16}))
-		var viaTensor, viaScalar bytes.Buffer
+		var viaTensor, viaScalar, viaCast bytes.Buffer
 		for i, v := range x.Float32s() {
 			le.Write(&viaTensor, le.LittleEndian, math.Float32bits(v))
 			le.Write(&viaScalar, le.LittleEndian, math.Float32bits(halfOf(c.dt).to(uint16(i))))
+		}
+		for _, v := range x.ToDType(Float32).Float32s() {
+			le.Write(&viaCast, le.LittleEndian, math.Float32bits(v))
+		}
+		if sha256.Sum256(viaCast.Bytes()) != c.want {
+			t.Errorf("%s → float32 (ToDType) of all bit patterns differs from PyTorch's", c.dt)
 		}
 		if sha256.Sum256(viaTensor.Bytes()) != c.want {
 			t.Errorf("%s → float32 of all bit patterns differs from PyTorch's", c.dt)

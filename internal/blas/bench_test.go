@@ -213,22 +213,27 @@ func BenchmarkGemvStream(b *testing.B) {
 				reportCPUBytes(b, cpu0, threads, 4*per)
 			})
 		}
-		b.Run(fmt.Sprintf("threads=%d/bf16", threads), func(b *testing.B) {
-			runtime.GC()
-			b.SetBytes(int64(2 * per))
-			off := 0
-			cpu0 := cputime.Process()
-			for b.Loop() {
-				if off+per > len(h) {
-					off = 0
+		for _, pf := range []int{1 << 10, 4 << 10, 16 << 10, 32 << 10} {
+			b.Run(fmt.Sprintf("threads=%d/bf16/prefetch=%dKiB", threads, pf>>10), func(b *testing.B) {
+				saved := gemvPrefetchBF16
+				defer func() { gemvPrefetchBF16 = saved }()
+				gemvPrefetchBF16 = pf
+				runtime.GC()
+				b.SetBytes(int64(2 * per))
+				off := 0
+				cpu0 := cputime.Process()
+				for b.Loop() {
+					if off+per > len(h) {
+						off = 0
+					}
+					for _, s := range shapes {
+						GemmBF16(1, s[0], s[1], Mat16{F: x, LD: s[1]}, Mat16{H: h[off:], LD: s[1], Trans: true}, y, s[0], threads)
+						off += s[0] * s[1]
+					}
 				}
-				for _, s := range shapes {
-					GemmBF16(1, s[0], s[1], Mat16{F: x, LD: s[1]}, Mat16{H: h[off:], LD: s[1], Trans: true}, y, s[0], threads)
-					off += s[0] * s[1]
-				}
-			}
-			reportCPUBytes(b, cpu0, threads, 2*per)
-		})
+				reportCPUBytes(b, cpu0, threads, 2*per)
+			})
+		}
 	}
 }
 
@@ -238,5 +243,65 @@ func BenchmarkGemvStream(b *testing.B) {
 func reportCPUBytes(b *testing.B, cpu0 time.Duration, threads, bytes int) {
 	if cpu := cputime.Process() - cpu0; threads == 1 && cpu > 0 {
 		b.ReportMetric(float64(bytes)*float64(b.N)/cpu.Seconds()/1e6, "cpuMB/s")
+	}
+}
+
+// BenchmarkGemvStreamGPT2 measures the one-row products of GPT-2 124M's
+// decoder layers (c_attn 2304×768, attention c_proj 768×768, c_fc
+// 3072×768, MLP c_proj 768×3072) on 12 layers' weights in turn (340 MB
+// float32, 170 MB bfloat16: never in cache), float32 and bfloat16
+// weights, reported as GB/s of weights read.
+func BenchmarkGemvStreamGPT2(b *testing.B) {
+	shapes := [][2]int{{2304, 768}, {768, 768}, {3072, 768}, {768, 3072}}
+	per := 0
+	for _, s := range shapes {
+		per += s[0] * s[1]
+	}
+	const layers = 12
+	r := rand.New(rand.NewPCG(1, 2))
+	w := randSlice(r, layers*per)
+	x, y := randSlice(r, 3072), make([]float32, 3072)
+	h := make([]uint16, len(w))
+	for i := range h {
+		h[i] = toBF16(w[i])
+	}
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d/f32", threads), func(b *testing.B) {
+			runtime.GC()
+			b.SetBytes(int64(4 * per))
+			off := 0
+			cpu0 := cputime.Process()
+			for b.Loop() {
+				if off+per > len(w) {
+					off = 0
+				}
+				for _, s := range shapes {
+					Sgemm(false, true, 1, s[0], s[1], x, s[1], w[off:], s[1], y, s[0], false, threads)
+					off += s[0] * s[1]
+				}
+			}
+			reportCPUBytes(b, cpu0, threads, 4*per)
+		})
+		for _, pf := range []int{1 << 10, 4 << 10, 16 << 10, 32 << 10} {
+			b.Run(fmt.Sprintf("threads=%d/bf16/prefetch=%dKiB", threads, pf>>10), func(b *testing.B) {
+				saved := gemvPrefetchBF16
+				defer func() { gemvPrefetchBF16 = saved }()
+				gemvPrefetchBF16 = pf
+				runtime.GC()
+				b.SetBytes(int64(2 * per))
+				off := 0
+				cpu0 := cputime.Process()
+				for b.Loop() {
+					if off+per > len(h) {
+						off = 0
+					}
+					for _, s := range shapes {
+						GemmBF16(1, s[0], s[1], Mat16{F: x, LD: s[1]}, Mat16{H: h[off:], LD: s[1], Trans: true}, y, s[0], threads)
+						off += s[0] * s[1]
+					}
+				}
+				reportCPUBytes(b, cpu0, threads, 2*per)
+			})
+		}
 	}
 }

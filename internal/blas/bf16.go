@@ -16,7 +16,7 @@ import (
 //
 //   - a few rows of A times a bfloat16 Bᵀ (a Linear layer's weight [out,
 //     in] at generation): dot products of W's rows read in place, widened
-//     to float32 as they are loaded (gemv1BF16AVX512 where AVX-512 runs,
+//     to float32 as they are loaded (gemvBF16AVX512 where AVX-512 runs,
 //     dot4BF16AVX2 where AVX2 does, else Go in four chains; exact widening
 //     and float32 sums, never a bfloat16 rounding of x), so a token reads
 //     the weight's 2 bytes per element once;
@@ -241,8 +241,30 @@ func (o Mat16) widenTo(dst []float32, off int) {
 	roundWiden(dst, o.F[off:])
 }
 
-// widen16 writes the float32 values of the bfloat16 patterns src into dst.
+// WidenBF16 writes the float32 value of each bfloat16 bit pattern of src
+// into dst (exact: NaN payloads, ±0, subnormals and ±Inf kept), with the
+// vector kernels where they run. It panics if src is shorter than dst.
+func WidenBF16(dst []float32, src []uint16) { widen16(dst, src) }
+
+// widen16 writes the float32 values of the bfloat16 patterns src into dst:
+// widen16AVX512 or widen16AVX2 on the first multiple of their step, then
+// Go.
 func widen16(dst []float32, src []uint16) {
+	src = src[:len(dst)]
+	n := 0
+	switch {
+	case widenAsm512 && len(dst) >= 64:
+		n = len(dst) &^ 63
+		widen16AVX512(&dst[0], &src[0], n)
+	case widenAsm2 && len(dst) >= 32:
+		n = len(dst) &^ 31
+		widen16AVX2(&dst[0], &src[0], n)
+	}
+	widen16Go(dst[n:], src[n:])
+}
+
+// widen16Go is widen16 in Go.
+func widen16Go(dst []float32, src []uint16) {
 	src = src[:len(dst)]
 	for i, h := range src {
 		dst[i] = math.Float32frombits(uint32(h) << 16)
@@ -252,9 +274,9 @@ func widen16(dst []float32, src []uint16) {
 // gemvBF16 computes C = op(A)·Bᵀ for a few rows of A (m ≤ gemvMaxRows) and
 // B stored n×k in bfloat16: op(A)'s rows as float32 (widened once if
 // bfloat16), split into their even and odd elements for dot4BF16AVX2 (or
-// gemv1BF16AVX512 on AVX-512, see gemvWideBF16), then dot products with
-// B's rows four at a time, B's rows split over at most threads
-// goroutines.
+// gemvBF16AVX512 on AVX-512, see gemvWideBF16, which takes B's rows one
+// at a time), then dot products with B's rows four at a time, B's rows
+// split over at most threads goroutines in multiples of four.
 func gemvBF16(m, n, k int, a, b Mat16, c []float32, ldc int, threads int) {
 	h := k / 16 * 8 // even (and odd) elements the kernel takes
 	buf := getBuf(&gemvBufs, m*k+2*m*h)

@@ -8,10 +8,10 @@ func gemv1AVX512(quads, k16 int, x, w *float32, ldw, pf int, out *float32) {
 	panic("blas: gemv1AVX512 called without the assembly kernel")
 }
 
-// gemv1BF16AVX512 stands in for the missing assembly kernel.
-func gemv1BF16AVX512(quads, k32 int, xe, xo *float32, w *uint16, ldw, pf int, out *float32) {
-	panic("blas: gemv1BF16AVX512 called without the assembly kernel")
+// gemvBF16AVX512 stands in for the missing assembly kernel.
+func gemvBF16AVX512(rows, k32 int, xe, xo *float32, w *uint16, ldw, pf int, c *float32) {
+	panic("blas: gemvBF16AVX512 called without the assembly kernel")
 }
 
-// gemvBF16Asm is false: gemv1BF16AVX512 is missing.
+// gemvBF16Asm is false: gemvBF16AVX512 is missing.
 var gemvBF16Asm = false

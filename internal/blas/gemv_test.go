@@ -71,7 +71,7 @@ func TestGemvPaths(t *testing.T) {
 }
 
 // TestGemvBF16Paths checks the few-row products with a bfloat16 Wᵀ on each
-// dot kernel this machine runs (gemv1BF16AVX512, dot4BF16AVX2, Go)
+// dot kernel this machine runs (gemvBF16AVX512, dot4BF16AVX2, Go)
 // against a float64 product of the same values: depths around the
 // kernels' 16 and 32 elements, rows around quadruples and 256-row blocks,
 // padded strides, float32 and bfloat16 rows of A, one to three threads;
