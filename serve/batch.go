@@ -164,11 +164,7 @@ func (e *Engine) forward(b *nn.Batch) (logits []float32, err error) {
 			err = fmt.Errorf("serve: the engine's step failed: %v", r)
 		}
 	}()
-	t := e.model.ForwardBatch(b)
-	if t.Device() == tensor.CPU && t.DType() == tensor.Float32 && t.IsContiguous() {
-		return t.HostFloat32s(), nil // the step's own logits: read in place
-	}
-	return t.Float32s(), nil
+	return e.model.ForwardBatch(b).Float32s(), nil
 }
 
 // attend is nn.Batch.Attend over the paged cache: it writes the keys and
