@@ -357,7 +357,9 @@ func SampleRow(row []float32, opts GenerateOptions) int {
 	if !kernels.SoftmaxRow(p, p, false) {
 		return SampleNext(tensor.New(row, 1, n), opts)[0]
 	}
-	return opts.Generator.MultinomialRow(p)
+	var next int
+	autograd.NoGrad(func() { next = opts.Generator.Multinomial(tensor.FromHostFloat32s(p, 1, n)).Ints()[0] })
+	return next
 }
 
 // eachSeq runs f(0) … f(n−1), each inside NoGrad, on parallel goroutines

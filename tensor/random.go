@@ -308,7 +308,17 @@ func (g *Generator) Multinomial(probs *Tensor) *Tensor {
 	w := p.Float32s()
 	totals := make([]float64, rows)
 	for r := range rows {
-		totals[r] = multinomialTotal(w[r*n:(r+1)*n], r)
+		var total float64
+		for _, v := range w[r*n : (r+1)*n] {
+			if v < 0 || math32.IsNaN(v) {
+				panicf("Multinomial", "probabilities must be non-negative and finite")
+			}
+			total += float64(v)
+		}
+		if total <= 0 {
+			panicf("Multinomial", "row %d of probabilities sums to zero", r)
+		}
+		totals[r] = total
 	}
 	u := make([]float64, rows)
 	d := g.lock()
@@ -318,49 +328,16 @@ func (g *Generator) Multinomial(probs *Tensor) *Tensor {
 	d.mu.Unlock()
 	out := make([]int, rows)
 	for r := range rows {
-		out[r] = multinomialPick(w[r*n:(r+1)*n], u[r])
+		idx := n - 1
+		var acc float64
+		for j, v := range w[r*n : (r+1)*n] {
+			acc += float64(v)
+			if u[r] < acc {
+				idx = j
+				break
+			}
+		}
+		out[r] = idx
 	}
 	return FromInts(out, rows)
-}
-
-// MultinomialRow draws one index from the non-negative weights w with g
-// (the global generator if g is nil), as Multinomial draws it for a row
-// of them: the same index, with the same draw from g. It is for a caller
-// that holds one row in host memory, whose tensors would cost more than
-// the draw. It panics if w holds a negative or NaN weight or sums to zero.
-func (g *Generator) MultinomialRow(w []float32) int {
-	total := multinomialTotal(w, 0)
-	d := g.lock()
-	u := d.r.Float64() * total
-	d.mu.Unlock()
-	return multinomialPick(w, u)
-}
-
-// multinomialTotal returns the sum of row r of Multinomial's weights, w,
-// in float64; it panics on a negative or NaN weight or a zero sum.
-func multinomialTotal(w []float32, r int) float64 {
-	var total float64
-	for _, v := range w {
-		if v < 0 || math32.IsNaN(v) {
-			panicf("Multinomial", "probabilities must be non-negative and finite")
-		}
-		total += float64(v)
-	}
-	if total <= 0 {
-		panicf("Multinomial", "row %d of probabilities sums to zero", r)
-	}
-	return total
-}
-
-// multinomialPick returns the first index of w whose running sum (in
-// float64) exceeds u, or the last index.
-func multinomialPick(w []float32, u float64) int {
-	var acc float64
-	for j, v := range w {
-		acc += float64(v)
-		if u < acc {
-			return j
-		}
-	}
-	return len(w) - 1
 }

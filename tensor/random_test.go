@@ -2,7 +2,6 @@ package tensor_test
 
 import (
 	"fmt"
-	"math"
 	"reflect"
 	"slices"
 	"sync"
@@ -271,38 +270,5 @@ func TestZeroGeneratorFirstUseConcurrent(t *testing.T) {
 func TestGeneratorShape(t *testing.T) {
 	for _, e := range plugintest.ForeignTypes("Generator", reflect.TypeFor[tensor.Generator](), "github.com/wickml/wick/tensor") {
 		t.Error(e)
-	}
-}
-
-// TestMultinomialRow checks that MultinomialRow draws, from a generator
-// of the same state, the index Multinomial draws for the same weights and
-// leaves the generator where Multinomial does; and that it panics as
-// Multinomial does.
-func TestMultinomialRow(t *testing.T) {
-	a, b := tensor.NewGenerator(11), tensor.NewGenerator(11)
-	w := tensor.NewGenerator(12)
-	for i := range 300 {
-		n := 1 + i%9
-		row := w.Rand(n).Float32s()
-		if i%4 == 0 && n > 1 {
-			row[i%n] = 0 // zero weights are never drawn
-		}
-		want := a.Multinomial(tensor.New(row)).Ints()[0]
-		if got := b.MultinomialRow(row); got != want {
-			t.Fatalf("draw %d over %v: MultinomialRow %d, Multinomial %d", i, row, got, want)
-		}
-	}
-	if x, y := a.Float64(), b.Float64(); x != y {
-		t.Errorf("after the draws the generators differ: %v and %v", x, y)
-	}
-	for name, row := range map[string][]float32{"empty": {}, "zero": {0, 0}, "negative": {1, -1}, "NaN": {float32(math.NaN()), 1}} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("MultinomialRow(%s) did not panic", name)
-				}
-			}()
-			b.MultinomialRow(row)
-		}()
 	}
 }
