@@ -213,17 +213,7 @@ func (j *amxJob) mul(lo, hi int) {
 				continue
 			}
 			amxTile(kq, apan, rs, bpan, &tile[0], dpNR, 0, &amxConfig)
-			for i := range rows {
-				crow := c[(i0+i)*ldc+j0 : (i0+i)*ldc+j0+cols]
-				trow := tile[i*dpNR : i*dpNR+cols]
-				if j.acc == 0 {
-					copy(crow, trow)
-				} else {
-					for x, v := range trow {
-						crow[x] += v
-					}
-				}
-			}
+			storeEdge(c[i0*ldc+j0:], ldc, tile[:], rows, cols, j.acc)
 		}
 	}
 }

@@ -536,16 +536,24 @@ func (j *dpJob) mul(lo, hi int) {
 				continue
 			}
 			dpbf16Kernel12x32(kp, apan, rs, gs, bpan, &tile[0], dpNR, 0)
-			for i := range rows {
-				crow := c[(i0+i)*ldc+j0 : (i0+i)*ldc+j0+cols]
-				trow := tile[i*dpNR : i*dpNR+cols]
-				if j.acc == 0 {
-					copy(crow, trow)
-				} else {
-					for x, v := range trow {
-						crow[x] += v
-					}
-				}
+			storeEdge(c[i0*ldc+j0:], ldc, tile[:], rows, cols, j.acc)
+		}
+	}
+}
+
+// storeEdge writes (acc = 0) or adds (acc ≠ 0) the rows × cols corner of
+// the scratch tile (rows dpNR apart) to C from c on (rows ldc apart): an
+// edge tile of gemmDPBF16 or gemmAMX, which their kernels multiply into
+// scratch.
+func storeEdge(c []float32, ldc int, tile []float32, rows, cols, acc int) {
+	for i := range rows {
+		crow := c[i*ldc : i*ldc+cols]
+		trow := tile[i*dpNR : i*dpNR+cols]
+		if acc == 0 {
+			copy(crow, trow)
+		} else {
+			for x, v := range trow {
+				crow[x] += v
 			}
 		}
 	}
