@@ -86,28 +86,38 @@ func hostF32(t *tensor.Tensor) ([]float32, bool) {
 	return t.HostFloat32s(), true
 }
 
+// hostWeights gathers a model's weights as host slices for a fused step;
+// ok stays true while every one qualifies (hostF32, no unmerged LoRA
+// adapter).
+type hostWeights struct{ ok bool }
+
+// f32 returns hostF32 of t, noting a tensor that does not qualify.
+func (h *hostWeights) f32(t *tensor.Tensor) []float32 {
+	s, good := hostF32(t)
+	h.ok = h.ok && good
+	return s
+}
+
+// linear returns l's weight and bias, noting an unmerged LoRA adapter.
+func (h *hostWeights) linear(l *Linear) fusedLinear {
+	if l.lora != nil && !l.lora.merged {
+		h.ok = false
+	}
+	return fusedLinear{w: h.f32(l.Weight), b: h.f32(l.Bias), in: l.In, out: l.Out}
+}
+
 // fused returns g's weights for the fused step, or false where the fused
 // step does not compute what the eager one does: weights off the CPU or
 // not float32, an unmerged LoRA adapter, an unknown GELU.
 func (g *GPT) fused() (*fusedGPT, bool) {
-	ok := true
-	f32 := func(t *tensor.Tensor) []float32 {
-		s, good := hostF32(t)
-		ok = ok && good
-		return s
-	}
-	lin := func(l *Linear) fusedLinear {
-		if l.lora != nil && !l.lora.merged {
-			ok = false
-		}
-		return fusedLinear{w: f32(l.Weight), b: f32(l.Bias), in: l.In, out: l.Out}
-	}
+	hw := &hostWeights{ok: true}
+	f32, lin := hw.f32, hw.linear
 	ln := func(l *LayerNorm) fusedLN { return fusedLN{w: f32(l.Weight), b: f32(l.Bias), eps: l.Eps} }
 	f := &fusedGPT{wte: f32(g.Wte.Weight), wpe: f32(g.Wpe.Weight), lnf: ln(g.LnF), head: lin(g.LmHead)}
 	for _, bl := range g.H {
 		a := bl.MLP.Gelu.Approximate
 		if a != "" && a != "none" && a != "tanh" {
-			ok = false
+			hw.ok = false
 		}
 		f.blocks = append(f.blocks, fusedBlock{
 			ln1: ln(bl.Ln1), ln2: ln(bl.Ln2),
@@ -116,7 +126,7 @@ func (g *GPT) fused() (*fusedGPT, bool) {
 			geluTanh: a == "tanh",
 		})
 	}
-	return f, ok
+	return f, hw.ok
 }
 
 // layerNormRows writes LN(x) of each of the n rows of x [n, len(l.w)] to

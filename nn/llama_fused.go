@@ -88,21 +88,11 @@ func (m *Llama) fusedDecode(cache *KVCache) (*fusedLlama, bool) {
 	if c.IntermediateSize >= 1<<16 {
 		return nil, false
 	}
-	ok := true
-	f32 := func(t *tensor.Tensor) []float32 {
-		s, good := hostF32(t)
-		ok = ok && good
-		return s
-	}
-	lin := func(l *Linear) fusedLinear {
-		if l.lora != nil && !l.lora.merged {
-			ok = false
-		}
-		return fusedLinear{w: f32(l.Weight), b: f32(l.Bias), in: l.In, out: l.Out}
-	}
+	hw := &hostWeights{ok: true}
+	f32, lin := hw.f32, hw.linear
 	rms := func(r *RMSNorm) fusedRMS {
 		if r.Weight == nil {
-			ok = false
+			hw.ok = false
 		}
 		return fusedRMS{w: f32(r.Weight), eps: r.Eps}
 	}
@@ -123,12 +113,12 @@ func (m *Llama) fusedDecode(cache *KVCache) (*fusedLlama, bool) {
 		want := []int{1, fl.kvHeads, cache.Capacity, fl.hd}
 		for _, t := range []*tensor.Tensor{cache.K[i], cache.V[i]} {
 			if t == nil || t.Dim() != 4 || t.Size(0) != want[0] || t.Size(1) != want[1] || t.Size(2) != want[2] || t.Size(3) != want[3] {
-				ok = false
+				hw.ok = false
 			}
 		}
 		f.layers = append(f.layers, fl)
 	}
-	return f, ok
+	return f, hw.ok
 }
 
 // gemvRows computes y_i = x·W_iᵀ (+ b_i) for each of ls, x one row: the
