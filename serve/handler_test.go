@@ -256,6 +256,105 @@ func TestCompletionStream(t *testing.T) {
 	}
 }
 
+// byteTok is a tokenizer of single bytes: a character of two bytes is
+// two tokens, the first of which decodes to no complete character.
+type byteTok struct{ tokenizer.Tokenizer }
+
+func (byteTok) Encode(s string) []int {
+	out := make([]int, len(s))
+	for i := range len(s) {
+		out[i] = int(s[i])
+	}
+	return out
+}
+
+func (byteTok) Decode(ids []int) string {
+	b := make([]byte, len(ids))
+	for i, id := range ids {
+		b[i] = byte(id)
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
+
+func (byteTok) VocabSize() int { return 256 }
+
+// TestContinuousUsage: with stream_options.continuous_usage_stats (and
+// include_usage) every token gets a chunk, its text empty where it ends
+// inside a character, and every chunk carries its choice's usage so far;
+// the text streamed is the whole answer's. Without it, a token that
+// completes no character sends nothing.
+func TestContinuousUsage(t *testing.T) {
+	answer := "h\u00e9 \u00e9t\u00e9" // "hé été": 6 characters, 9 bytes
+	f := &fakeGen{script: func(Request) []int { return byteTok{}.Encode(answer) }}
+	srv, _, _ := fakeServer(t, f, func(o *HandlerOptions) { o.Tokenizer = byteTok{testTok}; o.ChatStopTokenIDs = nil })
+	for _, path := range []string{"/v1/completions", "/v1/chat/completions"} {
+		req := `"prompt": "ab"`
+		if path == "/v1/chat/completions" {
+			req = `"messages": [{"role": "user", "content": "ab"}]`
+		}
+		_, wholeOut := call(t, "POST", srv.URL+path, `{`+req+`, "max_tokens": 20}`)
+		whole := decode(t, wholeOut)
+		prompt := whole.Usage.PromptTokens
+		for _, continuous := range []bool{false, true} {
+			body := fmt.Sprintf(`{%s, "max_tokens": 20, "stream": true, "stream_options": {"include_usage": true, "continuous_usage_stats": %v}}`, req, continuous)
+			code, out := call(t, "POST", srv.URL+path, body)
+			evs, done := events(t, out)
+			if code != 200 || !done {
+				t.Fatalf("%s: %d %s", path, code, out)
+			}
+			text, texts, last := "", 0, -1
+			for i, e := range evs[:len(evs)-1] {
+				c := decode(t, e)
+				ch := c.Choices[0]
+				piece := ch.Text
+				if ch.Delta != nil {
+					piece = ""
+					if ch.Delta.Content != nil {
+						piece = *ch.Delta.Content
+					}
+					if ch.Delta.Role != nil {
+						piece = "role"
+					}
+				}
+				if piece != "role" && ch.FinishReason == nil {
+					text += piece
+					texts++
+				}
+				if !continuous {
+					if c.Usage != nil || (piece == "" && ch.FinishReason == nil) {
+						t.Errorf("%s chunk %d without continuous_usage_stats: %s", path, i, e)
+					}
+					continue
+				}
+				if c.Usage == nil || c.Usage.PromptTokens != prompt || c.Usage.TotalTokens != prompt+c.Usage.CompletionTokens {
+					t.Fatalf("%s chunk %d: usage %+v, want prompt %d", path, i, c.Usage, prompt)
+				}
+				n := c.Usage.CompletionTokens
+				switch {
+				case piece == "role" && n != 0:
+					t.Errorf("%s: the role chunk counts %d tokens", path, n)
+				case piece != "role" && ch.FinishReason == nil && n != last+1 && last >= 0:
+					t.Errorf("%s chunk %d: %d tokens after %d", path, i, n, last)
+				}
+				if piece != "role" {
+					last = n
+				}
+			}
+			final := decode(t, evs[len(evs)-1])
+			if text != answer || final.Usage == nil || final.Usage.CompletionTokens != 9 {
+				t.Errorf("%s continuous %v: streamed %q, last %s", path, continuous, text, evs[len(evs)-1])
+			}
+			want := 6 // a chunk per complete character
+			if continuous {
+				want = 9 // a chunk per token
+			}
+			if texts != want || (continuous && last != 9) {
+				t.Errorf("%s continuous %v: %d text chunks (want %d), last count %d", path, continuous, texts, want, last)
+			}
+		}
+	}
+}
+
 // TestStopStrings: a stop string ends the text before it, cancels the
 // request, and no part of it is streamed, even when it spans tokens.
 func TestStopStrings(t *testing.T) {

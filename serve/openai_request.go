@@ -36,6 +36,9 @@ type samplingFields struct {
 
 type streamOptions struct {
 	IncludeUsage bool `json:"include_usage"`
+	// ContinuousUsageStats is vLLM's extension: with IncludeUsage, every
+	// chunk carries the usage so far, and every token gets a chunk.
+	ContinuousUsageStats bool `json:"continuous_usage_stats"`
 }
 
 // completionRequest is the body of POST /v1/completions.
@@ -87,6 +90,7 @@ type params struct {
 	stop         []string
 	stream       bool
 	includeUsage bool
+	everyToken   bool // continuous_usage_stats (with include_usage): a chunk per token, each with the usage so far
 	n            int
 }
 
@@ -210,6 +214,7 @@ func (f *samplingFields) check(maxTokens *int, maxTokensName string, cap, maxCho
 			return p, badRequest("stream_options", "stream_options: only with stream=true")
 		}
 		p.includeUsage = f.StreamOptions.IncludeUsage
+		p.everyToken = p.includeUsage && f.StreamOptions.ContinuousUsageStats
 	}
 	if f.N != nil {
 		if *f.N < 1 || *f.N > maxChoices {

@@ -42,6 +42,7 @@ type choice struct {
 type piece struct {
 	index  int
 	text   string
+	tokens int // the choice's tokens so far
 	done   bool
 	finish string
 	err    error
@@ -157,11 +158,11 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, j *job) {
 	if len(choices) == 1 {
 		// one choice (n = 1, one prompt): its events are followed on this
 		// goroutine, without a goroutine and a channel of its own between
-		src = &follower{h: h, c: choices[0], firstToken: firstToken}
+		src = &follower{h: h, c: choices[0], firstToken: firstToken, every: j.p.everyToken}
 	} else {
 		out := make(chan piece, len(choices))
 		for _, c := range choices {
-			go h.follow(c, out, firstToken)
+			go h.follow(c, out, firstToken, j.p.everyToken)
 		}
 		src = fanIn(out)
 	}
@@ -207,6 +208,7 @@ type follower struct {
 	h          *Handler
 	c          *choice
 	firstToken func()
+	every      bool  // a piece per token, its text empty until a character is complete
 	last       piece // the final piece, once ended
 	ended      bool  // the final event came
 	closed     bool  // the channel is closed and the final piece given
@@ -258,7 +260,7 @@ func (f *follower) take(ev Event, ok bool) (p piece, emit bool) {
 		c.cancel()
 		f.closed = true
 		last := f.last
-		last.index, last.done = c.index, true
+		last.index, last.done, last.tokens = c.index, true, c.tokens
 		if !f.ended {
 			last.err = errors.New("serve: the engine ended the request without a final event")
 		}
@@ -276,7 +278,7 @@ func (f *follower) take(ev Event, ok bool) (p piece, emit bool) {
 		if stopped {
 			c.cancel()
 		}
-		return piece{index: c.index, text: text}, text != ""
+		return piece{index: c.index, text: text, tokens: c.tokens}, text != "" || f.every
 	}
 	f.ended = true
 	last := &f.last
@@ -304,10 +306,11 @@ func (f *follower) take(ev Event, ok bool) (p piece, emit bool) {
 	return piece{}, false
 }
 
-// follow turns c's events into pieces on out, and sends its last piece
-// (done) when the engine closes its channel.
-func (h *Handler) follow(c *choice, out chan<- piece, firstToken func()) {
-	f := &follower{h: h, c: c, firstToken: firstToken}
+// follow turns c's events into pieces on out (a piece per token with
+// every), and sends its last piece (done) when the engine closes its
+// channel.
+func (h *Handler) follow(c *choice, out chan<- piece, firstToken func(), every bool) {
+	f := &follower{h: h, c: c, firstToken: firstToken, every: every}
 	for !f.closed {
 		out <- f.next()
 	}
@@ -430,8 +433,14 @@ func (h *Handler) stream(w http.ResponseWriter, j *job, choices []*choice, src p
 		}
 		buf = buf[:0]
 	}
+	sofar := make([]int, len(choices)) // each choice's tokens in the chunks sent
 	chunk := func(index int, text *string, finish *string, role bool) response {
-		resp := j.response(h.o.ModelName, nil)
+		var u *usage
+		if j.p.everyToken { // continuous_usage_stats: each chunk with its choice's usage so far
+			p := len(j.prompts[choices[index].prompt])
+			u = &usage{PromptTokens: p, CompletionTokens: sofar[index], TotalTokens: p + sofar[index]}
+		}
+		resp := j.response(h.o.ModelName, u)
 		if j.chat {
 			resp.Object = "chat.completion.chunk"
 			d := &chatOut{Content: text}
@@ -453,6 +462,10 @@ func (h *Handler) stream(w http.ResponseWriter, j *job, choices []*choice, src p
 	// whole chunk per token
 	templates := make([]textTemplate, len(choices))
 	text := func(index int, t string) {
+		if j.p.everyToken {
+			send(chunk(index, &t, nil, false))
+			return
+		}
 		tp := &templates[index]
 		if tp.head == nil {
 			empty := ""
@@ -507,7 +520,8 @@ func (h *Handler) stream(w http.ResponseWriter, j *job, choices []*choice, src p
 		if !started {
 			begin()
 		}
-		if p.text != "" {
+		sofar[p.index] = p.tokens
+		if p.text != "" || (j.p.everyToken && !p.done) {
 			text(p.index, p.text)
 		}
 		if p.done {
