@@ -33,8 +33,9 @@
 //
 // -probe_prompt_tokens=N runs the prefill probe instead: -clients
 // streams run (each asking for -max_tokens), and once they have streamed
-// for a while one more request with an N-token prompt starts. It prints
-// the running streams' inter-token gaps before it (p50, max) and their
+// for a while one more request with an N-token prompt starts. It asks for
+// a chunk per token (-every_token) and prints the running streams'
+// inter-token gaps before it (p50, max) and their
 // gaps while it is prefilled (from its start to its first token: p50, p90, max),
 // and that request's time to first token.
 //
@@ -86,6 +87,7 @@ type config struct {
 	disconnect              float64
 	probePromptTokens       int
 	jsonOut, stream         bool
+	everyToken              bool
 	timeout                 time.Duration
 }
 
@@ -107,6 +109,7 @@ func run(args []string, stdout io.Writer) error {
 	fs.IntVar(&c.probePromptTokens, "probe_prompt_tokens", 0, "run the prefill probe with a prompt of this many tokens")
 	fs.BoolVar(&c.jsonOut, "json", false, "print the results as JSON")
 	fs.BoolVar(&c.stream, "stream", true, "stream the answers (false: ask for them whole, as the old /generate answers)")
+	fs.BoolVar(&c.everyToken, "every_token", false, "ask for a chunk per token (stream_options.continuous_usage_stats) and time tokens, not chunks with text; the prefill probe always does")
 	fs.DurationVar(&c.timeout, "timeout", 2*time.Minute, "the longest one request may take")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -143,7 +146,7 @@ func promptJSON(text string, n int) any {
 // stream is what one request saw.
 type stream struct {
 	start  time.Time
-	chunks []time.Time // arrival of each chunk with text
+	chunks []time.Time // arrival of each chunk with text (with every token: of each chunk with new tokens)
 	tokens int         // usage.completion_tokens, or len(chunks)
 	err    error
 	hungUp bool
@@ -161,6 +164,9 @@ func doStream(ctx context.Context, client *http.Client, c config, prompt any, ma
 	body := map[string]any{
 		"prompt": prompt, "max_tokens": maxTokens, "temperature": c.temperature, "seed": seed,
 		"stream": true, "stream_options": map[string]any{"include_usage": true},
+	}
+	if c.everyToken {
+		body["stream_options"] = map[string]any{"include_usage": true, "continuous_usage_stats": true}
 	}
 	if c.model != "" {
 		body["model"] = c.model
@@ -218,10 +224,14 @@ func doStream(ctx context.Context, client *http.Client, c config, prompt any, ma
 			s.err = fmt.Errorf("error event: %s", ev.Error.Message)
 			return s
 		}
+		arrived := len(ev.Choices) > 0 && ev.Choices[0].Text != ""
 		if ev.Usage != nil {
+			// with every token, a chunk whose count grew brings tokens,
+			// whether or not they complete a character yet
+			arrived = c.everyToken && len(ev.Choices) > 0 && ev.Usage.CompletionTokens > max(usage, 0)
 			usage = ev.Usage.CompletionTokens
 		}
-		if len(ev.Choices) > 0 && ev.Choices[0].Text != "" {
+		if arrived {
 			t := time.Now()
 			s.chunks = append(s.chunks, t)
 			if onChunk != nil {

@@ -30,6 +30,10 @@ type probeResult struct {
 // gaps between its start and its first token (p50, p90 and the largest:
 // on a shared machine the largest is often another process's doing).
 func probe(c config, stdout io.Writer) error {
+	// a chunk per token: a token that ends inside a character (a random
+	// model draws many) would otherwise send nothing until the next one,
+	// a gap of two steps that no prefill caused
+	c.everyToken = true
 	client := newClient(c.clients + 1)
 	prompt := promptJSON(c.prompt, c.promptTokens)
 	var mu sync.Mutex
