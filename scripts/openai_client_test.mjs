@@ -114,6 +114,33 @@ await check('stop strings', async () => {
   assert.equal(s.finish, 'stop');
 });
 
+await check('continuous usage: a chunk per token, each with its usage', async () => {
+  const prompt = Object.keys(expected)[0];
+  const stream = await client.completions.create({
+    model, prompt, max_tokens: 20, temperature: 0, stream: true,
+    stream_options: { include_usage: true, continuous_usage_stats: true },
+  });
+  let text = '';
+  let last = 0;
+  let tokens = 0;
+  for await (const chunk of stream) {
+    assert.ok(chunk.usage, 'every chunk carries the usage');
+    if (chunk.choices.length === 0) {
+      assert.equal(chunk.usage.completion_tokens, 20);
+      continue;
+    }
+    const c = chunk.choices[0];
+    text += c.text;
+    if (!c.finish_reason) {
+      assert.equal(chunk.usage.completion_tokens, last + 1, 'one token per chunk');
+      tokens++;
+    }
+    last = chunk.usage.completion_tokens;
+  }
+  assert.equal(tokens, 20);
+  assert.equal(prompt + text, expected[prompt].slice(0, (prompt + text).length));
+});
+
 await check('32 concurrent sampled requests equal each alone', async () => {
   const prompts = Object.keys(expected);
   const reqs = Array.from({ length: 32 }, (_, i) => ({

@@ -8,7 +8,7 @@
 # 127.0.0.1 with an API key, and runs scripts/openai_client_test.mjs with
 # node: models, completions and chat, whole and streamed, greedy answers
 # equal to train sample's, 32 concurrent sampled requests each equal to the
-# same request alone, stop strings, n, and the errors of bad requests. Exits
+# same request alone, stop strings, n, continuous usage, and the errors of bad requests. Exits
 # non-zero on any failure. .ci/run runs it.
 #
 # Usage: scripts/openai_client_test.sh
