@@ -20,11 +20,12 @@ import (
 //
 // Such a product reads each element of W once from memory for 2·m flops,
 // so it runs at the rate W streams in: on AVX-512 one row of A meets W in
-// gemv1AVX512, a loop over many quadruples of W's rows in one call, a
-// cache line of each row per step and a prefetch of the same columns two
-// quadruples ahead (a 576-wide row is 36 lines, too short a stream for the
-// hardware prefetchers to ramp up on before the next rows begin: 1.2-1.5×
-// faster than without, BenchmarkGemvStream on Zen 5). Zen 5 timings are in
+// gemv1AVX512, a loop over many of W's rows in one call that reads them
+// one after another in address order, a single stream for the hardware
+// prefetchers (the four rows of a quadruple read side by side, with or
+// without a software prefetch of the next quadruple, streamed at
+// 0.53-0.57× the rate on one thread and 0.75× on two on Zen 5,
+// BenchmarkGemvStream). Zen 5 timings are in
 // docs/journal/2026-12-02-gemv.md.
 
 // gemvMaxRows is the largest m that Sgemm computes as dot products when
@@ -48,12 +49,6 @@ const gemvQuads = 16
 // 192×576 key projection, 432 KiB, takes about 15 µs on one thread; a
 // polling worker joins a loop in well under one).
 const gemvMinParallel = 1 << 15
-
-// gemvPrefetch is how far ahead, in quadruples of W's rows, the AVX-512
-// one-row kernels prefetch (benchmarks change it): one or more ahead read
-// 1.2-1.5× faster than none on Zen 5 (BenchmarkGemvStream), two as well
-// as four or eight.
-var gemvPrefetch = 2
 
 // gemvBufs recycles gemvBF16's float32 copies of A's rows.
 var gemvBufs sync.Pool
@@ -104,9 +99,9 @@ func gemvTask(m, n, k, lo, hi int, a []float32, lda int, b []float32, ldb int, c
 // gemvWide1 is gemvT's task for C's columns [j0, j1) of one row on AVX-512
 // (k ≥ 16), but for the last rows of B, fewer than four (gemvLast): every
 // column with SgemmRowsT's bits (dot4x1AVX512's sixteen-lane sums), from
-// gemv1AVX512, which runs over many quadruples of B's rows per call and
-// prefetches the next ones. (Its own function, so that out stays on the
-// stack: dot4z's slice of gemvWide's escapes.)
+// gemv1AVX512, which runs over many of B's rows per call in address
+// order. (Its own function, so that out stays on the stack: dot4z's slice
+// of gemvWide's escapes.)
 func gemvWide1(n, k, j0, j1 int, a, b []float32, ldb int, c []float32, accumulate bool) {
 	var out [256]float32
 	full := j0 + (j1-j0)/4*4
@@ -115,7 +110,7 @@ func gemvWide1(n, k, j0, j1 int, a, b []float32, ldb int, c []float32, accumulat
 	for j := j0; j < full; j += len(out) {
 		rows := min(len(out), full-j)
 		_ = b[(j+rows-1)*ldb+k-1]
-		gemv1AVX512(rows/4, k16, &x[0], &b[j*ldb], ldb, 16*ldb*gemvPrefetch, &out[0])
+		gemv1AVX512(rows, k16, &x[0], &b[j*ldb], ldb, &out[0])
 		if k16*16 < k {
 			for q := 0; q < rows; q += 4 {
 				dotTail((*[4]float32)(out[q:q+4]), x, b[(j+q)*ldb:], ldb, k16*16)
@@ -204,10 +199,13 @@ func dotGo(x, y []float32) float32 {
 }
 
 // gemvPrefetchBF16 is how far ahead, in bytes, gemvBF16AVX512 prefetches
-// the line it reads (benchmarks change it): W's rows stream in address
-// order, and 4–32 KiB ahead read 1.2–1.5× faster than 1 KiB on Zen 5
-// (BenchmarkGemvStreamGPT2).
-var gemvPrefetchBF16 = 16 << 10
+// the line it reads, 0 for no software prefetch (benchmarks change it):
+// W's rows stream in address order, which the hardware prefetchers
+// follow. On one Zen 5 machine 16 KiB ahead once read 1.2–1.5× faster
+// than 1 KiB; on another (2026-12-02, 23:00 UTC) none read 1.0-1.3× faster
+// than 16 KiB at one thread and 1.45× at two (BenchmarkGemvStreamGPT2),
+// as the float32 kernel, which has no prefetch, does.
+var gemvPrefetchBF16 = 0
 
 // gemvWideBF16 writes to c[j0:j1] the dot products of x (k ≥ 32 floats;
 // xe and xo its even and odd elements, at least k/32·16 of each) with the

@@ -4,7 +4,7 @@ package blas
 
 // gemv1AVX512 stands in for the missing assembly kernel so that gemv1
 // compiles; it is never called since no assembly path is active.
-func gemv1AVX512(quads, k16 int, x, w *float32, ldw, pf int, out *float32) {
+func gemv1AVX512(rows, k16 int, x, w *float32, ldw int, out *float32) {
 	panic("blas: gemv1AVX512 called without the assembly kernel")
 }
 

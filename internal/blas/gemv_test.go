@@ -78,20 +78,21 @@ func TestGemvPaths(t *testing.T) {
 // within 2⁻²⁰ of Σ|a·b| as TestGemmBF16.
 func TestGemvBF16Paths(t *testing.T) {
 	r := newRand(t)
-	defer func(w, d bool) { gemvBF16Asm, dot16Asm = w, d }(gemvBF16Asm, dot16Asm)
+	defer func(w, d bool, pf int) { gemvBF16Asm, dot16Asm, gemvPrefetchBF16 = w, d, pf }(gemvBF16Asm, dot16Asm, gemvPrefetchBF16)
 	type kernels struct {
 		name       string
 		wide, dot2 bool
+		prefetch   int // gemvPrefetchBF16
 	}
-	ks := []kernels{{"go", false, false}}
+	ks := []kernels{{"go", false, false, 0}}
 	if dot16Asm {
-		ks = append(ks, kernels{"avx2", false, true})
+		ks = append(ks, kernels{"avx2", false, true, 0})
 	}
 	if gemvBF16Asm {
-		ks = append(ks, kernels{"avx512", true, true})
+		ks = append(ks, kernels{"avx512", true, true, 0}, kernels{"avx512-prefetch", true, true, 1 << 10})
 	}
 	for _, kn := range ks {
-		gemvBF16Asm, dot16Asm = kn.wide, kn.dot2
+		gemvBF16Asm, dot16Asm, gemvPrefetchBF16 = kn.wide, kn.dot2, kn.prefetch
 		for _, n := range []int{1, 5, 8, 256, 263, 1030} {
 			for _, k := range []int{16, 31, 32, 33, 63, 64, 100, 768} {
 				for m := 1; m <= gemvMaxRows; m++ {
