@@ -53,12 +53,17 @@ type Batch struct {
 	AttendRows func(layer int, q, k, v *tensor.Tensor) *tensor.Tensor
 	// AttendHost, when not nil, is AttendRows over host memory for a
 	// model that runs a fused CPU step (a GPT with float32 weights on the
-	// CPU): q [N, H·D], k and v [N, Hkv·D] are the rows' queries, keys and
-	// values, and it writes to out [N, H·D] what AttendRows returns. The
-	// slices are the step's scratch buffers: it must not keep them. A
-	// model that cannot take its fused step calls Attend or AttendRows
-	// instead, so one of them must be set as well.
-	AttendHost func(layer int, q, k, v, out []float32)
+	// CPU), for the run of sequences Seqs[lo:hi]: q [N, H·D], k and v
+	// [N, Hkv·D] are the queries, keys and values of those sequences'
+	// rows (row 0 is Tokens' row Seqs[lo].Start), and it writes to
+	// out [N, H·D] what AttendRows returns for them. The fused step calls
+	// it once per layer for every sequence: for the whole batch, or, where
+	// it splits the batch in runs of sequences that go through the layers
+	// on goroutines of their own, for each run, and then for the runs of
+	// a layer at once. The slices are the step's scratch buffers: it must
+	// not keep them. A model that cannot take its fused step calls Attend
+	// or AttendRows instead, so one of them must be set as well.
+	AttendHost func(layer, lo, hi int, q, k, v, out []float32)
 }
 
 // BatchSeq is one sequence's run in a Batch: Tokens[Start:Start+Len] at

@@ -5,6 +5,7 @@ import (
 
 	"github.com/wickml/wick/internal/blas"
 	"github.com/wickml/wick/internal/kernels"
+	"github.com/wickml/wick/internal/parallel"
 	"github.com/wickml/wick/tensor"
 )
 
@@ -29,6 +30,16 @@ import (
 // step multiplies on its own goroutine: waking the pool costs more than
 // splitting such a product saves.
 const fusedSmallFlops = 8 << 20
+
+// fusedSplitFlops is the least work of a step's layers (2·m·n·k summed
+// over their products) for which the fused step splits a batch whose
+// products all run on one goroutine (fusedSmallFlops) in two runs of
+// sequences, each through the layers on a goroutine of its own: then a
+// small model's step, whose products are too small to split, still uses
+// two processors, at the cost of one handoff per step rather than one
+// per product. Every row is computed from its own sequence alone either
+// way, so the split changes no bit. (A variable: tests lower it.)
+var fusedSplitFlops float64 = 1 << 20
 
 // fusedScratch is the fused step's buffers, grown as needed and reused
 // through fusedPool (a step may run on many goroutines at once).
@@ -196,6 +207,73 @@ func (g *GPT) forwardFused(b *Batch, f *fusedGPT) *tensor.Tensor {
 			}
 		}
 	}
+	if cut := f.splitAt(b); cut > 0 {
+		parallel.For(2, 1, func(lo, hi int) {
+			for part := lo; part < hi; part++ {
+				r := fusedPool.Get().(*fusedScratch)
+				if part == 0 {
+					f.layers(b, 0, cut, x, c, r)
+				} else {
+					f.layers(b, cut, len(b.Seqs), x, c, r)
+				}
+				fusedPool.Put(r)
+			}
+		})
+	} else {
+		f.layers(b, 0, len(b.Seqs), x, c, s)
+	}
+	m := len(b.Logits)
+	s.rows = grow(s.rows, m*c)
+	for i, r := range b.Logits {
+		copy(s.rows[i*c:(i+1)*c], x[r*c:(r+1)*c])
+	}
+	s.h = grow(s.h, max(n, m)*c)
+	layerNormRows(s.h, s.rows, m, c, f.lnf, &s.ln)
+	logits := make([]float32, m*f.head.out)
+	linear(logits, s.h, m, f.head)
+	return tensor.FromHostFloat32s(logits, m, f.head.out)
+}
+
+// splitAt returns where forwardFused splits b's sequences in two runs,
+// b.Seqs[:cut] and b.Seqs[cut:], at the sequence boundary nearest half
+// its rows, or 0 where it runs them as one: on one processor, for one
+// sequence, where a product is large enough to be split itself
+// (fusedSmallFlops) or the layers' work is below fusedSplitFlops.
+func (f *fusedGPT) splitAt(b *Batch) int {
+	if len(b.Seqs) < 2 || parallel.Workers() < 2 {
+		return 0
+	}
+	n := float64(len(b.Tokens))
+	var work, largest float64
+	for _, bl := range f.blocks {
+		for _, l := range [...]fusedLinear{bl.attn, bl.proj, bl.fc, bl.proj2} {
+			w := 2 * n * float64(l.in) * float64(l.out)
+			work += w
+			largest = max(largest, w)
+		}
+	}
+	if largest >= fusedSmallFlops || work < fusedSplitFlops {
+		return 0
+	}
+	cut, off := 0, len(b.Tokens)
+	for i := 1; i < len(b.Seqs); i++ {
+		d := 2*b.Seqs[i].Start - len(b.Tokens)
+		if d < 0 {
+			d = -d
+		}
+		if d < off {
+			cut, off = i, d
+		}
+	}
+	return cut
+}
+
+// layers runs the rows of b's sequences lo … hi−1 in x [len(b.Tokens), c]
+// through f's blocks in place, with s's buffers.
+func (f *fusedGPT) layers(b *Batch, lo, hi int, x []float32, c int, s *fusedScratch) {
+	r0, last := b.Seqs[lo].Start, b.Seqs[hi-1]
+	n := last.Start + last.Len - r0
+	x = x[r0*c : (r0+n)*c]
 	for l, bl := range f.blocks {
 		s.h = grow(s.h, n*c)
 		layerNormRows(s.h, x, n, c, bl.ln1, &s.ln)
@@ -209,7 +287,7 @@ func (g *GPT) forwardFused(b *Batch, f *fusedGPT) *tensor.Tensor {
 			copy(s.k[r*w:(r+1)*w], row[w:2*w])
 			copy(s.v[r*w:(r+1)*w], row[2*w:])
 		}
-		b.AttendHost(l, s.q, s.k, s.v, s.att)
+		b.AttendHost(l, lo, hi, s.q, s.k, s.v, s.att)
 		s.y = grow(s.y, n*c)
 		linear(s.y, s.att, n, bl.proj)
 		addTo(x, s.y)
@@ -220,14 +298,4 @@ func (g *GPT) forwardFused(b *Batch, f *fusedGPT) *tensor.Tensor {
 		linear(s.y, s.fc, n, bl.proj2)
 		addTo(x, s.y)
 	}
-	m := len(b.Logits)
-	s.rows = grow(s.rows, m*c)
-	for i, r := range b.Logits {
-		copy(s.rows[i*c:(i+1)*c], x[r*c:(r+1)*c])
-	}
-	s.h = grow(s.h, max(n, m)*c)
-	layerNormRows(s.h, s.rows, m, c, f.lnf, &s.ln)
-	logits := make([]float32, m*f.head.out)
-	linear(logits, s.h, m, f.head)
-	return tensor.FromHostFloat32s(logits, m, f.head.out)
 }

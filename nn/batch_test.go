@@ -3,8 +3,10 @@ package nn_test
 import (
 	"fmt"
 	"math"
+	"sync"
 	"testing"
 
+	"github.com/wickml/wick/internal/parallel"
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/tensor"
 )
@@ -273,7 +275,10 @@ func TestForwardBatchFused(t *testing.T) {
 				}
 			}
 		}
-		run := func(fused bool) [][]float32 {
+		// run steps the model with Attend (eager), or with AttendHost and
+		// the fused step's split of the batch at splitFlops
+		run := func(fused bool, splitFlops float64) [][]float32 {
+			defer nn.SetFusedSplitFlops(splitFlops)()
 			c := newDenseCaches(m, 3, m.ContextSize())
 			pos := []int{0, 3, 0}
 			var outs [][]float32
@@ -291,29 +296,55 @@ func TestForwardBatchFused(t *testing.T) {
 					vc.Slice(1, p, p+n).CopyFrom(v)
 					return nn.CausalAttention(q.Unsqueeze(0), kc.Slice(1, 0, p+n).Unsqueeze(0), vc.Slice(1, 0, p+n).Unsqueeze(0), p).Squeeze(0)
 				}
-				calls := 0
+				var mu sync.Mutex
+				attended := make([][]int, m.Config.NLayer) // per layer, the calls per sequence
+				runs := 0                                  // calls for some of the sequences, not all
 				if fused {
 					b.Attend = func(layer, i int, q, k, v *tensor.Tensor) *tensor.Tensor {
-						t.Fatal("Attend called beside AttendHost")
-						return nil
+						t.Error("Attend called beside AttendHost")
+						return attend(layer, i, q, k, v)
 					}
 					_, h, d := m.KVShape()
-					b.AttendHost = func(layer int, q, k, v, out []float32) {
-						calls++
-						for i, s := range b.Seqs {
+					b.AttendHost = func(layer, lo, hi int, q, k, v, out []float32) {
+						mu.Lock()
+						if attended[layer] == nil {
+							attended[layer] = make([]int, len(b.Seqs))
+						}
+						for i := lo; i < hi; i++ {
+							attended[layer][i]++
+						}
+						if hi-lo < len(b.Seqs) {
+							runs++
+						}
+						mu.Unlock()
+						base := b.Seqs[lo].Start
+						for i := lo; i < hi; i++ {
+							s := b.Seqs[i]
 							run := func(z []float32) *tensor.Tensor {
-								return tensor.New(z[s.Start*h*d:(s.Start+s.Len)*h*d], s.Len, h, d).Transpose(0, 1)
+								return tensor.New(z[(s.Start-base)*h*d:(s.Start-base+s.Len)*h*d], s.Len, h, d).Transpose(0, 1)
 							}
 							o := attend(layer, i, run(q), run(k), run(v)).Transpose(0, 1).Contiguous().Float32s()
-							copy(out[s.Start*h*d:], o)
+							copy(out[(s.Start-base)*h*d:], o)
 						}
 					}
 				} else {
 					b.Attend = attend
 				}
 				outs = append(outs, m.ForwardBatch(&b).Float32s())
-				if fused && calls != m.Config.NLayer {
-					t.Errorf("%s: AttendHost called %d times, want once per layer (%d)", name, calls, m.Config.NLayer)
+				if fused {
+					for l, calls := range attended {
+						if calls == nil {
+							t.Errorf("%s: layer %d: AttendHost not called", name, l)
+						}
+						for i, n := range calls {
+							if n != 1 {
+								t.Errorf("%s: layer %d: AttendHost attended sequence %d %d times, want once", name, l, i, n)
+							}
+						}
+					}
+					if split := splitFlops == 0 && parallel.Workers() > 1; split != (runs > 0) {
+						t.Errorf("%s: %d AttendHost calls for runs of the batch's sequences; want some: %v", name, runs, split)
+					}
 				}
 				for i, ch := range chunks {
 					pos[i] += len(ch)
@@ -321,11 +352,14 @@ func TestForwardBatchFused(t *testing.T) {
 			}
 			return outs
 		}
-		want, got := run(false), run(true)
-		for s := range want {
-			for i := range want[s] {
-				if math.Float32bits(got[s][i]) != math.Float32bits(want[s][i]) {
-					t.Fatalf("%s, step %d: logit %d is %v fused, %v eager", name, s, i, got[s][i], want[s][i])
+		want := run(false, math.Inf(1))
+		for _, split := range []float64{math.Inf(1), 0} { // whole, then split in two runs
+			got := run(true, split)
+			for s := range want {
+				for i := range want[s] {
+					if math.Float32bits(got[s][i]) != math.Float32bits(want[s][i]) {
+						t.Fatalf("%s, split at %v flops, step %d: logit %d is %v fused, %v eager", name, split, s, i, got[s][i], want[s][i])
+					}
 				}
 			}
 		}

@@ -38,7 +38,7 @@ const decodeGroup = 4
 func (e *Engine) attendRows(layer int, b *nn.Batch, tables [][]int, q, k, v *tensor.Tensor) *tensor.Tensor {
 	n, h, d := q.Size(0), q.Size(1), q.Size(2)
 	out := make([]float32, n*h*d)
-	e.attendHost(layer, b, tables, q.Float32s(), k.Float32s(), v.Float32s(), out)
+	e.attendHost(layer, b, tables, 0, len(b.Seqs), q.Float32s(), k.Float32s(), v.Float32s(), out)
 	return tensor.FromHostFloat32s(out, n, h, d)
 }
 
@@ -72,24 +72,37 @@ func chunkWork(pos, t, h, d int) int {
 // batch's sequence i.
 type hostRow struct{ i, t int }
 
+// hostLists is attendHost's lists of a call, reused through
+// Engine.lists (the fused step may attend for two runs of sequences at
+// once).
+type hostLists struct {
+	rows    []hostRow // the decoding rows and the tokens of short chunks
+	prefill []int     // the long chunks, through the tensor path
+}
+
 // attendHost is nn.Batch.AttendHost over the cache's host memory (and
-// attendRows' body): q, out [N, H·D], k and v [N, Hkv·D] are every row of
-// b.
-func (e *Engine) attendHost(layer int, b *nn.Batch, tables [][]int, qs, ks, vs, out []float32) {
+// attendRows' body): q, out [N, H·D], k and v [N, Hkv·D] are the rows of
+// b's sequences lo … hi−1, row 0 the first token of sequence lo.
+func (e *Engine) attendHost(layer int, b *nn.Batch, tables [][]int, lo, hi int, qs, ks, vs, out []float32) {
+	seqs := b.Seqs[lo:hi]
+	base := seqs[0].Start // b's row of qs' row 0
+	last := seqs[len(seqs)-1]
 	hkv, d := e.k[layer].Size(2), e.k[layer].Size(3)
-	h := len(qs) / (len(b.Tokens) * d)
+	h := len(qs) / ((last.Start + last.Len - base) * d)
 	bs, row := e.cfg.BlockSize, hkv*d
 	kc, vc := e.kh[layer], e.vh[layer]
-	rows := e.st.rows[:0] // the decoding rows and the tokens of short chunks
-	prefill := e.st.prefill[:0]
+	lists := e.lists.Get().(*hostLists)
+	defer e.lists.Put(lists)
+	rows, prefill := lists.rows[:0], lists.prefill[:0]
 	work := 0 // of rows
-	for i, s := range b.Seqs {
+	for j, s := range seqs {
+		i, start := lo+j, s.Start-base
 		table := tables[i]
 		for t := range s.Len {
 			p := s.Pos + t
 			off := (table[p/bs]*bs + p%bs) * row
-			copy(kc[off:off+row], ks[(s.Start+t)*row:(s.Start+t+1)*row])
-			copy(vc[off:off+row], vs[(s.Start+t)*row:(s.Start+t+1)*row])
+			copy(kc[off:off+row], ks[(start+t)*row:(start+t+1)*row])
+			copy(vc[off:off+row], vs[(start+t)*row:(start+t+1)*row])
 		}
 		if w := chunkWork(s.Pos, s.Len, h, d); s.Len == 1 || w <= e.hostChunk {
 			for t := range s.Len {
@@ -100,13 +113,13 @@ func (e *Engine) attendHost(layer int, b *nn.Batch, tables [][]int, qs, ks, vs, 
 			prefill = append(prefill, i)
 		}
 	}
-	e.st.rows, e.st.prefill = rows, prefill
+	lists.rows, lists.prefill = rows, prefill
 	attend := func(rows []hostRow) {
 		buf := e.scratch.Get().(*[]float32)
 		defer e.scratch.Put(buf)
 		for _, r := range rows {
 			s := b.Seqs[r.i]
-			o := (s.Start + r.t) * h * d
+			o := (s.Start - base + r.t) * h * d
 			e.decodeRow(kc, vc, tables[r.i], s.Pos+r.t, h, hkv, d, qs[o:o+h*d], out[o:o+h*d], buf)
 		}
 	}
@@ -130,11 +143,12 @@ func (e *Engine) attendHost(layer int, b *nn.Batch, tables [][]int, qs, ks, vs, 
 			i := prefill[j]
 			s := b.Seqs[i]
 			autograd.NoGrad(func() {
-				qt := tensor.FromHostFloat32s(qs[s.Start*h*d:(s.Start+s.Len)*h*d], s.Len, h, d).Transpose(0, 1) // [H, T, D]
-				o := e.attendCached(layer, tables[i], s.Pos, qt).Float32s()                                     // [H, T, D]
+				start := s.Start - base
+				qt := tensor.FromHostFloat32s(qs[start*h*d:(start+s.Len)*h*d], s.Len, h, d).Transpose(0, 1) // [H, T, D]
+				o := e.attendCached(layer, tables[i], s.Pos, qt).Float32s()                                 // [H, T, D]
 				for t := range s.Len {
 					for hh := range h {
-						copy(out[((s.Start+t)*h+hh)*d:((s.Start+t)*h+hh+1)*d], o[(hh*s.Len+t)*d:(hh*s.Len+t+1)*d])
+						copy(out[((start+t)*h+hh)*d:((start+t)*h+hh+1)*d], o[(hh*s.Len+t)*d:(hh*s.Len+t+1)*d])
 					}
 				}
 			})

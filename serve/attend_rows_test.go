@@ -96,7 +96,7 @@ func TestAttendChunk(t *testing.T) {
 					for _, limit := range []int{0, math.MaxInt} { // the tensor path, then the host
 						e.hostChunk = limit
 						out := make([]float32, c.n*h*d)
-						e.attendHost(1, b, [][]int{table}, q, k, v, out)
+						e.attendHost(1, b, [][]int{table}, 0, 1, q, k, v, out)
 						outs = append(outs, out)
 					}
 					want, got := outs[0], outs[1]
@@ -161,7 +161,7 @@ func BenchmarkAttendChunk(b *testing.B) {
 				b.Run(fmt.Sprintf("%s/pos=%d/n=%d/%s", shape.name, c.pos, c.n, path.name), func(b *testing.B) {
 					e.hostChunk = path.limit
 					for b.Loop() {
-						e.attendHost(0, batch, [][]int{table}, q, k, v, out)
+						e.attendHost(0, batch, [][]int{table}, 0, 1, q, k, v, out)
 					}
 					b.ReportMetric(float64(chunkWork(c.pos, c.n, h, d)), "work")
 				})

@@ -19,8 +19,6 @@ type stepState struct {
 	samples []int       // members that sample, by b.Logits index
 	next    []int       // their tokens; −1: non-finite logits; −2: errs[r]
 	errs    []error
-	rows    []hostRow // attendHost's rows on the host
-	prefill []int     // and its chunks through the tensor path
 }
 
 // sampleSmall is the sampling work (rows × vocabulary) below which a
@@ -75,8 +73,8 @@ func (e *Engine) step(running []*sequence) []*sequence {
 			b.AttendRows = func(layer int, q, k, v *tensor.Tensor) *tensor.Tensor {
 				return e.attendRows(layer, &st.b, st.tables, q, k, v)
 			}
-			b.AttendHost = func(layer int, q, k, v, out []float32) {
-				e.attendHost(layer, &st.b, st.tables, q, k, v, out)
+			b.AttendHost = func(layer, lo, hi int, q, k, v, out []float32) {
+				e.attendHost(layer, &st.b, st.tables, lo, hi, q, k, v, out)
 			}
 		}
 	} else if b.Attend == nil {

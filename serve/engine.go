@@ -61,6 +61,7 @@ type Engine struct {
 	k, v    []*tensor.Tensor // per layer [blocks, BlockSize, kvHeads, headDim]
 	kh, vh  [][]float32      // k and v's memory where they are on the CPU (attendRows), else nil
 	scratch sync.Pool        // *[]float32 for decodeRow
+	lists   sync.Pool        // *hostLists for attendHost
 	st      stepState        // the step's slices, reused (the scheduler's goroutine alone uses them)
 	// hostChunk is the most work of a prefill chunk that attends on the
 	// host (hostChunkWork; tests set it before the first request)
@@ -170,6 +171,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 		}
 	}
 	e.scratch.New = func() any { return new([]float32) }
+	e.lists.New = func() any { return new(hostLists) }
 	go e.run()
 	return e, nil
 }

@@ -160,12 +160,21 @@ func tinyLlama() *nn.Llama {
 	}, tensor.NewGenerator(4)), 6)
 }
 
+// testModels are the engine tests' models: tinyGPT, tinyQwen, tinyLlama,
+// and gpt128, a GPT whose layers are wide enough (786K flops a row) that
+// its fused step splits any batch of two sequences or more in two runs
+// on goroutines of their own (nn's fusedSplitFlops, 1M).
+func testModels() map[string]nn.BatchLM {
+	gpt128 := nn.NewGPTWith(nn.GPTConfig{VocabSize: 53, BlockSize: 64, NLayer: 2, NHead: 4, NEmbd: 128, Bias: true}, tensor.NewGenerator(2))
+	return map[string]nn.BatchLM{"gpt": tinyGPT(), "gpt128": scaled(gpt128, 3), "qwen3": tinyQwen(), "llama": tinyLlama()}
+}
+
 // TestEngineGreedyMatchesGenerate checks the engine's greedy answers,
 // for concurrent requests of several prompt lengths (prefilled in chunks
 // over several blocks, more requests than the batch holds), against
 // nn.Generate's greedy generation of each prompt alone.
 func TestEngineGreedyMatchesGenerate(t *testing.T) {
-	for name, m := range map[string]nn.BatchLM{"gpt": tinyGPT(), "qwen3": tinyQwen(), "llama": tinyLlama()} {
+	for name, m := range testModels() {
 		t.Run(name, func(t *testing.T) {
 			e := newEngine(t, Config{Model: m, MaxBatch: 4, BlockSize: 4, PrefillChunk: 8})
 			r := rand.New(rand.NewPCG(3, 4))
@@ -256,7 +265,7 @@ func TestEngineBatchInvariant(t *testing.T) {
 		name      string
 		hostChunk int
 	}{{"tensor", 0}, {"mixed", 4096}, {"host", hostChunkWork}}
-	for name, m := range map[string]nn.BatchLM{"gpt": tinyGPT(), "qwen3": tinyQwen(), "llama": tinyLlama()} {
+	for name, m := range testModels() {
 		for _, path := range paths {
 			t.Run(name+"/"+path.name, func(t *testing.T) {
 				testBatchInvariant(t, m, path.hostChunk)
