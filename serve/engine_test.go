@@ -234,9 +234,21 @@ func watch(e *Engine) *logitsLog {
 }
 
 // submitAll submits every request at once, each from its own goroutine,
-// and returns their channels in order.
+// and returns their channels in order. e must not have run a request yet:
+// its first sampling waits until every request is in, so that they share
+// steps even where one processor runs the engine and the submitters in
+// turn (GOMAXPROCS=1), when the first request would otherwise finish
+// before the second is submitted.
 func submitAll(t *testing.T, e *Engine, reqs []Request) []<-chan Event {
 	t.Helper()
+	in, observe := make(chan struct{}), e.observe
+	e.observe = func(s *sequence, logits []float32) {
+		<-in
+		if observe != nil {
+			observe(s, logits)
+		}
+	}
+	defer close(in)
 	chs := make([]<-chan Event, len(reqs))
 	var wg sync.WaitGroup
 	for i, r := range reqs {
