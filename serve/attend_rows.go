@@ -47,19 +47,34 @@ func (e *Engine) attendRows(layer int, b *nn.Batch, tables [][]int, q, k, v *ten
 // waking the pool would cost more than the split saves.
 const decodeSmall = 1 << 18
 
-// hostChunkWork is the most work (multiply-adds of a prefill chunk's
-// attention over its positions, all heads: 2·H·D·Σ positions seen) for
-// which the chunk attends on the host, one decodeRow per token, rather
-// than through nn.CausalAttention's tensors: below it the tensor path's
-// fixed cost (its ops' dispatch, allocation and pool handoffs) outweighs
-// the products' better use of the caches. BenchmarkAttendChunk on an AMD
-// EPYC (Zen 5, 2 threads) put the two paths level at about 1.5M (the
-// recipe's 4 heads of 32) to 3M (GPT-2's and Qwen3's heads), with the
-// host 1.4 to 20 times faster below 1M in every shape. The path
+// hostChunkWide and hostChunkNarrow are the most work (multiply-adds of
+// a prefill chunk's attention over its positions, all heads: 2·H·D·Σ
+// positions seen) for which the chunk attends on the host, one decodeRow
+// per token, rather than through nn.CausalAttention's tensors, with
+// decodeRow's AVX-512 loops (wideHeads) and with its Go loops: below it
+// the tensor path's fixed cost (its ops' dispatch, allocation and pool
+// handoffs) outweighs the products' better use of the caches.
+// BenchmarkAttendChunk on an AMD EPYC (Zen 5, 2 threads) put the two paths
+// level at about 9M with the AVX-512 loops four wide (GPT-2's heads of 64
+// at position 64), the host 1.2 to 1.7 times faster from 3M to 8.5M in
+// every shape (the recipe's heads of 32, GPT-2's, Qwen3's of 128) and the
+// tensor path 1.3 to 2 times faster from 22M; with the Go loops
+// (WICK_CPU=avx2) level at about 35K, the tensors faster above. The path
 // depends on the chunk alone (its length and position, the model's
-// heads), which the chunk plan fixes whatever else runs, so a request's
-// bits do not depend on its batch mates.
-const hostChunkWork = 1 << 20
+// heads, the processor), which the chunk plan fixes whatever else runs,
+// so a request's bits do not depend on its batch mates.
+const (
+	hostChunkWide   = 1 << 23
+	hostChunkNarrow = 1 << 15
+)
+
+// hostChunkWork is the host's limit for heads of d features.
+func hostChunkWork(d int) int {
+	if wideHeads(d) {
+		return hostChunkWide
+	}
+	return hostChunkNarrow
+}
 
 // chunkWork is the work of the attention of a chunk of t tokens from
 // position pos, with h heads of d features: 2·h·d per position each token

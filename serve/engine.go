@@ -148,7 +148,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 	e := &Engine{
 		model: m, cfg: cfg, alloc: kvcache.New(nblocks, cfg.BlockSize),
 		ctxSize: m.ContextSize(), vocab: m.VocabSize(), costs: newCostModel(m, cfg.PrefillChunk),
-		hostChunk: hostChunkWork,
+		hostChunk: hostChunkWork(headDim),
 		wake:      make(chan struct{}, 1), done: make(chan struct{}),
 	}
 	e.counts.BatchSizes = make([]uint64, cfg.MaxBatch+1)

@@ -276,7 +276,7 @@ func TestEngineBatchInvariant(t *testing.T) {
 	paths := []struct {
 		name      string
 		hostChunk int
-	}{{"tensor", 0}, {"mixed", 4096}, {"host", hostChunkWork}}
+	}{{"tensor", 0}, {"mixed", 4096}, {"host", hostChunkWide}}
 	for name, m := range testModels() {
 		for _, path := range paths {
 			t.Run(name+"/"+path.name, func(t *testing.T) {
