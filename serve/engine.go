@@ -82,6 +82,9 @@ type Engine struct {
 	// observe, set by tests before the first request, sees the logits
 	// each sequence samples from
 	observe func(s *sequence, logits []float32)
+	// stepped, set by tests before the first request, runs after each
+	// step, outside the lock, before the scheduler's next turn
+	stepped func()
 
 	wake chan struct{} // a request arrived or the engine is closing
 	done chan struct{} // closed when the scheduler has stopped
@@ -348,6 +351,9 @@ func (e *Engine) run() {
 		}
 		e.mu.Unlock()
 		running = e.safeStep(running)
+		if e.stepped != nil {
+			e.stepped()
+		}
 	}
 }
 
@@ -384,9 +390,10 @@ func (e *Engine) dropCancelled(running []*sequence, abort bool) []*sequence {
 	return keep
 }
 
-// finish frees s's blocks, then sends its final event and closes its
-// channel (so that a client who has read the final event finds the blocks
-// free). It runs with e.mu held.
+// finish frees s's blocks and takes it out of Stats' running count, then
+// sends its final event and closes its channel (so that a client who has
+// read the final event finds the blocks free and the sequence no longer
+// running). It runs with e.mu held.
 func (e *Engine) finish(s *sequence, why FinishReason, err error) {
 	if s.done {
 		return
@@ -395,6 +402,7 @@ func (e *Engine) finish(s *sequence, why FinishReason, err error) {
 	if s.admitted {
 		e.alloc.Free(s.id)
 		e.holding -= e.alloc.BlocksFor(s.cached)
+		e.running-- // admitted is running; run recounts at its next turn
 		s.admitted = false
 	}
 	s.out <- Event{Token: -1, Finish: why, Err: err}

@@ -438,6 +438,39 @@ func (g *gated) ForwardBatch(b *nn.Batch) *tensor.Tensor {
 	return g.BatchLM.ForwardBatch(b)
 }
 
+// TestEngineIdleAfterAnswer checks that a client who has read its final
+// event finds its request no longer counted (none running, no blocks in
+// use) while the engine has not yet taken its next turn: the engine is
+// held after each step until the test has looked.
+func TestEngineIdleAfterAnswer(t *testing.T) {
+	e := newEngine(t, Config{Model: tinyGPT(), MaxBatch: 2, BlockSize: 4})
+	held, release := make(chan struct{}), make(chan struct{})
+	e.stepped = func() {
+		held <- struct{}{}
+		<-release
+	}
+	for _, n := range []int{1, 2, 5} {
+		ch, err := e.Submit(context.Background(), Request{Prompt: []int{1, 2, 3}, MaxTokens: n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for step := range n { // one step for the prompt and its first token, one per token after
+			<-held
+			if step < n-1 {
+				release <- struct{}{}
+			}
+		}
+		res := collect(t, ch)
+		if len(res.tokens) != n {
+			t.Fatalf("max_tokens %d: %d tokens", n, len(res.tokens))
+		}
+		if s := e.Stats(); s.Running != 0 || s.Waiting != 0 || s.BlocksUsed != 0 {
+			t.Errorf("max_tokens %d: stats after the answer, before the engine's next turn: %+v", n, s)
+		}
+		release <- struct{}{}
+	}
+}
+
 // TestEngineCancelFreesBlocks checks that a request cancelled mid-answer
 // ends with FinishCancelled after the step that was running, and that its
 // blocks are free by the time its final event arrives.
