@@ -57,6 +57,18 @@ fdot:
 	VZEROUPPER
 	RET
 
+// BDOTLINE widens the line at AX (32 bfloat16s) to its even and odd
+// elements, adds their products with xe and xo into Z0 and Z4, moves AX
+// to the next line and counts CX down (the flags for the loop's JNZ).
+#define BDOTLINE \
+	VMOVDQU32   (AX), Z26           ; \
+	VPSLLD      $16, Z26, Z27       ; \
+	VPANDD      Z31, Z26, Z26       ; \
+	VFMADD231PS (AX)(DI*1), Z27, Z0 ; \
+	VFMADD231PS (AX)(SI*1), Z26, Z4 ; \
+	ADDQ        $64, AX             ; \
+	DECQ        CX
+
 // func gemvBF16AVX512(rows, k32 int, xe, xo *float32, w *uint16, ldw, pf int, c *float32)
 //
 // c[r] = Σp x[p]·w[r·ldw + p] for r < rows and p < 32·k32 (rows, k32 ≥ 1),
@@ -105,24 +117,12 @@ brow:
 
 bdot:
 	PREFETCHT0 (AX)(R11*1)
-	VMOVDQU32 (AX), Z26
-	VPSLLD $16, Z26, Z27
-	VPANDD Z31, Z26, Z26
-	VFMADD231PS (AX)(DI*1), Z27, Z0
-	VFMADD231PS (AX)(SI*1), Z26, Z4
-	ADDQ $64, AX
-	DECQ CX
+	BDOTLINE
 	JNZ  bdot
 	JMP  bsum
 
 bdotnp: // pf = 0: the same loop without the prefetch
-	VMOVDQU32 (AX), Z26
-	VPSLLD $16, Z26, Z27
-	VPANDD Z31, Z26, Z26
-	VFMADD231PS (AX)(DI*1), Z27, Z0
-	VFMADD231PS (AX)(SI*1), Z26, Z4
-	ADDQ $64, AX
-	DECQ CX
+	BDOTLINE
 	JNZ  bdotnp
 
 bsum:
