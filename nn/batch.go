@@ -57,11 +57,11 @@ type Batch struct {
 	// [N, Hkv·D] are the queries, keys and values of those sequences'
 	// rows (row 0 is Tokens' row Seqs[lo].Start), and it writes to
 	// out [N, H·D] what AttendRows returns for them. The fused step calls
-	// it once per layer for every sequence: for the whole batch, or, where
-	// it splits the batch in runs of sequences that go through the layers
-	// on goroutines of their own, for each run, and then for the runs of
-	// a layer at once. The slices are the step's scratch buffers: it must
-	// not keep them. A model that cannot take its fused step calls Attend
+	// it once per layer for each run of sequences: the whole batch, or,
+	// where it splits the batch in two runs that go through the layers on
+	// goroutines of their own, each run, so two calls on disjoint runs may
+	// be in flight at once. The slices are the step's scratch buffers: it
+	// must not keep them. A model that cannot take its fused step calls Attend
 	// or AttendRows instead, so one of them must be set as well.
 	AttendHost func(layer, lo, hi int, q, k, v, out []float32)
 }
