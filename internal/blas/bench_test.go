@@ -177,18 +177,51 @@ func BenchmarkGemvT(b *testing.B) {
 // on the AVX2 path (dot4) and the AVX-512 one (gemv1AVX512), and the
 // bfloat16 kernel at several prefetch distances.
 func BenchmarkGemvStream(b *testing.B) {
-	shapes := [][2]int{{576, 576}, {192, 576}, {192, 576}, {576, 576}, {1536, 576}, {1536, 576}, {576, 1536}}
-	per := 0
+	benchGemvStream(b, [][2]int{{576, 576}, {192, 576}, {192, 576}, {576, 576}, {1536, 576}, {1536, 576}, {576, 1536}}, 16)
+}
+
+// BenchmarkGemvStreamGPT2 measures the one-row products of GPT-2 124M's
+// decoder layers (c_attn 2304×768, attention c_proj 768×768, c_fc
+// 3072×768, MLP c_proj 768×3072) on 12 layers' weights in turn (340 MB
+// float32, 170 MB bfloat16: never in cache), as BenchmarkGemvStream does.
+func BenchmarkGemvStreamGPT2(b *testing.B) {
+	benchGemvStream(b, [][2]int{{2304, 768}, {768, 768}, {3072, 768}, {768, 3072}}, 12)
+}
+
+// benchGemvStream runs the one-row products of shapes ([n, k] each) over
+// layers copies of their weights in turn, float32 on each processor level
+// this machine runs and bfloat16 at several prefetch distances, at one
+// and two threads.
+func benchGemvStream(b *testing.B, shapes [][2]int, layers int) {
+	per, widest := 0, 0
 	for _, s := range shapes {
 		per += s[0] * s[1]
+		widest = max(widest, s[0], s[1])
 	}
-	const layers = 16
 	r := rand.New(rand.NewPCG(1, 2))
 	w := randSlice(r, layers*per)
-	x, y := randSlice(r, 1536), make([]float32, 1536)
+	x, y := randSlice(r, widest), make([]float32, widest)
 	h := make([]uint16, len(w))
 	for i := range h {
 		h[i] = toBF16(w[i])
+	}
+	// stream times product over the layers' weights in turn, size bytes
+	// an element
+	stream := func(b *testing.B, threads, size int, product func(off int, s [2]int)) {
+		runtime.GC()
+		b.SetBytes(int64(size * per))
+		off := 0
+		cpu0 := cputime.Process()
+		for b.Loop() {
+			if off+per > len(w) {
+				off = 0
+			}
+			for _, s := range shapes {
+				product(off, s)
+				off += s[0] * s[1]
+			}
+		}
+		reportCPUBytes(b, cpu0, threads, size*per)
 	}
 	for _, threads := range []int{1, 2} {
 		for _, level := range []cpu.Level{cpu.AVX2, cpu.AVX512} {
@@ -199,20 +232,9 @@ func BenchmarkGemvStream(b *testing.B) {
 				saved := active
 				defer func() { active = saved }()
 				active = pathFor(level)
-				runtime.GC()
-				b.SetBytes(int64(4 * per))
-				off := 0
-				cpu0 := cputime.Process()
-				for b.Loop() {
-					if off+per > len(w) {
-						off = 0
-					}
-					for _, s := range shapes {
-						Sgemm(false, true, 1, s[0], s[1], x, s[1], w[off:], s[1], y, s[0], false, threads)
-						off += s[0] * s[1]
-					}
-				}
-				reportCPUBytes(b, cpu0, threads, 4*per)
+				stream(b, threads, 4, func(off int, s [2]int) {
+					Sgemm(false, true, 1, s[0], s[1], x, s[1], w[off:], s[1], y, s[0], false, threads)
+				})
 			})
 		}
 		for _, pf := range []int{0, 1 << 10, 4 << 10, 16 << 10} {
@@ -220,20 +242,9 @@ func BenchmarkGemvStream(b *testing.B) {
 				saved := gemvPrefetchBF16
 				defer func() { gemvPrefetchBF16 = saved }()
 				gemvPrefetchBF16 = pf
-				runtime.GC()
-				b.SetBytes(int64(2 * per))
-				off := 0
-				cpu0 := cputime.Process()
-				for b.Loop() {
-					if off+per > len(h) {
-						off = 0
-					}
-					for _, s := range shapes {
-						GemmBF16(1, s[0], s[1], Mat16{F: x, LD: s[1]}, Mat16{H: h[off:], LD: s[1], Trans: true}, y, s[0], threads)
-						off += s[0] * s[1]
-					}
-				}
-				reportCPUBytes(b, cpu0, threads, 2*per)
+				stream(b, threads, 2, func(off int, s [2]int) {
+					GemmBF16(1, s[0], s[1], Mat16{F: x, LD: s[1]}, Mat16{H: h[off:], LD: s[1], Trans: true}, y, s[0], threads)
+				})
 			})
 		}
 	}
@@ -245,65 +256,5 @@ func BenchmarkGemvStream(b *testing.B) {
 func reportCPUBytes(b *testing.B, cpu0 time.Duration, threads, bytes int) {
 	if cpu := cputime.Process() - cpu0; threads == 1 && cpu > 0 {
 		b.ReportMetric(float64(bytes)*float64(b.N)/cpu.Seconds()/1e6, "cpuMB/s")
-	}
-}
-
-// BenchmarkGemvStreamGPT2 measures the one-row products of GPT-2 124M's
-// decoder layers (c_attn 2304×768, attention c_proj 768×768, c_fc
-// 3072×768, MLP c_proj 768×3072) on 12 layers' weights in turn (340 MB
-// float32, 170 MB bfloat16: never in cache), float32 and bfloat16
-// weights, reported as GB/s of weights read.
-func BenchmarkGemvStreamGPT2(b *testing.B) {
-	shapes := [][2]int{{2304, 768}, {768, 768}, {3072, 768}, {768, 3072}}
-	per := 0
-	for _, s := range shapes {
-		per += s[0] * s[1]
-	}
-	const layers = 12
-	r := rand.New(rand.NewPCG(1, 2))
-	w := randSlice(r, layers*per)
-	x, y := randSlice(r, 3072), make([]float32, 3072)
-	h := make([]uint16, len(w))
-	for i := range h {
-		h[i] = toBF16(w[i])
-	}
-	for _, threads := range []int{1, 2} {
-		b.Run(fmt.Sprintf("threads=%d/f32", threads), func(b *testing.B) {
-			runtime.GC()
-			b.SetBytes(int64(4 * per))
-			off := 0
-			cpu0 := cputime.Process()
-			for b.Loop() {
-				if off+per > len(w) {
-					off = 0
-				}
-				for _, s := range shapes {
-					Sgemm(false, true, 1, s[0], s[1], x, s[1], w[off:], s[1], y, s[0], false, threads)
-					off += s[0] * s[1]
-				}
-			}
-			reportCPUBytes(b, cpu0, threads, 4*per)
-		})
-		for _, pf := range []int{0, 1 << 10, 4 << 10, 16 << 10} {
-			b.Run(fmt.Sprintf("threads=%d/bf16/prefetch=%dKiB", threads, pf>>10), func(b *testing.B) {
-				saved := gemvPrefetchBF16
-				defer func() { gemvPrefetchBF16 = saved }()
-				gemvPrefetchBF16 = pf
-				runtime.GC()
-				b.SetBytes(int64(2 * per))
-				off := 0
-				cpu0 := cputime.Process()
-				for b.Loop() {
-					if off+per > len(h) {
-						off = 0
-					}
-					for _, s := range shapes {
-						GemmBF16(1, s[0], s[1], Mat16{F: x, LD: s[1]}, Mat16{H: h[off:], LD: s[1], Trans: true}, y, s[0], threads)
-						off += s[0] * s[1]
-					}
-				}
-				reportCPUBytes(b, cpu0, threads, 2*per)
-			})
-		}
 	}
 }
