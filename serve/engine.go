@@ -72,7 +72,7 @@ type Engine struct {
 
 	mu      sync.Mutex
 	waiting []*sequence // admitted by Submit, not yet running, in order
-	running int         // sequences in the running batch, for Stats
+	running int         // admitted sequences not yet finished (Stats.Running)
 	closing bool        // Shutdown or Close began: Submit refuses
 	abort   bool        // Close, or a Shutdown past its deadline: cancel all
 	nextID  uint64
@@ -326,6 +326,7 @@ func (e *Engine) run() {
 				break
 			}
 			s.admitted = true
+			e.running++
 			// every block the sequence may fill (its last token is never
 			// fed back), taken at once: blocks taken together from the
 			// top of the free stack are mostly consecutive, and attention
@@ -339,7 +340,6 @@ func (e *Engine) run() {
 			e.waiting[0] = nil
 			e.waiting = e.waiting[1:]
 		}
-		e.running = len(running)
 		if len(running) == 0 {
 			stop := e.closing && len(e.waiting) == 0
 			e.mu.Unlock()
@@ -402,7 +402,7 @@ func (e *Engine) finish(s *sequence, why FinishReason, err error) {
 	if s.admitted {
 		e.alloc.Free(s.id)
 		e.holding -= e.alloc.BlocksFor(s.cached)
-		e.running-- // admitted is running; run recounts at its next turn
+		e.running--
 		s.admitted = false
 	}
 	s.out <- Event{Token: -1, Finish: why, Err: err}
