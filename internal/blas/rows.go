@@ -1,5 +1,7 @@
 package blas
 
+//go:generate go run gen_rows512.go
+
 import (
 	"github.com/wickml/wick/internal/cpu"
 	"github.com/wickml/wick/internal/parallel"
@@ -21,7 +23,8 @@ import (
 // then across the lanes: sixteen lanes on AVX-512 (for k ≥ 16), and on
 // AVX2 the eight of Sgemm's few-row path, so that there a row of C equals
 // Sgemm's product of that row alone. Up to six (AVX-512) or three (AVX2)
-// rows of A meet each quadruple of B's rows in one kernel call, and B is read in
+// rows of A meet each quadruple of B's rows in one kernel call (on
+// AVX-512 one call runs over a block's quadruples), and B is read in
 // blocks of 64 rows, each kept in cache while every row of A meets it, so
 // B is read from memory once per call however many rows A has. Otherwise
 // the products are the pure-Go fallback's (gemmRef's sums run along the
@@ -63,13 +66,15 @@ func SgemmRowsT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []flo
 		// L1 while all of them meet, as in gemvT
 		for q0 := lo; q0 < hi; q0 += gemvQuads {
 			q1 := min(q0+gemvQuads, hi)
+			full := max(q0, min(q1, n/4)) // the quadruples with four rows of B
 			for i0 := 0; i0 < m; i0 += kern.many {
 				rs := min(kern.many, m-i0)
-				for j := 4 * q0; j < min(4*q1, n); j += 4 {
-					if n-j >= 4 && kern.to != nil {
-						kern.to(a[i0*lda:], lda, k, rs, b[j*ldb:], ldb, c[i0*ldc+j:], ldc)
-						continue
-					}
+				j := 4 * q0
+				if kern.to != nil && full > q0 {
+					kern.to(a[i0*lda:], lda, k, rs, b[j*ldb:], ldb, c[i0*ldc+j:], ldc, full-q0)
+					j = 4 * full
+				}
+				for ; j < min(4*q1, n); j += 4 {
 					if n-j >= 4 {
 						kern.run(a[i0*lda:], lda, k, rs, b[j*ldb:], ldb, out[:4*rs])
 						for r := range rs {
@@ -97,9 +102,11 @@ func SgemmRowsT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []flo
 type rowsKernel struct {
 	many int
 	run  func(x []float32, ldx, k, rows int, w []float32, ldw int, out []float32)
-	// to, when not nil, is run writing row i's four products to
-	// out[i·ldo : i·ldo+4] (C's rows) instead of packed.
-	to func(x []float32, ldx, k, rows int, w []float32, ldw int, out []float32, ldo int)
+	// to, when not nil, is run for quads quadruples of w's rows one
+	// after another (the q-th at w[4q·ldw:]), writing row i's four
+	// products with the q-th to out[i·ldo+4q : i·ldo+4q+4] (C's rows)
+	// instead of packed.
+	to func(x []float32, ldx, k, rows int, w []float32, ldw int, out []float32, ldo, quads int)
 }
 
 // rowsKernelFor returns the family for depth k: sixteen-lane sums on
@@ -116,23 +123,26 @@ func rowsKernelFor(k int) rowsKernel {
 }
 
 // dot4zKernels are the AVX-512 kernels by their number of rows.
-var dot4zKernels = [...]func(k16 int, x *float32, ldx int, w *float32, ldw int, out *float32, ldo int){
+var dot4zKernels = [...]func(k16 int, x *float32, ldx int, w *float32, ldw int, out *float32, ldo, quads int){
 	1: dot4x1AVX512, 2: dot4x2AVX512, 3: dot4x3AVX512, 4: dot4x4AVX512, 5: dot4x5AVX512, 6: dot4x6AVX512,
 }
 
 // dot4z is rowsKernel.run with the AVX-512 kernels (1 ≤ rows ≤ 6, k ≥ 16).
 func dot4z(x []float32, ldx, k, rows int, w []float32, ldw int, out []float32) {
-	dot4zTo(x, ldx, k, rows, w, ldw, out[:4*rows], 4)
+	dot4zTo(x, ldx, k, rows, w, ldw, out[:4*rows], 4, 1)
 }
 
-// dot4zTo is dot4z with row i's four products in out[i·ldo : i·ldo+4]
-// (ldo ≥ 4): straight into four columns of C's rows.
-func dot4zTo(x []float32, ldx, k, rows int, w []float32, ldw int, out []float32, ldo int) {
-	_, _, _ = x[(rows-1)*ldx+k-1], w[3*ldw+k-1], out[(rows-1)*ldo+3]
-	dot4zKernels[rows](k/16, &x[0], ldx, &w[0], ldw, &out[0], ldo)
+// dot4zTo is rowsKernel.to with the AVX-512 kernels: dot4z for quads
+// quadruples of w's rows, row i's four products with the q-th in
+// out[i·ldo+4q : i·ldo+4q+4] (ldo ≥ 4·quads): straight into C's rows.
+func dot4zTo(x []float32, ldx, k, rows int, w []float32, ldw int, out []float32, ldo, quads int) {
+	_, _, _ = x[(rows-1)*ldx+k-1], w[(4*quads-1)*ldw+k-1], out[(rows-1)*ldo+4*quads-1]
+	dot4zKernels[rows](k/16, &x[0], ldx, &w[0], ldw, &out[0], ldo, quads)
 	if k%16 != 0 {
 		for i := range rows {
-			dotTail((*[4]float32)(out[i*ldo:i*ldo+4]), x[i*ldx:i*ldx+k], w, ldw, k/16*16)
+			for q := range quads {
+				dotTail((*[4]float32)(out[i*ldo+4*q:i*ldo+4*q+4]), x[i*ldx:i*ldx+k], w[4*q*ldw:], ldw, k/16*16)
+			}
 		}
 	}
 }
