@@ -11,7 +11,10 @@
 // never on R or quads. The folds run on two rows at once in 512-bit
 // registers: the 128-bit lanes of two rows' sums are shuffled together
 // (VSHUFF64X2) and added, then their neighbours are paired with VSHUFPS as
-// VHADDPS pairs them, which has no 512-bit form.
+// VHADDPS pairs them, which has no 512-bit form. While a quadruple is
+// read the next is prefetched: a server's weights are read from L3 or
+// memory at every step, in rows of a few cache lines (512 bytes at
+// k = 128), too short for the hardware prefetcher to follow.
 package main
 
 import (
@@ -48,9 +51,14 @@ func rowAddr(i int, base, base3, stride string) string {
 
 var wrow = [4]string{"(AX)", "(AX)(R8*1)", "(AX)(R8*2)", "(R9)"}
 
+// prefetchQuads is how many quadruples ahead of the one being read the
+// kernels prefetch w's rows: DI, DI+R8, DI+2·R8 and R9+4·prefetchQuads·R8.
+const prefetchQuads = 1
+
+var pfrow = [4]string{"(DI)", "(DI)(R8*1)", "(DI)(R8*2)", fmt.Sprintf("(R9)(R8*%d)", 4*prefetchQuads)}
+
 func kernel(rows int) {
 	fmt.Fprintf(&out, "\nTEXT ·dot4x%dAVX512(SB), NOSPLIT, $0-64\n", rows)
-	p("MOVQ x+8(FP), DI")
 	p("MOVQ ldx+16(FP), R10")
 	p("MOVQ w+24(FP), R13")
 	p("MOVQ ldw+32(FP), R8")
@@ -66,7 +74,7 @@ func kernel(rows int) {
 	}
 	fmt.Fprintf(&out, "\ndot%dquad:\n", rows)
 	p("MOVQ k16+0(FP), CX")
-	p("MOVQ DI, SI")
+	p("MOVQ x+8(FP), SI")
 	if rows > 3 {
 		p("LEAQ (SI)(R10*2), R11")
 		p("ADDQ R10, R11")
@@ -74,6 +82,7 @@ func kernel(rows int) {
 	p("MOVQ R13, AX")
 	p("LEAQ (AX)(R8*2), R9")
 	p("ADDQ R8, R9")
+	p("LEAQ (AX)(R8*%d), DI", 4*prefetchQuads)
 	for z := range 4 * rows {
 		p("VPXORD Z%d, Z%d, Z%d", z, z, z)
 	}
@@ -84,6 +93,7 @@ func kernel(rows int) {
 	}
 	for r := range 4 {
 		p("VMOVUPS %s, Z30", wrow[r])
+		p("PREFETCHT0 %s", pfrow[r])
 		for i := range rows {
 			p("VFMADD231PS Z30, Z%d, Z%d", 24+i, 4*i+r)
 		}
@@ -94,6 +104,7 @@ func kernel(rows int) {
 	}
 	p("ADDQ $64, AX")
 	p("ADDQ $64, R9")
+	p("ADDQ $64, DI")
 	p("DECQ CX")
 	p("JNZ  dot%dloop", rows)
 	out.WriteString("\n")

@@ -78,3 +78,34 @@ func BenchmarkSgemmRowsT(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSgemmRowsTLayers times the products of a whole serving step on
+// one thread: the CPU recipe's four layers (qkv, projection and the two
+// MLP products, 3 MB of weights, more than a core's L2) and sixteen such
+// layers, for the 8 rows of half a split batch and for 16 rows. Unlike
+// BenchmarkSgemmRowsT the weights come from L3 or memory, as in a server.
+func BenchmarkSgemmRowsTLayers(b *testing.B) {
+	r := newRand(b)
+	type layer struct{ qkv, proj, fc, fc2 []float32 }
+	for _, layers := range []int{4, 16} {
+		ls := make([]layer, layers)
+		for i := range ls {
+			ls[i] = layer{randSlice(r, 384*128), randSlice(r, 128*128), randSlice(r, 512*128), randSlice(r, 128*512)}
+		}
+		for _, m := range []int{8, 16} {
+			b.Run(fmt.Sprintf("layers=%d/m=%d", layers, m), func(b *testing.B) {
+				a, c := randSlice(r, m*512), make([]float32, m*512)
+				for b.Loop() {
+					for _, l := range ls {
+						SgemmRowsT(m, 384, 128, a, 128, l.qkv, 128, c, 384, 1)
+						SgemmRowsT(m, 128, 128, a, 128, l.proj, 128, c, 128, 1)
+						SgemmRowsT(m, 512, 128, a, 128, l.fc, 128, c, 512, 1)
+						SgemmRowsT(m, 128, 512, a, 512, l.fc2, 512, c, 128, 1)
+					}
+				}
+				macs := float64(layers) * float64(m) * (384*128 + 128*128 + 512*128 + 128*512)
+				b.ReportMetric(2*macs*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
