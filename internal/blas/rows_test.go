@@ -1,8 +1,12 @@
 package blas
 
 import (
+	"bytes"
 	"fmt"
 	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 
 	"github.com/wickml/wick/internal/approx"
@@ -107,5 +111,28 @@ func BenchmarkSgemmRowsTLayers(b *testing.B) {
 				b.ReportMetric(2*macs*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
 		}
+	}
+}
+
+// TestRows512Generated checks that rows512_amd64.s is what gen_rows512.go
+// writes now: the assembly is never edited by hand.
+func TestRows512Generated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the generator with go run")
+	}
+	dst := filepath.Join(t.TempDir(), "rows512_amd64.s")
+	if out, err := exec.Command("go", "run", "gen_rows512.go", "-o", dst).CombinedOutput(); err != nil {
+		t.Fatalf("go run gen_rows512.go: %v\n%s", err, out)
+	}
+	want, err := os.ReadFile(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile("rows512_amd64.s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("rows512_amd64.s differs from what gen_rows512.go writes: run go generate in internal/blas")
 	}
 }
