@@ -46,6 +46,7 @@ func ToDType(m Module, dt tensor.DType) {
 		}
 		return t.Detach().ToDType(dt)
 	})
+	adviseHugePages(m)
 }
 
 // ParameterBytes returns the bytes m's parameters take, tied tensors

@@ -219,6 +219,7 @@ func NewGPTWith(cfg GPTConfig, gen *tensor.Generator) *GPT {
 			}
 		}
 	})
+	adviseHugePages(g)
 	return g
 }
 

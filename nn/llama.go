@@ -231,6 +231,7 @@ func newLlamaZeros(cfg LlamaConfig, dt tensor.DType) *Llama {
 		m.LMHead = linear(h, cfg.VocabSize, false)
 	}
 	toDTypeSmall(m, dt)
+	adviseHugePages(m)
 	return m
 }
 

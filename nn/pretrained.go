@@ -405,6 +405,7 @@ func newGPTZeros(cfg GPTConfig, dt tensor.DType) *GPT {
 	}
 	g.LmHead = &Linear{Weight: g.Wte.Weight, In: c, Out: cfg.VocabSize}
 	toDTypeSmall(g, dt)
+	adviseHugePages(g)
 	return g
 }
 
