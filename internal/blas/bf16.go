@@ -174,6 +174,9 @@ func getHalves(n int) *[]uint16 {
 const (
 	widenDepth = 256
 	widenCols  = 512
+	// widenParallel is the fewest elements of a block that blockOf widens
+	// on more than one thread.
+	widenParallel = 32 << 10
 )
 
 // gemmWiden computes C = op(A)·op(B) in blocks of widenDepth depths and,
@@ -194,10 +197,10 @@ func gemmWiden(m, n, k int, a, b Mat16, c []float32, ldc int, threads int) {
 	}
 	for p0 := 0; p0 < k; p0 += widenDepth {
 		kb := min(widenDepth, k-p0)
-		ta, as, lda := blockOf(a, abuf, p0, kb, 0, m, true)
+		ta, as, lda := blockOf(a, abuf, p0, kb, 0, m, true, threads)
 		for j0 := 0; j0 < n; j0 += nb {
 			cols := min(nb, n-j0)
-			tb, bs, ldb := blockOf(b, bbuf, p0, kb, j0, cols, false)
+			tb, bs, ldb := blockOf(b, bbuf, p0, kb, j0, cols, false, threads)
 			Sgemm(ta, tb, m, cols, kb, as, lda, bs, ldb, c[j0:], ldc, p0 > 0, threads)
 		}
 	}
@@ -208,7 +211,11 @@ func gemmWiden(m, n, k int, a, b Mat16, c []float32, ldc int, threads int) {
 // float32 in place, or bfloat16 widened into buf in the orientation it is
 // stored in (so that the widening reads rows, and Sgemm sees a transposed
 // B as transposed: its dot products for few-row products apply).
-func blockOf(o Mat16, buf *[]float32, p0, kb, r0, rows int, left bool) (trans bool, s []float32, ld int) {
+// With threads > 1 a large block is widened on the pool, a range of its
+// rows (or depths) each: the prompt's pass of a bfloat16 model widens
+// every weight once, which on one thread alone held back the products
+// that follow on all of them.
+func blockOf(o Mat16, buf *[]float32, p0, kb, r0, rows int, left bool, threads int) (trans bool, s []float32, ld int) {
 	// the block stored depth-minor (op(A) stored m×k, op(B) stored n×k)
 	// or depth-major
 	depthMinor := left != o.Trans
@@ -219,14 +226,31 @@ func blockOf(o Mat16, buf *[]float32, p0, kb, r0, rows int, left bool) (trans bo
 		return o.Trans, o.F[p0*o.LD+r0:], o.LD
 	}
 	d := (*buf)[:rows*kb]
-	if depthMinor {
-		for i := range rows {
-			o.widenTo(d[i*kb:(i+1)*kb], (r0+i)*o.LD+p0)
-		}
-		return o.Trans, d, kb
+	// lines is the block's stored lines, each of width elements
+	lines, width := rows, kb
+	if !depthMinor {
+		lines, width = kb, rows
 	}
-	for p := range kb {
-		o.widenTo(d[p*rows:(p+1)*rows], (p0+p)*o.LD+r0)
+	line := func(i int) {
+		if depthMinor {
+			o.widenTo(d[i*kb:(i+1)*kb], (r0+i)*o.LD+p0)
+		} else {
+			o.widenTo(d[i*rows:(i+1)*rows], (p0+i)*o.LD+r0)
+		}
+	}
+	if threads > 1 && rows*kb >= widenParallel {
+		parallel.For(lines, max(1, widenParallel/2/width), func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				line(i)
+			}
+		})
+	} else {
+		for i := range lines {
+			line(i)
+		}
+	}
+	if depthMinor {
+		return o.Trans, d, kb
 	}
 	return o.Trans, d, rows
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/wickml/wick/internal/cpu"
 	"github.com/wickml/wick/internal/cputime"
+	"github.com/wickml/wick/internal/parallel"
 	"github.com/wickml/wick/internal/testseed"
 )
 
@@ -282,6 +283,42 @@ func BenchmarkGemmBF16(b *testing.B) {
 				cputime.ReportPerOp(b, cpu0)
 				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
+		}
+	}
+}
+
+// TestGemmBF16WidenThreads checks the widening path (a prompt's pass over
+// bfloat16 weights: float32 A, bfloat16 B stored n×k, and both bfloat16,
+// as AVX2-only machines run them) on blocks large enough to be widened on
+// the pool: on one thread and on all of them, the bits are the same and
+// within 2⁻²⁰ of Σ|a·b| of the float64 product.
+func TestGemmBF16WidenThreads(t *testing.T) {
+	r := rand.New(rand.NewPCG(testseed.Seed(t, 1), 9))
+	restore := bf16Path{name: "widen"}.use()
+	defer restore()
+	m, n, k := 33, 700, 300
+	for _, ah := range []bool{false, true} {
+		a := randMat16(r, m, k, false, ah, 3)
+		b := randMat16(r, k, n, true, true, 1)
+		one, all := make([]float32, m*n), make([]float32, m*n)
+		GemmBF16(m, n, k, a, b, one, n, 1)
+		GemmBF16(m, n, k, a, b, all, n, max(2, parallel.Workers()))
+		for i := range m {
+			for j := range n {
+				var want, mag float64
+				for q := range k {
+					v := float64(a.at(i, q)) * float64(b.at(q, j))
+					want += v
+					mag += math.Abs(v)
+				}
+				got := all[i*n+j]
+				if math.Float32bits(got) != math.Float32bits(one[i*n+j]) {
+					t.Fatalf("A bf16=%v: C[%d,%d] = %v on the pool, %v on one thread", ah, i, j, got, one[i*n+j])
+				}
+				if !(math.Abs(float64(got)-want) <= mag*0x1p-20) {
+					t.Fatalf("A bf16=%v: C[%d,%d] = %v, want %v", ah, i, j, got, want)
+				}
+			}
 		}
 	}
 }
