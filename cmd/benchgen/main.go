@@ -27,7 +27,8 @@
 // row is negligible; the token embedding counted once, as the tied head)
 // divided by that bandwidth; read_GB/s beside it is the rate of a
 // read-only vector loop over 1 GiB (information only, the bound stays the
-// copy's):
+// copy's). Both buffers are on huge pages, as nn puts the weights
+// (WICK_HUGEPAGES=0 turns both off):
 //
 //	bandwidth threads=2 dtype=float32 copy_GB/s=17.07 weights_MB/token=494.6 bound_ms/token=28.97 bound_tokens/s=34.52
 //
@@ -75,7 +76,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
+	"github.com/wickml/wick/internal/hugepage"
 	"github.com/wickml/wick/internal/kernels"
 	"github.com/wickml/wick/nn"
 	"github.com/wickml/wick/tensor"
@@ -400,6 +403,8 @@ func peakRSS() (float64, error) {
 // second.
 func copyBandwidth(n int) float64 {
 	src, dst := make([]byte, n), make([]byte, n)
+	adviseHuge(src)
+	adviseHuge(dst)
 	for i := range src {
 		src[i] = byte(i)
 	}
@@ -426,6 +431,7 @@ func copyBandwidth(n int) float64 {
 // the bound's copy rate.
 func readBandwidth(n int) float64 {
 	x := make([]float32, n/4)
+	adviseHuge(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(x))), n/4*4))
 	for i := range x {
 		x[i] = float32(i % 1000)
 	}
@@ -442,6 +448,14 @@ func readBandwidth(n int) float64 {
 		best = max(best, float64(n)/time.Since(t0).Seconds())
 	}
 	return best
+}
+
+// adviseHuge puts b on huge pages as nn puts a model's weights
+// (internal/hugepage; not with WICK_HUGEPAGES=0), so that the bound is
+// measured over pages of the same size as the weights the products read.
+func adviseHuge(b []byte) {
+	hugepage.Advise(uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)))
+	runtime.KeepAlive(b)
 }
 
 func median(v []float64) float64 {
