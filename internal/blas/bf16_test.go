@@ -44,6 +44,18 @@ func randMat16(r *rand.Rand, rows, cols int, trans, h bool, pad int) Mat16 {
 	return o
 }
 
+// product64 returns element (i, j) of op(A)·op(B) over k depths in
+// float64, and the sum of its terms' magnitudes: the reference and the
+// scale of its tolerance.
+func product64(a, b Mat16, i, j, k int) (want, mag float64) {
+	for q := range k {
+		v := float64(a.at(i, q)) * float64(b.at(q, j))
+		want += v
+		mag += math.Abs(v)
+	}
+	return want, mag
+}
+
 // roundMat16 returns o's float32 copy made inexact (each value moved by
 // less than a bfloat16 step, some onto ties), to be rounded as it is read.
 func roundMat16(r *rand.Rand, o Mat16) Mat16 {
@@ -204,12 +216,7 @@ func TestGemmBF16(t *testing.T) {
 				name := fmt.Sprintf("%s: %dx%dx%d A bf16=%v trans=%v, B bf16=%v trans=%v", p.name, m, n, k, ah, ta, bh, tb)
 				for i := range m {
 					for j := range n {
-						var want, mag float64
-						for q := range k {
-							v := float64(a.at(i, q)) * float64(b.at(q, j))
-							want += v
-							mag += math.Abs(v)
-						}
+						want, mag := product64(a, b, i, j, k)
 						if got := float64(c[i*ldc+j]); !(math.Abs(got-want) <= mag*0x1p-20) {
 							t.Fatalf("%s: C[%d,%d] = %v, want %v", name, i, j, got, want)
 						}
@@ -305,12 +312,7 @@ func TestGemmBF16WidenThreads(t *testing.T) {
 		GemmBF16(m, n, k, a, b, all, n, max(2, parallel.Workers()))
 		for i := range m {
 			for j := range n {
-				var want, mag float64
-				for q := range k {
-					v := float64(a.at(i, q)) * float64(b.at(q, j))
-					want += v
-					mag += math.Abs(v)
-				}
+				want, mag := product64(a, b, i, j, k)
 				got := all[i*n+j]
 				if math.Float32bits(got) != math.Float32bits(one[i*n+j]) {
 					t.Fatalf("A bf16=%v: C[%d,%d] = %v on the pool, %v on one thread", ah, i, j, got, one[i*n+j])

@@ -109,12 +109,7 @@ func TestGemvBF16Paths(t *testing.T) {
 					what := fmt.Sprintf("%s m=%d n=%d k=%d A bf16=%v threads=%d", kn.name, m, n, k, ah, threads)
 					for i := range m {
 						for j := range n {
-							var want, mag float64
-							for q := range k {
-								v := float64(a.at(i, q)) * float64(b.at(q, j))
-								want += v
-								mag += math.Abs(v)
-							}
+							want, mag := product64(a, b, i, j, k)
 							if got := float64(c[i*ldc+j]); !(math.Abs(got-want) <= mag*0x1p-20) {
 								t.Fatalf("%s: C[%d,%d] = %v, want %v", what, i, j, got, want)
 							}
