@@ -216,43 +216,29 @@ func gemmWiden(m, n, k int, a, b Mat16, c []float32, ldc int, threads int) {
 // every weight once, which on one thread alone held back the products
 // that follow on all of them.
 func blockOf(o Mat16, buf *[]float32, p0, kb, r0, rows int, left bool, threads int) (trans bool, s []float32, ld int) {
-	// the block stored depth-minor (op(A) stored m×k, op(B) stored n×k)
-	// or depth-major
-	depthMinor := left != o.Trans
+	// the block's stored lines, each of width elements, the first at
+	// first in o and the next ones o.LD further each: a line per row when
+	// the block is stored depth-minor (op(A) stored m×k, op(B) stored
+	// n×k), else a line per depth
+	lines, width, first := rows, kb, r0*o.LD+p0
+	if left == o.Trans {
+		lines, width, first = kb, rows, p0*o.LD+r0
+	}
 	if o.F != nil && !o.Round {
-		if depthMinor {
-			return o.Trans, o.F[r0*o.LD+p0:], o.LD
-		}
-		return o.Trans, o.F[p0*o.LD+r0:], o.LD
+		return o.Trans, o.F[first:], o.LD
 	}
 	d := (*buf)[:rows*kb]
-	// lines is the block's stored lines, each of width elements
-	lines, width := rows, kb
-	if !depthMinor {
-		lines, width = kb, rows
-	}
-	line := func(i int) {
-		if depthMinor {
-			o.widenTo(d[i*kb:(i+1)*kb], (r0+i)*o.LD+p0)
-		} else {
-			o.widenTo(d[i*rows:(i+1)*rows], (p0+i)*o.LD+r0)
+	widen := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			o.widenTo(d[i*width:(i+1)*width], first+i*o.LD)
 		}
 	}
 	if threads > 1 && rows*kb >= widenParallel {
-		parallel.For(lines, max(1, widenParallel/2/width), func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				line(i)
-			}
-		})
+		parallel.For(lines, max(1, widenParallel/2/width), widen)
 	} else {
-		for i := range lines {
-			line(i)
-		}
+		widen(0, lines)
 	}
-	if depthMinor {
-		return o.Trans, d, kb
-	}
-	return o.Trans, d, rows
+	return o.Trans, d, width
 }
 
 // widenTo writes the float32 values of o's elements off … off+len(dst)−1
