@@ -34,35 +34,31 @@ const hugeGap = 64 << 10
 // while other goroutines read the tensors.
 func HugePages(ts ...*Tensor) int64 {
 	type span struct{ lo, hi uintptr }
-	var (
-		spans []span
-		keep  []*cpuStorage
-		seen  = make(map[*cpuStorage]bool)
-	)
+	var spans []span
 	for _, t := range ts {
 		if t == nil {
 			continue
 		}
 		s, ok := t.storage.(*cpuStorage)
-		if !ok || seen[s] || s.gone != nil {
+		if !ok || s.gone != nil {
 			continue
 		}
-		seen[s] = true
 		var p unsafe.Pointer
-		var n int
 		switch {
 		case len(s.f) > 0:
-			p, n = unsafe.Pointer(unsafe.SliceData(s.f)), len(s.f)*4
+			p = unsafe.Pointer(&s.f[0])
 		case len(s.h) > 0:
-			p, n = unsafe.Pointer(unsafe.SliceData(s.h)), len(s.h)*2
+			p = unsafe.Pointer(&s.h[0])
 		case len(s.i) > 0:
-			p, n = unsafe.Pointer(unsafe.SliceData(s.i)), len(s.i)*8
+			p = unsafe.Pointer(&s.i[0])
 		default:
 			continue
 		}
-		spans = append(spans, span{uintptr(p), uintptr(p) + uintptr(n)})
-		keep = append(keep, s)
+		lo := uintptr(p)
+		spans = append(spans, span{lo, lo + uintptr(s.Len()*s.dt.ItemSize())})
 	}
+	// a storage viewed by several of ts gives the same span several
+	// times, merged into one below like neighbours
 	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.lo, b.lo) })
 	var merged []span
 	for _, r := range spans {
@@ -76,6 +72,6 @@ func HugePages(ts ...*Tensor) int64 {
 	for _, r := range merged {
 		total += int64(hugepage.Advise(r.lo, r.hi-r.lo))
 	}
-	runtime.KeepAlive(keep) // the storages stay allocated through the calls
+	runtime.KeepAlive(ts) // and so their storages, allocated through the calls
 	return total
 }
