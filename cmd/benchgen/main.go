@@ -431,7 +431,7 @@ func copyBandwidth(n int) float64 {
 // the bound's copy rate.
 func readBandwidth(n int) float64 {
 	x := make([]float32, n/4)
-	adviseHuge(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(x))), n/4*4))
+	adviseHuge(x)
 	for i := range x {
 		x[i] = float32(i % 1000)
 	}
@@ -453,8 +453,9 @@ func readBandwidth(n int) float64 {
 // adviseHuge puts b on huge pages as nn puts a model's weights
 // (internal/hugepage; not with WICK_HUGEPAGES=0), so that the bound is
 // measured over pages of the same size as the weights the products read.
-func adviseHuge(b []byte) {
-	hugepage.Advise(uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)))
+func adviseHuge[E any](b []E) {
+	var e E
+	hugepage.Advise(uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b))*unsafe.Sizeof(e))
 	runtime.KeepAlive(b)
 }
 
