@@ -40,13 +40,17 @@ func ToDType(m Module, dt tensor.DType) {
 			panic(&tensor.Error{Pkg: "nn", Op: op, Msg: fmt.Sprintf("%s weights are supported on the cpu only for now, parameter %q is on %s", dt, p.Name, p.Param.Device())})
 		}
 	}
+	converted := false
 	moveModule(op, m, func(t *tensor.Tensor) *tensor.Tensor {
 		if !isParam[t] || !t.DType().IsFloatingPoint() || t.DType() == dt {
 			return t
 		}
+		converted = true
 		return t.Detach().ToDType(dt)
 	})
-	adviseHugePages(m)
+	if converted { // new storages; the others were advised when made
+		adviseHugePages(m)
+	}
 }
 
 // ParameterBytes returns the bytes m's parameters take, tied tensors

@@ -54,4 +54,11 @@ func TestModelsAdviseHugePages(t *testing.T) {
 			}
 		}
 	}
+	// a ToDType that converts nothing makes no new storage to advise
+	m := NewLlamaWith(llama, tensor.NewGenerator(1))
+	calls = 0
+	ToDType(m, tensor.Float32)
+	if calls != 0 {
+		t.Errorf("ToDType to the model's own dtype called tensor.HugePages %d times, want 0", calls)
+	}
 }
