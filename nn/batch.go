@@ -248,7 +248,7 @@ func (g *GPT) ForwardBatch(b *Batch) *tensor.Tensor {
 	const op = "GPT.ForwardBatch"
 	b.check(op, g.Config.BlockSize, g.Config.VocabSize)
 	if b.AttendHost != nil {
-		if f, ok := g.fused(); ok {
+		if f, ok := g.fused(&hostWeights{ok: true}); ok {
 			return g.forwardFused(b, f)
 		}
 	}

@@ -58,10 +58,45 @@ func grow(b []float32, n int) []float32 {
 	return b[:n]
 }
 
-// fusedLinear is a Linear layer's weight [Out, In] and bias as host slices.
+// fusedLinear is a Linear layer's weight [Out, In] and bias as host
+// slices: a float32 weight in w, or the bit patterns of a bfloat16 one in
+// w16 (the decoding steps'), and the bias in float32 (widened from a
+// bfloat16 one exactly, as the eager Linear widens it).
 type fusedLinear struct {
-	w, b    []float32
+	w       []float32
+	w16     []uint16
+	b       []float32
 	in, out int
+}
+
+// product writes x·W_rᵀ to y[r] for the rows r0 ≤ r < r1 of l's weight,
+// x one row, on the calling goroutine: Sgemm's one-row path for a float32
+// weight, GemmBF16's (its bfloat16 dot products) for a bfloat16 one, the
+// kernels the eager product splits its rows over.
+func (l fusedLinear) product(y, x []float32, r0, r1 int) {
+	if l.w16 != nil {
+		blas.GemmBF16(1, r1-r0, l.in, blas.Mat16{F: x, LD: l.in}, blas.Mat16{H: l.w16[r0*l.in:], LD: l.in, Trans: true}, y[r0:r1], r1-r0, 1)
+		return
+	}
+	blas.Sgemm(false, true, 1, r1-r0, l.in, x, l.in, l.w[r0*l.in:], l.in, y[r0:r1], r1-r0, false, 1)
+}
+
+// fusedTable is an embedding table [rows, width] as host slices: float32
+// in f, or bfloat16 bit patterns in h.
+type fusedTable struct {
+	f []float32
+	h []uint16
+}
+
+// row writes row i of t, widened to float32 (exactly), to dst, whose
+// length is the table's width.
+func (t fusedTable) row(dst []float32, i int) {
+	w := len(dst)
+	if t.h != nil {
+		blas.WidenBF16(dst, t.h[i*w:(i+1)*w])
+		return
+	}
+	copy(dst, t.f[i*w:(i+1)*w])
 }
 
 // fusedLN is a LayerNorm's weight and bias (either may be nil).
@@ -79,7 +114,7 @@ type fusedBlock struct {
 
 // fusedGPT is g's weights as host slices.
 type fusedGPT struct {
-	wte, wpe []float32
+	wte, wpe fusedTable
 	blocks   []fusedBlock
 	lnf      fusedLN
 	head     fusedLinear
@@ -97,34 +132,96 @@ func hostF32(t *tensor.Tensor) ([]float32, bool) {
 	return t.HostFloat32s(), true
 }
 
-// hostWeights gathers a model's weights as host slices for a fused step;
-// ok stays true while every one qualifies (hostF32, no unmerged LoRA
-// adapter).
-type hostWeights struct{ ok bool }
+// hostBF16 returns t's bit patterns on the host, or false where t is not
+// a contiguous bfloat16 tensor on the CPU.
+func hostBF16(t *tensor.Tensor) ([]uint16, bool) {
+	if t == nil || t.Device() != tensor.CPU || t.DType() != tensor.BFloat16 || !t.IsContiguous() {
+		return nil, false
+	}
+	return t.HostBits16(), true
+}
 
-// f32 returns hostF32 of t, noting a tensor that does not qualify.
+// hostWeights gathers a model's weights as host slices for a fused step;
+// ok stays true while every one qualifies (float32, or bfloat16 where bf16
+// is set, contiguous on the CPU; no unmerged LoRA adapter). The decoding
+// steps set bf16: their products read a bfloat16 weight as it is stored,
+// and its small vectors (norms, biases) are widened into wide, a buffer of
+// the step's scratch that done grows for the next step where it was short.
+type hostWeights struct {
+	ok   bool
+	bf16 bool
+	wide *[]float32
+	used int
+}
+
+// f32 returns hostF32 of t, noting a tensor that does not qualify (the
+// key/value caches, written in place).
 func (h *hostWeights) f32(t *tensor.Tensor) []float32 {
 	s, good := hostF32(t)
 	h.ok = h.ok && good
 	return s
 }
 
-// linear returns l's weight and bias, noting an unmerged LoRA adapter.
+// vec returns a vector parameter (a norm's weight, a bias; nil gives nil)
+// in float32: t's own elements, or where bf16 is set a bfloat16 t widened
+// (exactly, as the eager ops widen it).
+func (h *hostWeights) vec(t *tensor.Tensor) []float32 {
+	b, is16 := hostBF16(t)
+	if !h.bf16 || !is16 {
+		return h.f32(t)
+	}
+	n := len(b)
+	var d []float32
+	if h.used+n <= len(*h.wide) {
+		d = (*h.wide)[h.used : h.used+n : h.used+n]
+	} else {
+		d = make([]float32, n)
+	}
+	h.used += n
+	blas.WidenBF16(d, b)
+	return d
+}
+
+// table returns an embedding table as it is stored (bfloat16 where bf16
+// is set).
+func (h *hostWeights) table(t *tensor.Tensor) fusedTable {
+	if b, is16 := hostBF16(t); h.bf16 && is16 {
+		return fusedTable{h: b}
+	}
+	return fusedTable{f: h.f32(t)}
+}
+
+// linear returns l's weight (bfloat16 as it is stored where bf16 is set)
+// and bias, noting an unmerged LoRA adapter.
 func (h *hostWeights) linear(l *Linear) fusedLinear {
 	if l.lora != nil && !l.lora.merged {
 		h.ok = false
 	}
-	return fusedLinear{w: h.f32(l.Weight), b: h.f32(l.Bias), in: l.In, out: l.Out}
+	f := fusedLinear{b: h.vec(l.Bias), in: l.In, out: l.Out}
+	if b, is16 := hostBF16(l.Weight); h.bf16 && is16 {
+		f.w16 = b
+	} else {
+		f.w = h.f32(l.Weight)
+	}
+	return f
+}
+
+// done grows the widening buffer to what this step used, so that the
+// next step widens without allocating.
+func (h *hostWeights) done() {
+	if h.wide != nil && h.used > len(*h.wide) {
+		*h.wide = make([]float32, h.used)
+	}
 }
 
 // fused returns g's weights for the fused step, or false where the fused
 // step does not compute what the eager one does: weights off the CPU or
-// not float32, an unmerged LoRA adapter, an unknown GELU.
-func (g *GPT) fused() (*fusedGPT, bool) {
-	hw := &hostWeights{ok: true}
-	f32, lin := hw.f32, hw.linear
-	ln := func(l *LayerNorm) fusedLN { return fusedLN{w: f32(l.Weight), b: f32(l.Bias), eps: l.Eps} }
-	f := &fusedGPT{wte: f32(g.Wte.Weight), wpe: f32(g.Wpe.Weight), lnf: ln(g.LnF), head: lin(g.LmHead)}
+// not float32 (bfloat16 too where hw.bf16 is set), an unmerged LoRA
+// adapter, an unknown GELU.
+func (g *GPT) fused(hw *hostWeights) (*fusedGPT, bool) {
+	vec, lin := hw.vec, hw.linear
+	ln := func(l *LayerNorm) fusedLN { return fusedLN{w: vec(l.Weight), b: vec(l.Bias), eps: l.Eps} }
+	f := &fusedGPT{wte: hw.table(g.Wte.Weight), wpe: hw.table(g.Wpe.Weight), lnf: ln(g.LnF), head: lin(g.LmHead)}
 	for _, bl := range g.H {
 		a := bl.MLP.Gelu.Approximate
 		if a != "" && a != "none" && a != "tanh" {
@@ -201,7 +298,7 @@ func (g *GPT) forwardFused(b *Batch, f *fusedGPT) *tensor.Tensor {
 		for t := range q.Len {
 			i := q.Start + t
 			tok, pos := b.Tokens[i], q.Pos+t
-			te, pe, xr := f.wte[tok*c:(tok+1)*c], f.wpe[pos*c:(pos+1)*c], x[i*c:(i+1)*c]
+			te, pe, xr := f.wte.f[tok*c:(tok+1)*c], f.wpe.f[pos*c:(pos+1)*c], x[i*c:(i+1)*c]
 			for j := range xr {
 				xr[j] = te[j] + pe[j]
 			}

@@ -37,10 +37,24 @@ func (g *GPT) NewKVCache(batch, capacity int) *KVCache {
 	return c
 }
 
-// ForwardCached implements CausalLM. It panics if idx is not Int64
-// [B, T], or the cache cannot take T more positions.
+// ForwardCached implements CausalLM. One token of one sequence (idx
+// [1, 1]) of a float32 or bfloat16 model on the CPU, outside a recorded
+// pass and an autocast region, takes a fused step (gpt_fused.go) with the
+// eager ops' bits. It panics if idx is not Int64 [B, T], or the cache
+// cannot take T more positions.
 func (g *GPT) ForwardCached(idx *tensor.Tensor, c *KVCache) *tensor.Tensor {
 	checkTokens("GPT.ForwardCached", idx)
+	if idx.Size(0) == 1 && idx.Size(1) == 1 && idx.Device() == tensor.CPU && c.Len < c.Capacity {
+		if tok := idx.Ints()[0]; tok >= 0 && tok < g.Config.VocabSize {
+			s := decodePool.Get().(*decodeScratch)
+			defer decodePool.Put(s)
+			if f, ok := g.fusedDecode(c, s); ok {
+				logits := g.decodeFused(f, s, tok, c.Len)
+				c.Len++
+				return logits
+			}
+		}
+	}
 	return g.LmHead.Forward(g.forwardCached(idx, c)).Reshape(idx.Size(0), -1)
 }
 

@@ -328,17 +328,19 @@ func (m *Llama) NewKVCache(batch, capacity int) *KVCache {
 }
 
 // ForwardCached implements CausalLM. One token of one sequence (idx
-// [1, 1]) of a float32 model on the CPU, outside a recorded pass and an
-// autocast region, takes a fused step (llama_fused.go) with the eager
-// ops' bits. It panics if idx is not Int64 [B, T] or the cache cannot
+// [1, 1]) of a float32 or bfloat16 model on the CPU, outside a recorded
+// pass and an autocast region, takes a fused step (llama_fused.go) with
+// the eager ops' bits. It panics if idx is not Int64 [B, T] or the cache cannot
 // take T more positions.
 func (m *Llama) ForwardCached(idx *tensor.Tensor, cache *KVCache) *tensor.Tensor {
 	checkTokens("Llama.ForwardCached", idx)
 	t := idx.Size(1)
 	if t == 1 && idx.Size(0) == 1 && idx.Device() == tensor.CPU && cache.Len < cache.Capacity {
 		if tok := idx.Ints()[0]; tok >= 0 && tok < m.Config.VocabSize {
-			if f, ok := m.fusedDecode(cache); ok {
-				logits := m.decodeFused(f, tok, cache.Len)
+			s := llamaScratchPool.Get().(*llamaScratch)
+			defer llamaScratchPool.Put(s)
+			if f, ok := m.fusedDecode(cache, s); ok {
+				logits := m.decodeFused(f, s, tok, cache.Len)
 				cache.Len++
 				return logits
 			}

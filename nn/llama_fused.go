@@ -12,7 +12,10 @@ import (
 )
 
 // The fused CPU decoding step of Llama.ForwardCached: one token of one
-// sequence (idx [1, 1]) through a float32 model on the CPU, over flat
+// sequence (idx [1, 1]) through a float32 or bfloat16 model on the CPU
+// (a bfloat16 model's products read its weights as they are stored, and
+// its norm weights and biases are widened to float32 as the eager ops
+// widen them), over flat
 // buffers reused from step to step, with no tensor per op. The eager step
 // runs some 50 ops a layer, each with its dispatch, allocations and (at
 // more than one thread) its own parallel loop: 7 products a layer split
@@ -56,7 +59,7 @@ type fusedLlamaLayer struct {
 
 // fusedLlama is a Llama's weights and a cache as host slices.
 type fusedLlama struct {
-	embed  []float32
+	embed  fusedTable
 	layers []fusedLlamaLayer
 	norm   fusedRMS
 	head   fusedLinear
@@ -67,15 +70,18 @@ type fusedLlama struct {
 // through llamaScratchPool (steps may run on many goroutines at once).
 type llamaScratch struct {
 	x, h, q, k, v, att, o, p, gate, up, act, sig, cos, sin []float32
+	wide                                                   []float32 // hostWeights.vec's
 }
 
 var llamaScratchPool = sync.Pool{New: func() any { return new(llamaScratch) }}
 
-// fusedDecode returns m's weights and cache for the fused step, or false
-// where the fused step does not compute what the eager one does: a
-// recorded pass, an autocast region, weights or cache off the CPU, not
-// float32 or not contiguous, an unmerged LoRA adapter.
-func (m *Llama) fusedDecode(cache *KVCache) (*fusedLlama, bool) {
+// fusedDecode returns m's weights and cache for the fused step, with s's
+// buffer holding the widened vectors of a bfloat16 model, or false where
+// the fused step does not compute what the eager one does: a recorded
+// pass, an autocast region, weights or cache off the CPU, weights not
+// float32 or bfloat16 (a cache not float32), not contiguous, an unmerged
+// LoRA adapter.
+func (m *Llama) fusedDecode(cache *KVCache, s *llamaScratch) (*fusedLlama, bool) {
 	if autograd.Enabled() || len(cache.K) != len(m.Layers) || len(cache.V) != len(m.Layers) {
 		return nil, false
 	}
@@ -88,15 +94,16 @@ func (m *Llama) fusedDecode(cache *KVCache) (*fusedLlama, bool) {
 	if c.IntermediateSize >= 1<<16 {
 		return nil, false
 	}
-	hw := &hostWeights{ok: true}
+	hw := &hostWeights{ok: true, bf16: true, wide: &s.wide}
+	defer hw.done()
 	f32, lin := hw.f32, hw.linear
 	rms := func(r *RMSNorm) fusedRMS {
 		if r.Weight == nil {
 			hw.ok = false
 		}
-		return fusedRMS{w: f32(r.Weight), eps: r.Eps}
+		return fusedRMS{w: hw.vec(r.Weight), eps: r.Eps}
 	}
-	f := &fusedLlama{embed: f32(m.EmbedTokens.Weight), norm: rms(m.Norm), head: lin(m.LMHead), cap: cache.Capacity}
+	f := &fusedLlama{embed: hw.table(m.EmbedTokens.Weight), norm: rms(m.Norm), head: lin(m.LMHead), cap: cache.Capacity}
 	for i, l := range m.Layers {
 		a := l.SelfAttn
 		fl := fusedLlamaLayer{
@@ -123,8 +130,9 @@ func (m *Llama) fusedDecode(cache *KVCache) (*fusedLlama, bool) {
 
 // gemvRows computes y_i = x·W_iᵀ (+ b_i) for each of ls, x one row: the
 // rows of all the weights split over the pool in one parallel loop, at
-// multiples of four rows of a weight (gemvT's quadruples), each range's
-// products on its goroutine with Sgemm's one-row path.
+// multiples of four rows of a weight (the quadruples of the one-row
+// kernels, float32 and bfloat16), each range's products on its goroutine
+// (fusedLinear.product).
 func gemvRows(x []float32, ls []fusedLinear, ys [][]float32) {
 	quads := 0
 	for _, l := range ls {
@@ -136,8 +144,7 @@ func gemvRows(x []float32, ls []fusedLinear, ys [][]float32) {
 			q := (l.out + 3) / 4
 			a, b := max(lo, s0), min(hi, s0+q)
 			if a < b {
-				r0, r1 := 4*(a-s0), min(4*(b-s0), l.out)
-				blas.Sgemm(false, true, 1, r1-r0, l.in, x, l.in, l.w[r0*l.in:], l.in, ys[i][r0:r1], r1-r0, false, 1)
+				l.product(ys[i], x, 4*(a-s0), min(4*(b-s0), l.out))
 			}
 			s0 += q
 		}
@@ -150,15 +157,14 @@ func gemvRows(x []float32, ls []fusedLinear, ys [][]float32) {
 }
 
 // decodeFused is ForwardCached's fused step for the token tok at position
-// pos of f's cache; it returns the logits [1, VocabSize].
-func (m *Llama) decodeFused(f *fusedLlama, tok, pos int) *tensor.Tensor {
+// pos of f's cache, with s's buffers (fusedDecode's s); it returns the
+// logits [1, VocabSize].
+func (m *Llama) decodeFused(f *fusedLlama, s *llamaScratch, tok, pos int) *tensor.Tensor {
 	c := m.Config
 	hidden := c.HiddenSize
-	s := llamaScratchPool.Get().(*llamaScratch)
-	defer llamaScratchPool.Put(s)
 	x := grow(s.x, hidden)
 	s.x = x
-	copy(x, f.embed[tok*hidden:(tok+1)*hidden])
+	f.embed.row(x, tok)
 	h := grow(s.h, hidden)
 	s.h = h
 	d := c.HeadDim
@@ -188,7 +194,7 @@ func (m *Llama) decodeFused(f *fusedLlama, tok, pos int) *tensor.Tensor {
 			copy(l.vc[at:at+d], s.v[j*d:(j+1)*d])
 		}
 		s.att, s.p = grow(s.att, hq), grow(s.p, l.heads*seq)
-		attendCached(s.att, s.q, s.p, l.kc, l.vc, l.heads, l.kvHeads, seq, d, f.cap, scale)
+		attendCached(s.att, s.q, s.p, l.kc, l.vc, l.heads, l.kvHeads, seq, d, f.cap*d, d, scale)
 		s.o = grow(s.o, hidden)
 		gemvRows(s.att, []fusedLinear{l.o}, [][]float32{s.o})
 		addTo(x, s.o)
@@ -208,20 +214,22 @@ func (m *Llama) decodeFused(f *fusedLlama, tok, pos int) *tensor.Tensor {
 
 // attendCached writes to y [heads, d] the attention of the queries q
 // [heads, d] of one position over the seq cached keys and values kc, vc
-// [kvHeads, capacity, d], with p [heads, seq] as scratch for the weights:
-// the CPU backend's GroupedAttention for one query (a product of each
-// group's queries by its keys, a softmax per row, a product by its
-// values), with the threads it gives each product.
-func attendCached(y, q, p, kc, vc []float32, heads, kvHeads, seq, d, capacity int, scale float32) {
+// (key/value head j's position i at j·headStride + i·rowStride: Llama's
+// [kvHeads, capacity, d] cache, GPT's [capacity, heads·d]), with p
+// [heads, seq] as scratch for the weights: the CPU backend's
+// GroupedAttention for one query (a product of each group's queries by its
+// keys, a softmax per row, a product by its values), with the threads it
+// gives each product.
+func attendCached(y, q, p, kc, vc []float32, heads, kvHeads, seq, d, headStride, rowStride int, scale float32) {
 	g := heads / kvHeads
 	group := func(kv, threads int) {
 		pg := p[kv*g*seq : (kv+1)*g*seq]
-		k, v := kc[kv*capacity*d:], vc[kv*capacity*d:]
-		blas.Sgemm(false, true, g, seq, d, q[kv*g*d:], d, k, d, pg, seq, false, threads)
+		k, v := kc[kv*headStride:], vc[kv*headStride:]
+		blas.Sgemm(false, true, g, seq, d, q[kv*g*d:], d, k, rowStride, pg, seq, false, threads)
 		for r := range g {
 			kernels.SoftmaxScaled(pg[r*seq:(r+1)*seq], scale)
 		}
-		blas.Sgemm(false, false, g, d, seq, pg, seq, v, d, y[kv*g*d:], d, false, threads)
+		blas.Sgemm(false, false, g, d, seq, pg, seq, v, rowStride, y[kv*g*d:], d, false, threads)
 	}
 	// as the backend's batched MatMul: small products one per task, large
 	// ones (or a single group) split inside Sgemm

@@ -292,6 +292,32 @@ func TestBits16(t *testing.T) {
 	}
 }
 
+// TestHostBits16 checks that HostBits16 shares a 16-bit tensor's storage
+// (a view's elements at its offset), and refuses float32 and strided
+// tensors by name.
+func TestHostBits16(t *testing.T) {
+	bits := []uint16{0x3F80, 0x7FA1, 0xC000, 0x0001, 0x8000, 0x7F80}
+	for _, dt := range []DType{BFloat16, Float16} {
+		x := FromBits16(dt, bits, 2, 3)
+		h := x.Slice(0, 1, 2).HostBits16()
+		if !slices.Equal(h, bits[3:]) || cap(h) != 3 {
+			t.Fatalf("%s: HostBits16 of row 1 = %#04x (cap %d), want %#04x", dt, h, cap(h), bits[3:])
+		}
+		h[0] = 0x4000
+		if got := x.Bits16()[3]; got != 0x4000 {
+			t.Fatalf("%s: a write through HostBits16 left %#04x in the tensor", dt, got)
+		}
+		for name, f := range map[string]func(){
+			"float32": func() { New([]float32{1}, 1).HostBits16() },
+			"strided": func() { x.T().HostBits16() },
+		} {
+			if err := Catch(f); err == nil || !strings.Contains(err.Error(), "HostBits16") {
+				t.Errorf("%s %s: error %v, want a panic naming HostBits16", dt, name, err)
+			}
+		}
+	}
+}
+
 // TestDType16Elementwise checks the elementwise ops on BFloat16 and
 // Float16 tensors against PyTorch's rule for them on the CPU: compute in
 // float32, round the result once. Inputs are strided and broadcast views;

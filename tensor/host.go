@@ -24,3 +24,24 @@ func (t *Tensor) HostFloat32s() []float32 {
 	n := t.Numel()
 	return s.f[t.layout.Offset : t.layout.Offset+n : t.layout.Offset+n]
 }
+
+// HostBits16 is HostFloat32s for a contiguous BFloat16 or Float16 tensor
+// on the CPU: the slice of its storage that holds its bit patterns,
+// without copying, under the same terms (writes are never recorded, and
+// the storage's buffer is never reused afterwards). Bits16 is the copy.
+//
+// HostBits16 panics if t is not a contiguous BFloat16 or Float16 tensor
+// on the CPU.
+func (t *Tensor) HostBits16() []uint16 {
+	s, ok := t.storage.(*cpuStorage)
+	if ok {
+		s = s.live()
+	}
+	if !ok || !is16(s.dt) || !t.IsContiguous() {
+		panicf("HostBits16", "want a contiguous BFloat16 or Float16 tensor on the CPU, got %s %s of shape %v (contiguous %v)",
+			t.DType(), t.Device(), t.layout.Shape, t.IsContiguous())
+	}
+	s.pin()
+	n := t.Numel()
+	return s.h[t.layout.Offset : t.layout.Offset+n : t.layout.Offset+n]
+}
