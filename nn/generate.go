@@ -44,18 +44,27 @@ func (g *GPT) NewKVCache(batch, capacity int) *KVCache {
 // cannot take T more positions.
 func (g *GPT) ForwardCached(idx *tensor.Tensor, c *KVCache) *tensor.Tensor {
 	checkTokens("GPT.ForwardCached", idx)
-	if idx.Size(0) == 1 && idx.Size(1) == 1 && idx.Device() == tensor.CPU && c.Len < c.Capacity {
-		if tok := idx.Ints()[0]; tok >= 0 && tok < g.Config.VocabSize {
-			s := decodePool.Get().(*decodeScratch)
-			defer decodePool.Put(s)
-			if f, ok := g.fusedDecode(c, s); ok {
-				logits := g.decodeFused(f, s, tok, c.Len)
-				c.Len++
-				return logits
-			}
+	if tok, ok := fusedToken(idx, c, g.Config.VocabSize); ok {
+		s := decodePool.Get().(*decodeScratch)
+		defer decodePool.Put(s)
+		if f, ok := g.fusedDecode(c, s); ok {
+			logits := g.decodeFused(f, s, tok, c.Len)
+			c.Len++
+			return logits
 		}
 	}
 	return g.LmHead.Forward(g.forwardCached(idx, c)).Reshape(idx.Size(0), -1)
+}
+
+// fusedToken returns the token of idx where ForwardCached may take a
+// fused step: one token of one sequence on the CPU, in the vocabulary,
+// with room for it in c.
+func fusedToken(idx *tensor.Tensor, c *KVCache, vocab int) (int, bool) {
+	if idx.Size(0) != 1 || idx.Size(1) != 1 || idx.Device() != tensor.CPU || c.Len >= c.Capacity {
+		return 0, false
+	}
+	tok := idx.Ints()[0]
+	return tok, tok >= 0 && tok < vocab
 }
 
 // forwardCached runs the tokens idx [B, T] at positions c.Len … c.Len+T−1

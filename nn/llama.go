@@ -335,15 +335,13 @@ func (m *Llama) NewKVCache(batch, capacity int) *KVCache {
 func (m *Llama) ForwardCached(idx *tensor.Tensor, cache *KVCache) *tensor.Tensor {
 	checkTokens("Llama.ForwardCached", idx)
 	t := idx.Size(1)
-	if t == 1 && idx.Size(0) == 1 && idx.Device() == tensor.CPU && cache.Len < cache.Capacity {
-		if tok := idx.Ints()[0]; tok >= 0 && tok < m.Config.VocabSize {
-			s := llamaScratchPool.Get().(*llamaScratch)
-			defer llamaScratchPool.Put(s)
-			if f, ok := m.fusedDecode(cache, s); ok {
-				logits := m.decodeFused(f, s, tok, cache.Len)
-				cache.Len++
-				return logits
-			}
+	if tok, ok := fusedToken(idx, cache, m.Config.VocabSize); ok {
+		s := llamaScratchPool.Get().(*llamaScratch)
+		defer llamaScratchPool.Put(s)
+		if f, ok := m.fusedDecode(cache, s); ok {
+			logits := m.decodeFused(f, s, tok, cache.Len)
+			cache.Len++
+			return logits
 		}
 	}
 	h := m.hidden(idx, cache)
