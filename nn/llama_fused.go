@@ -222,6 +222,20 @@ func (m *Llama) decodeFused(f *fusedLlama, s *llamaScratch, tok, pos int) *tenso
 // gives each product.
 func attendCached(y, q, p, kc, vc []float32, heads, kvHeads, seq, d, headStride, rowStride int, scale float32) {
 	g := heads / kvHeads
+	if g == 1 && headStride == d && rowStride >= heads*d {
+		// GPT's cache, a position's heads side by side in one row: the
+		// products with their Sgemm bits, reading each row once, the
+		// heads split over the pool
+		parallel.For(heads, (heads+parallel.Workers()-1)/parallel.Workers(), func(lo, hi int) {
+			n := hi - lo
+			blas.HeadDots(n, seq, d, q[lo*d:], kc[lo*d:], rowStride, p[lo*seq:], seq)
+			for r := lo; r < hi; r++ {
+				kernels.SoftmaxScaled(p[r*seq:(r+1)*seq], scale)
+			}
+			blas.HeadAxpys(n, seq, d, p[lo*seq:], seq, vc[lo*d:], rowStride, y[lo*d:])
+		})
+		return
+	}
 	group := func(kv, threads int) {
 		pg := p[kv*g*seq : (kv+1)*g*seq]
 		k, v := kc[kv*headStride:], vc[kv*headStride:]
