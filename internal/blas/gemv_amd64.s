@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "fold_amd64.h"
 
 // func gemv1AVX512(rows, k16 int, x, w *float32, ldw int, out *float32)
 //
@@ -41,12 +42,7 @@ fdot:
 	DECQ CX
 	JNZ  fdot
 
-	VEXTRACTF64X4 $1, Z0, Y15
-	VADDPS Y15, Y0, Y0
-	VHADDPS Y0, Y0, Y0
-	VHADDPS Y0, Y0, Y0
-	VEXTRACTF128 $1, Y0, X15
-	VADDSS X15, X0, X0
+	FOLD16
 	VMOVSS X0, (DX)
 	ADDQ $4, DX
 	ADDQ R8, R13
@@ -127,12 +123,7 @@ bdotnp: // pf = 0: the same loop without the prefetch
 
 bsum:
 	VADDPS Z4, Z0, Z0
-	VEXTRACTF64X4 $1, Z0, Y15
-	VADDPS Y15, Y0, Y0
-	VHADDPS Y0, Y0, Y0
-	VHADDPS Y0, Y0, Y0
-	VEXTRACTF128 $1, Y0, X15
-	VADDSS X15, X0, X0
+	FOLD16
 	VMOVSS X0, (DX)
 	ADDQ $4, DX
 	ADDQ R8, R13

@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "fold_amd64.h"
 
 // func headDotsAVX512(seq, heads, k16 int, q, k *float32, ldk int, p *float32, ldp int)
 //
@@ -43,12 +44,7 @@ ddot:
 	DECQ CX
 	JNZ  ddot
 
-	VEXTRACTF64X4 $1, Z0, Y15
-	VADDPS Y15, Y0, Y0
-	VHADDPS Y0, Y0, Y0
-	VHADDPS Y0, Y0, Y0
-	VEXTRACTF128 $1, Y0, X15
-	VADDSS X15, X0, X0
+	FOLD16
 	VMOVSS X0, (R15)
 	ADDQ R11, R15
 	DECQ R10

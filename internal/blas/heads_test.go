@@ -1,7 +1,6 @@
 package blas
 
 import (
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -15,13 +14,7 @@ import (
 // and depths of several of Sgemm's blocks.
 func TestHeadKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(testseed.Seed(t, 1), 17))
-	fill := func(n int) []float32 {
-		s := make([]float32, n)
-		for i := range s {
-			s[i] = float32(r.NormFloat64())
-		}
-		return s
-	}
+	fill := func(n int) []float32 { return randSlice(r, n) }
 	for _, heads := range []int{1, 3, 12} {
 		for _, d := range []int{16, 64, 80, 6} {
 			for _, seq := range []int{1, 5, 63, 300, 700} {
@@ -35,25 +28,19 @@ func TestHeadKernels(t *testing.T) {
 					for h := range heads {
 						Sgemm(false, true, 1, seq, d, q[h*d:], d, k[h*d:], ld, want[h*ldp:], ldp, false, 1)
 					}
-					same(t, "HeadDots", heads, d, seq, pad, got, want)
+					if i := bitDiff(got, want); i >= 0 {
+						t.Fatalf("HeadDots heads=%d d=%d seq=%d pad=%d: element %d is %v, Sgemm's %v", heads, d, seq, pad, i, got[i], want[i])
+					}
 					y, wy := fill(heads*d), fill(heads*d)
 					HeadAxpys(heads, seq, d, got, ldp, v, ld, y)
 					for h := range heads {
 						Sgemm(false, false, 1, d, seq, want[h*ldp:], ldp, v[h*d:], ld, wy[h*d:], d, false, 1)
 					}
-					same(t, "HeadAxpys", heads, d, seq, pad, y, wy)
+					if i := bitDiff(y, wy); i >= 0 {
+						t.Fatalf("HeadAxpys heads=%d d=%d seq=%d pad=%d: element %d is %v, Sgemm's %v", heads, d, seq, pad, i, y[i], wy[i])
+					}
 				}
 			}
-		}
-	}
-}
-
-// same fails t unless got and want hold the same bits.
-func same(t *testing.T, op string, heads, d, seq, pad int, got, want []float32) {
-	t.Helper()
-	for i := range got {
-		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-			t.Fatalf("%s heads=%d d=%d seq=%d pad=%d: element %d is %v, Sgemm's %v", op, heads, d, seq, pad, i, got[i], want[i])
 		}
 	}
 }
