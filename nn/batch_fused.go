@@ -162,12 +162,21 @@ func (h *hostWeights) f32(t *tensor.Tensor) []float32 {
 	return s
 }
 
+// bits16 returns hostBF16 of t where bf16 is set, else false (without
+// touching t's storage).
+func (h *hostWeights) bits16(t *tensor.Tensor) ([]uint16, bool) {
+	if !h.bf16 {
+		return nil, false
+	}
+	return hostBF16(t)
+}
+
 // vec returns a vector parameter (a norm's weight, a bias; nil gives nil)
 // in float32: t's own elements, or where bf16 is set a bfloat16 t widened
 // (exactly, as the eager ops widen it).
 func (h *hostWeights) vec(t *tensor.Tensor) []float32 {
-	b, is16 := hostBF16(t)
-	if !h.bf16 || !is16 {
+	b, is16 := h.bits16(t)
+	if !is16 {
 		return h.f32(t)
 	}
 	n := len(b)
@@ -185,7 +194,7 @@ func (h *hostWeights) vec(t *tensor.Tensor) []float32 {
 // table returns an embedding table as it is stored (bfloat16 where bf16
 // is set).
 func (h *hostWeights) table(t *tensor.Tensor) fusedTable {
-	if b, is16 := hostBF16(t); h.bf16 && is16 {
+	if b, is16 := h.bits16(t); is16 {
 		return fusedTable{h: b}
 	}
 	return fusedTable{f: h.f32(t)}
@@ -198,7 +207,7 @@ func (h *hostWeights) linear(l *Linear) fusedLinear {
 		h.ok = false
 	}
 	f := fusedLinear{b: h.vec(l.Bias), in: l.In, out: l.Out}
-	if b, is16 := hostBF16(l.Weight); h.bf16 && is16 {
+	if b, is16 := h.bits16(l.Weight); is16 {
 		f.w16 = b
 	} else {
 		f.w = h.f32(l.Weight)

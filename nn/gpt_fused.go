@@ -44,8 +44,8 @@ type decodeScratch struct {
 var decodePool = sync.Pool{New: func() any { return new(decodeScratch) }}
 
 // fusedDecode returns g's weights and cache for the fused step of the
-// token at position pos, with s's buffer holding the widened vectors of
-// a bfloat16 model, or false where the fused step does not compute what
+// token at position cache.Len, with s's buffer holding the widened vectors
+// of a bfloat16 model, or false where the fused step does not compute what
 // the eager one does: a recorded pass, an autocast region, a dropout that
 // draws masks, a position wpe lacks, weights or cache off the CPU, weights
 // not float32 or bfloat16 (a cache not float32), not contiguous, an
