@@ -330,8 +330,8 @@ func (m *Llama) NewKVCache(batch, capacity int) *KVCache {
 // ForwardCached implements CausalLM. One token of one sequence (idx
 // [1, 1]) of a float32 or bfloat16 model on the CPU, outside a recorded
 // pass and an autocast region, takes a fused step (llama_fused.go) with
-// the eager ops' bits. It panics if idx is not Int64 [B, T] or the cache cannot
-// take T more positions.
+// the eager ops' bits. It panics if idx is not Int64 [B, T] or the cache
+// cannot take T more positions.
 func (m *Llama) ForwardCached(idx *tensor.Tensor, cache *KVCache) *tensor.Tensor {
 	checkTokens("Llama.ForwardCached", idx)
 	t := idx.Size(1)

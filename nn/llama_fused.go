@@ -12,23 +12,23 @@ import (
 )
 
 // The fused CPU decoding step of Llama.ForwardCached: one token of one
-// sequence (idx [1, 1]) through a float32 or bfloat16 model on the CPU
-// (a bfloat16 model's products read its weights as they are stored, and
-// its norm weights and biases are widened to float32 as the eager ops
-// widen them), over flat
-// buffers reused from step to step, with no tensor per op. The eager step
-// runs some 50 ops a layer, each with its dispatch, allocations and (at
-// more than one thread) its own parallel loop: 7 products a layer split
-// over the pool one after another, with the elementwise ops between them
-// on one goroutine. Here a layer is five parallel loops — q, k and v
-// products in one, attention over the key/value heads, o_proj, gate and up
-// products in one, down_proj — and a few row kernels between them. Every
-// number is computed by the kernels the eager ops run, in the same order,
-// so the fused step gives the eager step's bits (TestLlamaDecodeFused):
+// sequence (idx [1, 1]) through a float32 or bfloat16 model on the CPU (a
+// bfloat16 model's products read its weights as they are stored, and its
+// norm weights and biases are widened to float32 as the eager ops widen
+// them), over flat buffers reused from step to step, with no tensor per
+// op. The eager step runs some 50 ops a layer, each with its dispatch,
+// allocations and (at more than one thread) its own parallel loop: 7
+// products a layer split over the pool one after another, with the
+// elementwise ops between them on one goroutine. Here a layer is five
+// parallel loops — q, k and v products in one, attention over the
+// key/value heads, o_proj, gate and up products in one, down_proj — and a
+// few row kernels between them. Every number is computed by the kernels
+// the eager ops run, in the same order, so the fused step gives the eager
+// step's bits (TestLlamaDecodeFused):
 //
 //	x = embed[token]                                  [Hidden]
 //	per layer: h = RMSNorm(x)                         kernels.RMSNormRow
-//	           q, k, v = h·Wqᵀ, h·Wkᵀ, h·Wvᵀ (+ b)     blas.Sgemm, rows split
+//	           q, k, v = h·Wqᵀ, h·Wkᵀ, h·Wvᵀ (+ b)     gemvRows, rows split
 //	           q, k = RMSNorm per head (QKNorm), rotary
 //	           k, v → the cache at pos
 //	           a = softmax(q·Kᵀ/√D)·V per head group   blas.Sgemm, kernels.SoftmaxScaled
