@@ -15,10 +15,11 @@ var (
 	dot16Asm  = cpu.HasAVX2FMA
 )
 
-// dpbf16Kernel12x32 writes (acc = 0) or adds to (acc ≠ 0) the 12×32
-// float32 tile of C at c (rows ldc apart) the product A·B of kp pairs of
-// depths, row i's word of pair q of A at byte a + q·gs + i·rs and B
-// packed as packB16 leaves it (see bf16_amd64.s).
+// dpbf16Kernel12x32 writes (acc&dpAdd = 0) or adds to (acc&dpAdd ≠ 0) the
+// 12×32 float32 tile of C at c (rows ldc apart) the product A·B of kp
+// pairs of depths, row i's word of pair q of A at byte a + q·gs + i·rs and
+// B packed as packB16 leaves it (see bf16_amd64.s); with dpPrefetch set in
+// acc it prefetches the tile of C first.
 //
 //go:noescape
 func dpbf16Kernel12x32(kp int, a *uint16, rs, gs int, b *uint32, c *float32, ldc, acc int)

@@ -7,12 +7,15 @@
 // func dpbf16Kernel12x32(kp int, a *uint16, rs, gs int, b *uint32, c *float32, ldc, acc int)
 //
 // c[i·ldc + j] (+)= Σq Σh a_h(i, q)·b_h(q, j) for the 12×32 tile of C
-// (added to when acc is non-zero, else overwritten). Row i's word of pair
-// q of A is at byte a + q·gs + i·rs, a pair of bfloat16 (depths 2q in the
-// low half, 2q+1 in the high half): rs = 4, gs = 48 for a panel packed
-// pair by pair (packA16's layout for a transposed A), rs = the row's bytes
-// and gs = 4 for rows of pairs (a bfloat16 A read in place, or rounded
-// into rows); b holds kp groups of 32 such words, one per column.
+// (added to when bit 0 of acc is set, else overwritten; with bit 1 set the
+// tile's lines of C are prefetched first, to arrive while the products run:
+// a C out of cache stalls the stores or loads at the end of the tile;
+// gemmDPBF16 asks for it in long tiles only, see dpPrefetchPairs). Row i's
+// word of pair q of A is at byte a + q·gs + i·rs, a pair of bfloat16
+// (depths 2q in the low half, 2q+1 in the high half): rs = 4, gs = 48 for a
+// panel packed pair by pair (packA16's layout for a transposed A), rs = the
+// row's bytes and gs = 4 for rows of pairs (a bfloat16 A read in place, or
+// rounded into rows); b holds kp groups of 32 such words, one per column.
 // Per pair of depths: two 16-column loads of b (Z0, Z1) and, per row, the
 // row's word of a broadcast (Z2..Z7 in turn) and one VDPBF16PS into each
 // half of the row's accumulators (Z8..Z31). The rows' words are read
@@ -35,7 +38,58 @@ TEXT ·dpbf16Kernel12x32(SB), NOSPLIT, $0-64
 	LEAQ (AX)(SI*1), R10
 	LEAQ (R10)(SI*1), R11
 	LEAQ (R11)(SI*1), R12
+	TESTQ $2, R9
+	JZ   dpzero
+	MOVQ DX, SI
+	PREFETCHT0 (SI)
+	PREFETCHT0 64(SI)
+	PREFETCHT0 124(SI)
+	ADDQ R8, SI
+	PREFETCHT0 (SI)
+	PREFETCHT0 64(SI)
+	PREFETCHT0 124(SI)
+	ADDQ R8, SI
+	PREFETCHT0 (SI)
+	PREFETCHT0 64(SI)
+	PREFETCHT0 124(SI)
+	ADDQ R8, SI
+	PREFETCHT0 (SI)
+	PREFETCHT0 64(SI)
+	PREFETCHT0 124(SI)
+	ADDQ R8, SI
+	PREFETCHT0 (SI)
+	PREFETCHT0 64(SI)
+	PREFETCHT0 124(SI)
+	ADDQ R8, SI
+	PREFETCHT0 (SI)
+	PREFETCHT0 64(SI)
+	PREFETCHT0 124(SI)
+	ADDQ R8, SI
+	PREFETCHT0 (SI)
+	PREFETCHT0 64(SI)
+	PREFETCHT0 124(SI)
+	ADDQ R8, SI
+	PREFETCHT0 (SI)
+	PREFETCHT0 64(SI)
+	PREFETCHT0 124(SI)
+	ADDQ R8, SI
+	PREFETCHT0 (SI)
+	PREFETCHT0 64(SI)
+	PREFETCHT0 124(SI)
+	ADDQ R8, SI
+	PREFETCHT0 (SI)
+	PREFETCHT0 64(SI)
+	PREFETCHT0 124(SI)
+	ADDQ R8, SI
+	PREFETCHT0 (SI)
+	PREFETCHT0 64(SI)
+	PREFETCHT0 124(SI)
+	ADDQ R8, SI
+	PREFETCHT0 (SI)
+	PREFETCHT0 64(SI)
+	PREFETCHT0 124(SI)
 
+dpzero:
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
@@ -112,7 +166,7 @@ dploop:
 
 
 dpstore:
-	TESTQ R9, R9
+	TESTQ $1, R9
 	JZ   dpput
 	VADDPS (DX), Z8, Z8
 	VADDPS 64(DX), Z9, Z9

@@ -51,8 +51,11 @@ func TestBF16KernelsMatchTwins(t *testing.T) {
 					bp = &b[0]
 				}
 				ap := (*uint16)(unsafe.Pointer(&a[0]))
-				dpbf16Kernel12x32(kp, ap, rs, gs, bp, &got[0], ldc, 0)
-				dpbf16Kernel12x32(kp, ap, rs, gs, bp, &got[0], ldc, 1)
+				// written then added to, prefetching C in one of the two
+				// by turns (the prefetch must not change the tile)
+				pf := kp % 2 * dpPrefetch
+				dpbf16Kernel12x32(kp, ap, rs, gs, bp, &got[0], ldc, pf)
+				dpbf16Kernel12x32(kp, ap, rs, gs, bp, &got[0], ldc, dpAdd|(dpPrefetch^pf))
 				dpbf16Go(kp, ap, rs, gs, b, want, ldc, false)
 				dpbf16Go(kp, ap, rs, gs, b, want, ldc, true)
 				for i := range dpMR {

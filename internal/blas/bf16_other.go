@@ -15,7 +15,7 @@ var (
 )
 
 func dpbf16Kernel12x32(kp int, a *uint16, rs, gs int, b *uint32, c *float32, ldc, acc int) {
-	dpbf16Go(kp, a, rs, gs, unsafe.Slice(b, 32*kp), unsafe.Slice(c, 11*ldc+32), ldc, acc != 0)
+	dpbf16Go(kp, a, rs, gs, unsafe.Slice(b, 32*kp), unsafe.Slice(c, 11*ldc+32), ldc, acc&dpAdd != 0)
 }
 
 func dot4BF16AVX2(k16 int, xe, xo *float32, w *uint16, ldw int, out *[4]float32) {

@@ -36,3 +36,11 @@ func interleaveH16AVX512(dst *uint32, gs int, src *uint16, ld, kp int, lanes, st
 //
 //go:noescape
 func gatherPairsAVX512(dst *uint32, gs int, src *uint16, off *[32]int32, kp int, lanes, store uint32)
+
+// transposePairsAVX512 writes 16·blocks groups of 32 words gs bytes apart,
+// word j of group q the pair of bfloat16 at byte src + j·ld + 4q: the
+// words gatherPairsAVX512 writes with all 32 lanes set, 16 pairs of the
+// 32 rows at a time transposed in registers.
+//
+//go:noescape
+func transposePairsAVX512(dst *uint32, gs int, src *uint16, ld, blocks int)

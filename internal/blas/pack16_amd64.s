@@ -275,3 +275,162 @@ gpnarrow:
 gpdone:
 	VZEROUPPER
 	RET
+
+// TPLOAD4 loads four rows ld (BX) apart from R10 into its four registers
+// and moves R10 four rows on (R9 = 4·ld, DX = 3·ld).
+#define TPLOAD4(z0, z1, z2, z3) \
+	VMOVDQU32 (R10), z0         ; \
+	VMOVDQU32 (R10)(BX*1), z1   ; \
+	VMOVDQU32 (R10)(BX*2), z2   ; \
+	VMOVDQU32 (R10)(DX*1), z3   ; \
+	ADDQ      R9, R10
+
+// TRANSPOSE16 transposes the 16×16 words of Z0–Z15 (row i in Zi) in
+// place, through Z16–Z31: 32-bit unpacks of pairs of rows, 64-bit unpacks
+// of those, then two rounds of 128-bit lane shuffles.
+#define TRANSPOSE16 \
+	VPUNPCKLDQ Z1, Z0, Z16 ; \
+	VPUNPCKHDQ Z1, Z0, Z17 ; \
+	VPUNPCKLDQ Z3, Z2, Z18 ; \
+	VPUNPCKHDQ Z3, Z2, Z19 ; \
+	VPUNPCKLDQ Z5, Z4, Z20 ; \
+	VPUNPCKHDQ Z5, Z4, Z21 ; \
+	VPUNPCKLDQ Z7, Z6, Z22 ; \
+	VPUNPCKHDQ Z7, Z6, Z23 ; \
+	VPUNPCKLDQ Z9, Z8, Z24 ; \
+	VPUNPCKHDQ Z9, Z8, Z25 ; \
+	VPUNPCKLDQ Z11, Z10, Z26 ; \
+	VPUNPCKHDQ Z11, Z10, Z27 ; \
+	VPUNPCKLDQ Z13, Z12, Z28 ; \
+	VPUNPCKHDQ Z13, Z12, Z29 ; \
+	VPUNPCKLDQ Z15, Z14, Z30 ; \
+	VPUNPCKHDQ Z15, Z14, Z31 ; \
+	VPUNPCKLQDQ Z18, Z16, Z0 ; \
+	VPUNPCKHQDQ Z18, Z16, Z1 ; \
+	VPUNPCKLQDQ Z19, Z17, Z2 ; \
+	VPUNPCKHQDQ Z19, Z17, Z3 ; \
+	VPUNPCKLQDQ Z22, Z20, Z4 ; \
+	VPUNPCKHQDQ Z22, Z20, Z5 ; \
+	VPUNPCKLQDQ Z23, Z21, Z6 ; \
+	VPUNPCKHQDQ Z23, Z21, Z7 ; \
+	VPUNPCKLQDQ Z26, Z24, Z8 ; \
+	VPUNPCKHQDQ Z26, Z24, Z9 ; \
+	VPUNPCKLQDQ Z27, Z25, Z10 ; \
+	VPUNPCKHQDQ Z27, Z25, Z11 ; \
+	VPUNPCKLQDQ Z30, Z28, Z12 ; \
+	VPUNPCKHQDQ Z30, Z28, Z13 ; \
+	VPUNPCKLQDQ Z31, Z29, Z14 ; \
+	VPUNPCKHQDQ Z31, Z29, Z15 ; \
+	VSHUFI32X4 $0x88, Z4, Z0, Z16 ; \
+	VSHUFI32X4 $0xDD, Z4, Z0, Z17 ; \
+	VSHUFI32X4 $0x88, Z12, Z8, Z18 ; \
+	VSHUFI32X4 $0xDD, Z12, Z8, Z19 ; \
+	VSHUFI32X4 $0x88, Z5, Z1, Z20 ; \
+	VSHUFI32X4 $0xDD, Z5, Z1, Z21 ; \
+	VSHUFI32X4 $0x88, Z13, Z9, Z22 ; \
+	VSHUFI32X4 $0xDD, Z13, Z9, Z23 ; \
+	VSHUFI32X4 $0x88, Z6, Z2, Z24 ; \
+	VSHUFI32X4 $0xDD, Z6, Z2, Z25 ; \
+	VSHUFI32X4 $0x88, Z14, Z10, Z26 ; \
+	VSHUFI32X4 $0xDD, Z14, Z10, Z27 ; \
+	VSHUFI32X4 $0x88, Z7, Z3, Z28 ; \
+	VSHUFI32X4 $0xDD, Z7, Z3, Z29 ; \
+	VSHUFI32X4 $0x88, Z15, Z11, Z30 ; \
+	VSHUFI32X4 $0xDD, Z15, Z11, Z31 ; \
+	VSHUFI32X4 $0x88, Z18, Z16, Z0 ; \
+	VSHUFI32X4 $0xDD, Z18, Z16, Z8 ; \
+	VSHUFI32X4 $0x88, Z19, Z17, Z4 ; \
+	VSHUFI32X4 $0xDD, Z19, Z17, Z12 ; \
+	VSHUFI32X4 $0x88, Z22, Z20, Z1 ; \
+	VSHUFI32X4 $0xDD, Z22, Z20, Z9 ; \
+	VSHUFI32X4 $0x88, Z23, Z21, Z5 ; \
+	VSHUFI32X4 $0xDD, Z23, Z21, Z13 ; \
+	VSHUFI32X4 $0x88, Z26, Z24, Z2 ; \
+	VSHUFI32X4 $0xDD, Z26, Z24, Z10 ; \
+	VSHUFI32X4 $0x88, Z27, Z25, Z6 ; \
+	VSHUFI32X4 $0xDD, Z27, Z25, Z14 ; \
+	VSHUFI32X4 $0x88, Z30, Z28, Z3 ; \
+	VSHUFI32X4 $0xDD, Z30, Z28, Z11 ; \
+	VSHUFI32X4 $0x88, Z31, Z29, Z7 ; \
+	VSHUFI32X4 $0xDD, Z31, Z29, Z15
+
+// TPHALF transposes the 16 rows from R10 on (ld = BX apart) at the
+// block's 16 pairs and stores row j of the result gs (R8) bytes apart
+// from R11 on.
+#define TPHALF \
+	TPLOAD4(Z0, Z1, Z2, Z3) ; \
+	TPLOAD4(Z4, Z5, Z6, Z7) ; \
+	TPLOAD4(Z8, Z9, Z10, Z11) ; \
+	TPLOAD4(Z12, Z13, Z14, Z15) ; \
+	TRANSPOSE16 ; \
+	VMOVDQU32 Z0, (R11) ; \
+	ADDQ R8, R11 ; \
+	VMOVDQU32 Z1, (R11) ; \
+	ADDQ R8, R11 ; \
+	VMOVDQU32 Z2, (R11) ; \
+	ADDQ R8, R11 ; \
+	VMOVDQU32 Z3, (R11) ; \
+	ADDQ R8, R11 ; \
+	VMOVDQU32 Z4, (R11) ; \
+	ADDQ R8, R11 ; \
+	VMOVDQU32 Z5, (R11) ; \
+	ADDQ R8, R11 ; \
+	VMOVDQU32 Z6, (R11) ; \
+	ADDQ R8, R11 ; \
+	VMOVDQU32 Z7, (R11) ; \
+	ADDQ R8, R11 ; \
+	VMOVDQU32 Z8, (R11) ; \
+	ADDQ R8, R11 ; \
+	VMOVDQU32 Z9, (R11) ; \
+	ADDQ R8, R11 ; \
+	VMOVDQU32 Z10, (R11) ; \
+	ADDQ R8, R11 ; \
+	VMOVDQU32 Z11, (R11) ; \
+	ADDQ R8, R11 ; \
+	VMOVDQU32 Z12, (R11) ; \
+	ADDQ R8, R11 ; \
+	VMOVDQU32 Z13, (R11) ; \
+	ADDQ R8, R11 ; \
+	VMOVDQU32 Z14, (R11) ; \
+	ADDQ R8, R11 ; \
+	VMOVDQU32 Z15, (R11)
+
+// func transposePairsAVX512(dst *uint32, gs int, src *uint16, ld, blocks int)
+//
+// For q < 16·blocks and j < 32: the word dst[q·gs/4 + j] = the pair of
+// bfloat16 at byte src + j·ld + 4q (row j's pair q), gatherPairsAVX512's
+// words for all 32 lanes: per block of 16 pairs, the 64 bytes of each of
+// the 32 rows are loaded whole and each half of 16 rows transposed in
+// registers, which reads each row's lines in address order instead of
+// gathering one word from each of 16 lines per instruction.
+//
+//	SI the block's first row; R10 the half's next row; R11 its next store
+//	DI the block's first group; R15 = 16·gs; CX blocks left
+TEXT ·transposePairsAVX512(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ gs+8(FP), R8
+	MOVQ src+16(FP), SI
+	MOVQ ld+24(FP), BX
+	MOVQ blocks+32(FP), CX
+	LEAQ (BX)(BX*2), DX
+	MOVQ BX, R9
+	SHLQ $2, R9
+	MOVQ R8, R15
+	SHLQ $4, R15
+	TESTQ CX, CX
+	JZ   tpdone
+
+tpblock:
+	MOVQ SI, R10
+	MOVQ DI, R11
+	TPHALF
+	LEAQ 64(DI), R11 // R10 is at row 16
+	TPHALF
+	ADDQ $64, SI
+	ADDQ R15, DI
+	DECQ CX
+	JNZ  tpblock
+
+tpdone:
+	VZEROUPPER
+	RET

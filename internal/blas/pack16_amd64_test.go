@@ -14,7 +14,8 @@ import (
 // their Go twins bit for bit: round16AVX512 on every bfloat16 pattern with
 // low halves around the rounding's edges (ties, one off, NaNs, subnormals)
 // and on tails of every length below 16, interleave and gather on lane
-// counts from 1 to 32 with both store widths.
+// counts from 1 to 32 with both store widths, and the transposes of 32
+// rows against the gather.
 func TestPack16KernelsMatchTwins(t *testing.T) {
 	if !pack16Asm {
 		t.Skip("no AVX-512 on this machine")
@@ -90,6 +91,44 @@ func TestPack16KernelsMatchTwins(t *testing.T) {
 			if width == dpNR {
 				check("gatherPairsAVX512", func(d []uint32) { gatherPairsAVX512(&d[0], 4*width, &h[0], &offs, kp, lm, store) },
 					func(d []uint32) { gatherPairsGo(&d[0], 4*width, &h[0], &offs, kp, lm, store) })
+			}
+		}
+	}
+	// the transposes of 32 rows, against the gather of all 32 lanes:
+	// 1–3 blocks of 16 pairs, rows just long enough and padded, groups
+	// spaced 32 words and wider (the words between not written)
+	for blocks := 1; blocks <= 3; blocks++ {
+		for _, ld := range []int{32 * blocks, 32*blocks + 2, 32*blocks + 37} {
+			for _, gs := range []int{4 * dpNR, 4*dpNR + 12} {
+				h := make([]uint16, dpNR*ld)
+				for i := range h {
+					h[i] = uint16(r.Uint32())
+				}
+				var offs [32]int32
+				for j := range offs {
+					offs[j] = int32(2 * j * ld)
+				}
+				n := (16*blocks-1)*gs/4 + dpNR + 1
+				got, want := make([]uint32, n), make([]uint32, n)
+				for i := range got {
+					got[i], want[i] = 0xDEADBEEF, 0xDEADBEEF
+				}
+				transposePairsAVX512(&got[0], gs, &h[0], 2*ld, blocks)
+				gatherPairsGo(&want[0], gs, &h[0], &offs, 16*blocks, laneMask(dpNR), laneMask(dpNR))
+				for i := range got {
+					if got[i] != want[i] {
+						t.Fatalf("transposePairsAVX512 (%d blocks, ld %d, gs %d): word %d = %#x, gather %#x", blocks, ld, gs, i, got[i], want[i])
+					}
+				}
+				for i := range got {
+					got[i] = 0xDEADBEEF
+				}
+				transposePairsGo(&got[0], gs, &h[0], 2*ld, blocks)
+				for i := range got {
+					if got[i] != want[i] {
+						t.Fatalf("transposePairsGo (%d blocks, ld %d, gs %d): word %d = %#x, gather %#x", blocks, ld, gs, i, got[i], want[i])
+					}
+				}
 			}
 		}
 	}

@@ -23,3 +23,7 @@ func interleaveH16AVX512(dst *uint32, gs int, src *uint16, ld, kp int, lanes, st
 func gatherPairsAVX512(dst *uint32, gs int, src *uint16, off *[32]int32, kp int, lanes, store uint32) {
 	gatherPairsGo(dst, gs, src, off, kp, lanes, store)
 }
+
+func transposePairsAVX512(dst *uint32, gs int, src *uint16, ld, blocks int) {
+	transposePairsGo(dst, gs, src, ld, blocks)
+}
