@@ -174,8 +174,9 @@ func BenchmarkGemvT(b *testing.B) {
 // runs it: the products of a SmolLM2-135M decoder layer (q, k, v, o,
 // gate, up, down) on weights read from memory, not from cache (16
 // layers' weights, 283 MB, in turn), reported as GB/s of weights read,
-// on the AVX2 path (dot4) and the AVX-512 one (gemv1AVX512), and the
-// bfloat16 kernel at several prefetch distances.
+// on the AVX2 path (dot4) and the AVX-512 one (gemv2AVX512's two streams,
+// and gemv1AVX512's one), and the bfloat16 kernel at several prefetch
+// distances.
 func BenchmarkGemvStream(b *testing.B) {
 	benchGemvStream(b, [][2]int{{576, 576}, {192, 576}, {192, 576}, {576, 576}, {1536, 576}, {1536, 576}, {576, 1536}}, 16)
 }
@@ -237,6 +238,18 @@ func benchGemvStream(b *testing.B, shapes [][2]int, layers int) {
 				})
 			})
 		}
+		// the AVX-512 path with gemv1AVX512's one stream, not two
+		b.Run(fmt.Sprintf("threads=%d/%s/streams=1", threads, cpu.AVX512), func(b *testing.B) {
+			if cpu.Detected < cpu.AVX512 {
+				b.Skip("not on this machine")
+			}
+			saved, saved2 := active, gemvStreams2
+			defer func() { active, gemvStreams2 = saved, saved2 }()
+			active, gemvStreams2 = pathFor(cpu.AVX512), false
+			stream(b, threads, 4, func(off int, s [2]int) {
+				Sgemm(false, true, 1, s[0], s[1], x, s[1], w[off:], s[1], y, s[0], false, threads)
+			})
+		})
 		for _, pf := range []int{0, 1 << 10, 4 << 10, 16 << 10} {
 			b.Run(fmt.Sprintf("threads=%d/bf16/prefetch=%dKiB", threads, pf>>10), func(b *testing.B) {
 				saved := gemvPrefetchBF16

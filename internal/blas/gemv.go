@@ -20,13 +20,14 @@ import (
 //
 // Such a product reads each element of W once from memory for 2·m flops,
 // so it runs at the rate W streams in: on AVX-512 one row of A meets W in
-// gemv1AVX512, a loop over many of W's rows in one call that reads them
-// one after another in address order, a single stream for the hardware
-// prefetchers (the four rows of a quadruple read side by side, with or
-// without a software prefetch of the next quadruple, streamed at
-// 0.53-0.57× the rate on one thread and 0.75× on two on Zen 5,
-// BenchmarkGemvStream). Zen 5 timings are in
-// docs/journal/2026-12-02-gemv.md.
+// gemv2AVX512, a loop over many of W's rows in one call that reads two
+// halves of a block of rows side by side, each in address order: two
+// streams a block's half apart for the hardware prefetchers, which read
+// faster than gemv1AVX512's one (the four rows of a quadruple read side by
+// side, four streams a row apart, with or without a software prefetch of
+// the next quadruple, streamed at 0.53-0.57× the rate on one thread and
+// 0.75× on two on Zen 5, BenchmarkGemvStream). Zen 5 timings are in
+// docs/journal/2026-12-02-gemv.md and at gemvStreams2.
 
 // gemvMaxRows is the largest m that Sgemm computes as dot products when
 // op(B) is a transposed matrix (and A is not).
@@ -99,8 +100,8 @@ func gemvTask(m, n, k, lo, hi int, a []float32, lda int, b []float32, ldb int, c
 // gemvWide1 is gemvT's task for C's columns [j0, j1) of one row on AVX-512
 // (k ≥ 16), but for the last rows of B, fewer than four (gemvLast): every
 // column with SgemmRowsT's bits (dot4x1AVX512's sixteen-lane sums), from
-// gemv1AVX512, which runs over many of B's rows per call in address
-// order. (Its own function, so that out stays on the stack: dot4z's slice
+// gemv2AVX512 (or gemv1AVX512), which runs over a block of up to 256 of
+// B's rows per call in address order. (Its own function, so that out stays on the stack: dot4z's slice
 // of gemvWide's escapes.)
 func gemvWide1(n, k, j0, j1 int, a, b []float32, ldb int, c []float32, accumulate bool) {
 	var out [256]float32
@@ -110,7 +111,13 @@ func gemvWide1(n, k, j0, j1 int, a, b []float32, ldb int, c []float32, accumulat
 	for j := j0; j < full; j += len(out) {
 		rows := min(len(out), full-j)
 		_ = b[(j+rows-1)*ldb+k-1]
-		gemv1AVX512(rows, k16, &x[0], &b[j*ldb], ldb, &out[0])
+		if gemvStreams2 {
+			// rows is a multiple of four: the first half and the
+			// second, side by side
+			gemv2AVX512(rows/2, k16, &x[0], &b[j*ldb], ldb, rows/2, &out[0])
+		} else {
+			gemv1AVX512(rows, k16, &x[0], &b[j*ldb], ldb, &out[0])
+		}
 		if k16*16 < k {
 			for q := 0; q < rows; q += 4 {
 				dotTail((*[4]float32)(out[q:q+4]), x, b[(j+q)*ldb:], ldb, k16*16)
@@ -197,6 +204,13 @@ func dotGo(x, y []float32) float32 {
 	}
 	return s
 }
+
+// gemvStreams2 says whether gemvWide1 reads its block of rows as two
+// streams side by side (gemv2AVX512, the first half of the rows and the
+// second) rather than as one (gemv1AVX512); benchmarks switch it off. On
+// Zen 5 two streams read W 1.01-1.17× faster on one thread and 1.04-1.20×
+// on two, four no faster than two (BenchmarkGemvStream, 2026-12-04).
+var gemvStreams2 = true
 
 // gemvPrefetchBF16 is how far ahead, in bytes, gemvBF16AVX512 prefetches
 // the line it reads, 0 for no software prefetch (benchmarks change it):

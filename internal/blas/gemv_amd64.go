@@ -11,6 +11,13 @@ import "github.com/wickml/wick/internal/cpu"
 //go:noescape
 func gemv1AVX512(rows, k16 int, x, w *float32, ldw int, out *float32)
 
+// gemv2AVX512 writes to out[r] and out[r+off] gemv1AVX512's sums of the
+// rows r and r+off for r < pairs, the two read side by side: two streams
+// of w in address order (pairs, k16 ≥ 1, off ≥ pairs).
+//
+//go:noescape
+func gemv2AVX512(pairs, k16 int, x, w *float32, ldw, off int, out *float32)
+
 // gemvBF16AVX512 writes to c[r] the dot products of x's first 32·k32
 // elements, given as its even (xe) and odd (xo) elements, with the
 // bfloat16 rows r < rows of w (ldw elements apart), widening w exactly to

@@ -12,8 +12,20 @@ import (
 // machine (AVX-512's one-row kernel and dot4z, AVX2's dot4, the pure-Go
 // fallback) against a float64 product: depths around the kernels' 16
 // lanes, rows around their quadruples and their 256-row blocks, padded
-// strides, accumulation into C, one to three threads.
+// strides, accumulation into C, one to three threads; AVX-512's one-row
+// products with one stream and with two.
 func TestGemvPaths(t *testing.T) {
+	for _, two := range []bool{true, false} {
+		t.Run(fmt.Sprintf("streams2=%v", two), func(t *testing.T) {
+			saved := gemvStreams2
+			defer func() { gemvStreams2 = saved }()
+			gemvStreams2 = two
+			testGemvPaths(t)
+		})
+	}
+}
+
+func testGemvPaths(t *testing.T) {
 	exclusive(t)
 	r := newRand(t)
 	saved := active
